@@ -1,0 +1,27 @@
+//! The discrete-event engine: a FIFO-stable event queue over a closed event enum, and seeded
+//! per-component random streams. The simulator is a value; nothing here is global.
+
+pub mod queue;
+pub mod rng;
+
+pub use queue::EventQueue;
+pub use rng::{stream, SimRng};
+
+use crate::frame::FrameId;
+
+/// Every event the simulator knows. Small and `Copy`: the payload names components by index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The last bit of the frame in service left transmitter `port`.
+    TxDone { port: u32 },
+    /// The last bit of `frame` arrived at the receiving end of the link driven by `port`.
+    Arrive { port: u32, frame: FrameId },
+    /// The head of switch egress `port`'s queue becomes eligible (processing delay elapsed).
+    PortWake { port: u32 },
+    /// NIC `nic` has a generator arrival or a rate-limiter release due.
+    NicWake { nic: u32 },
+    /// Hotspot window `index` starts (`on`) or ends.
+    Hotspot { index: u32, on: bool },
+    /// A reaction-point timer of flow `flow` at NIC `nic` (scheme specific; `token` detects stale timers).
+    CmTimer { nic: u32, flow: u32, token: u32 },
+}

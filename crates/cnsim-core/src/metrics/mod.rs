@@ -1,0 +1,252 @@
+//! Metrics: time-binned series (struct-of-arrays columns) and exact window summaries
+//! (spec/contract.md "summary.json" and "series"). Recorders are updated by the simulator at the
+//! instant something happens; nothing here schedules events. Window means use exact event
+//! times, not bins; queue statistics are exact time integrals over the window.
+
+use crate::time::{SimTime, PS_PER_S};
+
+/// The measurement window [t0, t1) in picoseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub t0: u64,
+    pub t1: u64,
+}
+
+impl Window {
+    #[inline]
+    pub fn contains(&self, t: SimTime) -> bool {
+        t.0 >= self.t0 && t.0 < self.t1
+    }
+    /// Length of [a, b) ∩ window.
+    #[inline]
+    pub fn overlap(&self, a: SimTime, b: SimTime) -> u64 {
+        let lo = a.0.max(self.t0);
+        let hi = b.0.min(self.t1);
+        hi.saturating_sub(lo)
+    }
+    pub fn len_s(&self) -> f64 {
+        (self.t1 - self.t0) as f64 / PS_PER_S as f64
+    }
+}
+
+/// Binning of the run into `n` bins of `width` ps (the last one may be shorter).
+#[derive(Clone, Copy, Debug)]
+pub struct Bins {
+    pub width: u64,
+    pub n: usize,
+    pub end: u64,
+}
+
+impl Bins {
+    pub fn new(width: u64, end: u64) -> Self {
+        Bins { width, n: end.div_ceil(width).max(1) as usize, end }
+    }
+    #[inline]
+    pub fn index(&self, t: SimTime) -> usize {
+        ((t.0 / self.width) as usize).min(self.n - 1)
+    }
+    pub fn len_ps(&self, i: usize) -> u64 {
+        let start = i as u64 * self.width;
+        (start + self.width).min(self.end.max(start + 1)) - start
+    }
+}
+
+/// A byte counter per bin plus its window total.
+#[derive(Clone, Debug)]
+pub struct Counter {
+    pub bins: Vec<u64>,
+    pub window: u64,
+    pub total: u64,
+}
+
+impl Counter {
+    pub fn new(bins: &Bins) -> Self {
+        Counter { bins: vec![0; bins.n], window: 0, total: 0 }
+    }
+    #[inline]
+    pub fn add(&mut self, bins: &Bins, window: &Window, t: SimTime, amount: u64) {
+        self.bins[bins.index(t)] += amount;
+        self.total += amount;
+        if window.contains(t) {
+            self.window += amount;
+        }
+    }
+}
+
+/// Exact tracker of a piecewise-constant level (a queue in bytes): time-weighted mean and
+/// standard deviation and the maximum over the window, and the value and maximum of each bin.
+#[derive(Clone, Debug)]
+pub struct LevelTracker {
+    pub name: String,
+    value: u64,
+    last: SimTime,
+    integral: u128,
+    integral_sq: u128,
+    max_window: u64,
+    cur_bin: usize,
+    bin_max: u64,
+    pub end_values: Vec<f64>,
+    pub max_values: Vec<f64>,
+}
+
+impl LevelTracker {
+    pub fn new(name: String, bins: &Bins) -> Self {
+        LevelTracker {
+            name,
+            value: 0,
+            last: SimTime::ZERO,
+            integral: 0,
+            integral_sq: 0,
+            max_window: 0,
+            cur_bin: 0,
+            bin_max: 0,
+            end_values: vec![0.0; bins.n],
+            max_values: vec![0.0; bins.n],
+        }
+    }
+
+    #[inline]
+    pub fn value(&self) -> u64 {
+        self.value
+    }
+
+    /// The level changes to `new` at `now` (non-decreasing `now`).
+    #[inline]
+    pub fn set(&mut self, bins: &Bins, window: &Window, now: SimTime, new: u64) {
+        let dt = window.overlap(self.last, now) as u128;
+        if dt > 0 {
+            let v = self.value as u128;
+            self.integral += v * dt;
+            self.integral_sq += v * v * dt;
+            self.max_window = self.max_window.max(self.value);
+        }
+        let b = bins.index(now);
+        while self.cur_bin < b {
+            self.end_values[self.cur_bin] = self.value as f64;
+            self.max_values[self.cur_bin] = self.bin_max as f64;
+            self.cur_bin += 1;
+            self.bin_max = self.value;
+        }
+        self.value = new;
+        self.last = now;
+        self.bin_max = self.bin_max.max(new);
+        if window.contains(now) {
+            self.max_window = self.max_window.max(new);
+        }
+    }
+
+    /// Close the record at the end of the run; returns (mean, std, max) over the window.
+    pub fn finish(&mut self, bins: &Bins, window: &Window, end: SimTime) -> (f64, f64, f64) {
+        let v = self.value;
+        self.set(bins, window, end, v);
+        self.end_values[self.cur_bin] = v as f64;
+        self.max_values[self.cur_bin] = self.bin_max as f64;
+        let span = (window.t1 - window.t0) as f64;
+        if span <= 0.0 {
+            return (v as f64, 0.0, v as f64);
+        }
+        let mean = self.integral as f64 / span;
+        let var = (self.integral_sq as f64 / span - mean * mean).max(0.0);
+        (mean, var.sqrt(), self.max_window as f64)
+    }
+}
+
+/// A level sampled at bin ends (rate-limiter rates): NaN where the level is undefined.
+#[derive(Clone, Debug)]
+pub struct SampledLevel {
+    pub name: String,
+    value: f64,
+    cur_bin: usize,
+    pub end_values: Vec<f64>,
+}
+
+impl SampledLevel {
+    pub fn new(name: String, bins: &Bins) -> Self {
+        SampledLevel { name, value: f64::NAN, cur_bin: 0, end_values: vec![f64::NAN; bins.n] }
+    }
+    pub fn set(&mut self, bins: &Bins, now: SimTime, value: f64) {
+        let b = bins.index(now);
+        while self.cur_bin < b {
+            self.end_values[self.cur_bin] = self.value;
+            self.cur_bin += 1;
+        }
+        self.value = value;
+    }
+    pub fn finish(&mut self, bins: &Bins, end: SimTime) {
+        let v = self.value;
+        self.set(bins, end, v);
+        self.end_values[self.cur_bin] = v;
+    }
+}
+
+/// Paused time of one transmitter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PauseRecord {
+    pub window_ps: u64,
+    pub paused_in_window: bool,
+}
+
+/// Time-binned series of one kind, entity-major, ready for the Python side.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    pub entities: Vec<String>,
+    pub columns: Vec<(String, Vec<f64>)>,
+}
+
+impl Series {
+    pub fn new(columns: &[&str]) -> Self {
+        Series { entities: Vec::new(), columns: columns.iter().map(|c| (c.to_string(), Vec::new())).collect() }
+    }
+    pub fn push(&mut self, entity: String, values: &[&[f64]]) {
+        self.entities.push(entity);
+        for (col, v) in self.columns.iter_mut().zip(values) {
+            col.1.extend_from_slice(v);
+        }
+    }
+}
+
+/// Bytes per bin → Gb/s per bin.
+pub fn gbps_bins(bins: &Bins, bytes: &[u64]) -> Vec<f64> {
+    bytes.iter().enumerate().map(|(i, &b)| b as f64 * 8.0 / (bins.len_ps(i) as f64 / PS_PER_S as f64) / 1e9).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_tracker_is_exact() {
+        let bins = Bins::new(10, 40);
+        let w = Window { t0: 10, t1: 30 };
+        let mut q = LevelTracker::new("q".into(), &bins);
+        q.set(&bins, &w, SimTime(5), 100); // 100 on [5, 15)
+        q.set(&bins, &w, SimTime(15), 300); // 300 on [15, 25)
+        q.set(&bins, &w, SimTime(25), 0); // 0 on [25, 40)
+        let (mean, std, max) = q.finish(&bins, &w, SimTime(40));
+        // window [10, 30): 100 for 5, 300 for 10, 0 for 5 → mean 175
+        assert!((mean - 175.0).abs() < 1e-9);
+        let var = (100.0f64.powi(2) * 5.0 + 300.0f64.powi(2) * 10.0) / 20.0 - 175.0 * 175.0;
+        assert!((std - var.sqrt()).abs() < 1e-9);
+        assert_eq!(max, 300.0);
+        assert_eq!(q.end_values, vec![100.0, 300.0, 0.0, 0.0]);
+        assert_eq!(q.max_values, vec![100.0, 300.0, 300.0, 0.0]);
+    }
+
+    #[test]
+    fn counters_bin_and_window() {
+        let bins = Bins::new(10, 25);
+        assert_eq!(bins.n, 3);
+        assert_eq!(bins.len_ps(2), 5);
+        let w = Window { t0: 10, t1: 20 };
+        let mut c = Counter::new(&bins);
+        for t in [0, 9, 10, 19, 20, 25] {
+            c.add(&bins, &w, SimTime(t), 1);
+        }
+        assert_eq!(c.bins, vec![2, 2, 2]);
+        assert_eq!(c.window, 2);
+        assert_eq!(c.total, 6);
+    }
+}
+
+pub mod recorder;
+pub use recorder::Recorder;

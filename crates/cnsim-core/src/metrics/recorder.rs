@@ -1,0 +1,133 @@
+//! The run's recorder: every counter and level the summary and the series are made of, updated by
+//! the network elements as things happen.
+
+use rustc_hash::FxHashMap;
+
+use super::{Bins, Counter, LevelTracker, PauseRecord, SampledLevel, Window};
+use crate::time::SimTime;
+
+#[derive(Debug)]
+pub struct Recorder {
+    pub bins: Bins,
+    pub window: Window,
+    pub aggregate: Counter,
+    pub nodes: Vec<Counter>,
+    pub flows: Vec<Counter>,
+    pub flow_names: Vec<String>,
+    flow_index: FxHashMap<(u32, u32), u32>,
+    pub ports: Vec<Counter>,
+    pub port_names: Vec<String>,
+    pub queues: Vec<LevelTracker>,
+    pub rates: Vec<SampledLevel>,
+    pub drop_frames: Counter,
+    pub drop_bytes: Counter,
+    pub control_drops: u64,
+    pub source_drop_frames: Counter,
+    pub source_drop_bytes: Counter,
+    pub cm_frames: Counter,
+    pub cm_bytes: Counter,
+    /// Paused transmitter-picoseconds per bin.
+    pub paused_bins: Vec<u64>,
+    pub pause_frames: u64,
+    pub blocked_since: Vec<Option<SimTime>>,
+    pub blocked_window_ps: u64,
+    /// The hot port (global index) when it is a fixed port.
+    pub hot_port: Option<u32>,
+    pub hot_busy_window: u64,
+    /// Sum of delivery latencies (ps) of frames delivered in the window.
+    pub latency_window_ps: u128,
+}
+
+impl Recorder {
+    pub fn new(bins: Bins, window: Window, n_nodes: usize, flows: &[(u32, u32, String)]) -> Self {
+        Recorder {
+            aggregate: Counter::new(&bins),
+            nodes: (0..n_nodes).map(|_| Counter::new(&bins)).collect(),
+            flows: flows.iter().map(|_| Counter::new(&bins)).collect(),
+            flow_names: flows.iter().map(|f| f.2.clone()).collect(),
+            rates: flows.iter().map(|f| SampledLevel::new(f.2.clone(), &bins)).collect(),
+            flow_index: flows.iter().enumerate().map(|(i, f)| ((f.0, f.1), i as u32)).collect(),
+            ports: Vec::new(),
+            port_names: Vec::new(),
+            queues: Vec::new(),
+            drop_frames: Counter::new(&bins),
+            drop_bytes: Counter::new(&bins),
+            control_drops: 0,
+            source_drop_frames: Counter::new(&bins),
+            source_drop_bytes: Counter::new(&bins),
+            cm_frames: Counter::new(&bins),
+            cm_bytes: Counter::new(&bins),
+            paused_bins: vec![0; bins.n],
+            pause_frames: 0,
+            blocked_since: vec![None; n_nodes],
+            blocked_window_ps: 0,
+            hot_port: None,
+            hot_busy_window: 0,
+            latency_window_ps: 0,
+            bins,
+            window,
+        }
+    }
+
+    /// A data frame generated at `gen` by `src` was delivered to `dst` at `t`.
+    #[inline]
+    pub fn on_delivered(&mut self, t: SimTime, src: u32, dst: u32, bytes: u64, gen: SimTime) {
+        self.aggregate.add(&self.bins, &self.window, t, bytes);
+        self.nodes[dst as usize].add(&self.bins, &self.window, t, bytes);
+        if !self.flow_index.is_empty() {
+            if let Some(&i) = self.flow_index.get(&(src, dst)) {
+                self.flows[i as usize].add(&self.bins, &self.window, t, bytes);
+            }
+        }
+        if self.window.contains(t) {
+            self.latency_window_ps += (t.0 - gen.0) as u128;
+        }
+    }
+
+    pub fn on_drop(&mut self, t: SimTime, bytes: u64, control: bool) {
+        if control {
+            self.control_drops += 1;
+            return;
+        }
+        self.drop_frames.add(&self.bins, &self.window, t, 1);
+        self.drop_bytes.add(&self.bins, &self.window, t, bytes);
+    }
+
+    pub fn on_source_drop(&mut self, t: SimTime, bytes: u64) {
+        self.source_drop_frames.add(&self.bins, &self.window, t, 1);
+        self.source_drop_bytes.add(&self.bins, &self.window, t, bytes);
+    }
+
+    /// A CM control frame was generated (each counted once, contract "cm").
+    pub fn on_cm(&mut self, t: SimTime, bytes: u64) {
+        self.cm_frames.add(&self.bins, &self.window, t, 1);
+        self.cm_bytes.add(&self.bins, &self.window, t, bytes);
+    }
+
+    /// The rate limiter of flow (src, dst) is now `gbps` (NaN: no limiter).
+    pub fn on_rate(&mut self, t: SimTime, src: u32, dst: u32, gbps: f64) {
+        if let Some(&i) = self.flow_index.get(&(src, dst)) {
+            self.rates[i as usize].set(&self.bins, t, gbps);
+        }
+    }
+
+    /// A transmitter was paused over [from, to).
+    pub fn add_paused(&mut self, record: &mut PauseRecord, from: SimTime, to: SimTime) {
+        let w = self.window.overlap(from, to);
+        if w > 0 || (self.window.contains(from)) {
+            record.paused_in_window = true;
+        }
+        record.window_ps += w;
+        if to <= from {
+            return;
+        }
+        let mut t = from.0;
+        while t < to.0 {
+            let b = self.bins.index(SimTime(t));
+            let bin_end = ((b as u64 + 1) * self.bins.width).min(to.0);
+            let bin_end = if b + 1 == self.bins.n { to.0 } else { bin_end };
+            self.paused_bins[b] += bin_end - t;
+            t = bin_end;
+        }
+    }
+}

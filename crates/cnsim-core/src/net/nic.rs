@@ -1,0 +1,423 @@
+//! The adapter (NIC), algorithms.md §1.1, §1.4 and D15: generator → per-destination VOQs (ingress
+//! limit) → rate-limiter gate → round-robin among eligible VOQs → output buffer (OB) → link; and
+//! the sink that records delivery `nic.processing_delay` after the last bit arrives.
+//!
+//! A VOQ holds only the generation times of its frames (a held frame costs no event and no pool
+//! slot); a pool frame is made when it moves to the OB. VOQs and limiters are created lazily, per
+//! destination actually used. Generators are advanced lazily: arrivals up to `now` are pulled in
+//! time order whenever the NIC is serviced, which is exact because VOQ state only shrinks at
+//! service instants. A wake-up is scheduled only when the OB could take a frame.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rustc_hash::FxHashMap;
+
+use crate::cm::{AnyRp, CmPayload, RateLimiter, RpOutput};
+use crate::engine::{Event, SimRng};
+use crate::frame::{Frame, FrameId, FrameKind};
+use crate::scenario::{Ingress, NicConfig, OnFull};
+use crate::time::{tx_time_f64, BitRate, SimTime};
+use crate::Simulator;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoqState {
+    /// Empty.
+    Idle,
+    /// In the round-robin ring.
+    Ready,
+    /// Non-empty but held by its rate limiter until `eligible_at`.
+    Waiting,
+}
+
+/// A per-destination virtual output queue: one flow (source, destination) of this NIC.
+#[derive(Debug)]
+pub struct Voq {
+    pub dst: u32,
+    pub frames: VecDeque<SimTime>,
+    pub bytes: u64,
+    pub state: VoqState,
+    /// When the flow's previous frame left the VOQ.
+    pub t_last: SimTime,
+    pub eligible_at: SimTime,
+    pub limiter: Option<RateLimiter>,
+    pub rp: Option<AnyRp>,
+    pub timer_token: u32,
+}
+
+#[derive(Debug)]
+pub struct Nic {
+    pub node: u32,
+    /// The NIC's egress port (global index); its `oq` is the OB.
+    pub port: u32,
+    pub line_rate: BitRate,
+    pub voqs: Vec<Voq>,
+    voq_of_dst: FxHashMap<u32, u32>,
+    ready: VecDeque<u32>,
+    waiting: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
+    ob_stopped: bool,
+    /// Generators (global indices) at this node.
+    pub gens: Vec<u32>,
+    wake_at: SimTime,
+    /// Bytes in all VOQs (the shared ingress pool).
+    pub ingress_bytes: u64,
+    /// A generator blocked on a full shared ingress, with its pending frame (time, destination).
+    blocked: Option<(u32, SimTime, u32)>,
+    pub rng: SimRng,
+}
+
+impl Nic {
+    pub fn new(node: u32, port: u32, line_rate: BitRate, rng: SimRng) -> Self {
+        Nic {
+            node,
+            port,
+            line_rate,
+            voqs: Vec::new(),
+            voq_of_dst: FxHashMap::default(),
+            ready: VecDeque::new(),
+            waiting: BinaryHeap::new(),
+            ob_stopped: false,
+            gens: Vec::new(),
+            wake_at: SimTime::NEVER,
+            ingress_bytes: 0,
+            blocked: None,
+            rng,
+        }
+    }
+
+    /// The VOQ toward `dst`, created on first use.
+    pub fn voq_index(&mut self, dst: u32) -> u32 {
+        if let Some(&v) = self.voq_of_dst.get(&dst) {
+            return v;
+        }
+        let v = self.voqs.len() as u32;
+        self.voqs.push(Voq {
+            dst,
+            frames: VecDeque::new(),
+            bytes: 0,
+            state: VoqState::Idle,
+            t_last: SimTime::ZERO,
+            eligible_at: SimTime::ZERO,
+            limiter: None,
+            rp: None,
+            timer_token: 0,
+        });
+        self.voq_of_dst.insert(dst, v);
+        v
+    }
+
+    pub fn find_voq(&self, dst: u32) -> Option<u32> {
+        self.voq_of_dst.get(&dst).copied()
+    }
+
+    /// Make VOQ `v` (non-empty) eligible at `at`: into the ring if due, else onto the waiting heap.
+    fn schedule_voq(&mut self, v: u32, at: SimTime, now: SimTime) {
+        let voq = &mut self.voqs[v as usize];
+        voq.eligible_at = at;
+        if at <= now {
+            voq.state = VoqState::Ready;
+            self.ready.push_back(v);
+        } else {
+            voq.state = VoqState::Waiting;
+            self.waiting.push(Reverse((at, v)));
+        }
+    }
+
+    /// Move the VOQs whose limiter released them by `t` into the ring, in release order.
+    fn promote(&mut self, t: SimTime) {
+        while let Some(&Reverse((at, v))) = self.waiting.peek() {
+            if at > t {
+                break;
+            }
+            self.waiting.pop();
+            let voq = &mut self.voqs[v as usize];
+            if voq.state == VoqState::Waiting && voq.eligible_at == at {
+                voq.state = VoqState::Ready;
+                self.ready.push_back(v);
+            }
+        }
+    }
+
+    fn next_release(&mut self) -> SimTime {
+        while let Some(&Reverse((at, v))) = self.waiting.peek() {
+            let voq = &self.voqs[v as usize];
+            if voq.state == VoqState::Waiting && voq.eligible_at == at {
+                return at;
+            }
+            self.waiting.pop();
+        }
+        SimTime::NEVER
+    }
+}
+
+impl Simulator {
+    /// Bring NIC `n` up to date: pull arrivals, move eligible frames to the OB, start the link,
+    /// and schedule the next wake-up if one is needed.
+    pub(crate) fn nic_service(&mut self, n: u32) {
+        self.pull_arrivals(n);
+        self.nic_transfer(n);
+        let p = self.nics[n as usize].port;
+        self.try_start(p);
+        self.nic_schedule_wake(n);
+    }
+
+    pub(crate) fn on_nic_wake(&mut self, n: u32) {
+        if self.nics[n as usize].wake_at != self.now {
+            return; // superseded
+        }
+        self.nics[n as usize].wake_at = SimTime::NEVER;
+        self.nic_service(n);
+    }
+
+    /// Admit every generator arrival up to now, in time order (ties: generator order).
+    fn pull_arrivals(&mut self, n: u32) {
+        let now = self.now;
+        loop {
+            let nic = &self.nics[n as usize];
+            let blocked_gen = nic.blocked.map(|b| b.0);
+            let mut best: Option<(SimTime, u32)> = None;
+            for &g in &nic.gens {
+                let t = self.gens[g as usize].next;
+                if t <= now && Some(g) != blocked_gen && best.map_or(true, |(bt, _)| t < bt) {
+                    best = Some((t, g));
+                }
+            }
+            let Some((_, g)) = best else { break };
+            let (t, dst) = self.gens[g as usize].pop_arrival();
+            self.nics[n as usize].promote(t);
+            self.admit(n, g, t, dst);
+        }
+        self.nics[n as usize].promote(now);
+    }
+
+    /// A generated frame (generation time `t`) asks to enter its VOQ (ingress model, D15).
+    fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32) {
+        let fs = self.frame_size as u64;
+        let cfg: &NicConfig = &self.nic_cfg;
+        let nic = &mut self.nics[n as usize];
+        let v = nic.voq_index(dst);
+        let fits = match cfg.ingress {
+            Ingress::Unlimited => true,
+            Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
+            Ingress::Shared => nic.ingress_bytes + fs <= cfg.ingress_size,
+        };
+        if !fits {
+            if cfg.ingress == Ingress::Shared && cfg.on_full == OnFull::Block {
+                nic.blocked = Some((g, t, dst));
+                self.rec.blocked_since[n as usize] = Some(t);
+                return;
+            }
+            self.stats.generated += 1;
+            self.stats.source_dropped += 1;
+            self.rec.on_source_drop(t, fs);
+            return;
+        }
+        self.stats.generated += 1;
+        let voq = &mut nic.voqs[v as usize];
+        voq.frames.push_back(t);
+        voq.bytes += fs;
+        nic.ingress_bytes += fs;
+        if voq.state == VoqState::Idle {
+            let at = match voq.limiter {
+                Some(rl) => voq.t_last + tx_time_f64(fs, rl.rate_bps),
+                None => t,
+            };
+            nic.schedule_voq(v, at.max(t), t);
+        }
+    }
+
+    /// Move frames from eligible VOQs to the OB, round-robin, while the OB takes them.
+    fn nic_transfer(&mut self, n: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let port = self.nics[n as usize].port;
+        if self.nics[n as usize].ob_stopped && self.ports[port as usize].q_bytes <= self.nic_cfg.egress_xon {
+            self.nics[n as usize].ob_stopped = false;
+        }
+        loop {
+            let nic = &mut self.nics[n as usize];
+            if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer {
+                break;
+            }
+            nic.promote(now);
+            let Some(v) = nic.ready.pop_front() else { break };
+            let node = nic.node;
+            let voq = &mut nic.voqs[v as usize];
+            let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
+            voq.bytes -= fs;
+            voq.t_last = now;
+            let dst = voq.dst;
+            nic.ingress_bytes -= fs;
+            let mut frame = Frame::data(node, dst, fs as u32, gen_time);
+            frame.counted = true;
+            frame.ready_at = now;
+            frame.cm.tagged = voq.limiter.is_some();
+            let f = self.pool.alloc(frame);
+            let ob = &mut self.ports[port as usize];
+            ob.oq.push_back(f);
+            ob.q_bytes += fs;
+            if ob.q_bytes >= self.nic_cfg.egress_xoff {
+                nic.ob_stopped = true;
+            }
+            let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
+                (Some(rp), Some(rl)) => Some(rp.on_send(now, fs, rl, &mut nic.rng)),
+                _ => None,
+            };
+            if let Some(out) = out {
+                self.apply_rp_output(n, v, out);
+            }
+            let nic = &mut self.nics[n as usize];
+            let voq = &mut nic.voqs[v as usize];
+            if voq.frames.is_empty() {
+                voq.state = VoqState::Idle;
+            } else {
+                let at = match voq.limiter {
+                    Some(rl) => now + tx_time_f64(fs, rl.rate_bps),
+                    None => now,
+                };
+                nic.schedule_voq(v, at, now);
+            }
+            self.unblock_generator(n);
+        }
+    }
+
+    /// A blocked generator's frame enters the shared ingress as soon as it fits (AD-CNSIM, D15).
+    fn unblock_generator(&mut self, n: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let nic = &self.nics[n as usize];
+        let Some((g, t, dst)) = nic.blocked else { return };
+        if nic.ingress_bytes + fs > self.nic_cfg.ingress_size {
+            return;
+        }
+        self.nics[n as usize].blocked = None;
+        if let Some(since) = self.rec.blocked_since[n as usize].take() {
+            self.rec.blocked_window_ps += self.rec.window.overlap(since, now);
+        }
+        self.admit(n, g, t, dst);
+        let gen = &mut self.gens[g as usize];
+        let origin = gen.origin;
+        gen.resume_after(now, origin);
+    }
+
+    fn nic_schedule_wake(&mut self, n: u32) {
+        let fs = self.frame_size as u64;
+        let nic = &mut self.nics[n as usize];
+        let ob_bytes = self.ports[nic.port as usize].q_bytes;
+        if nic.ob_stopped || ob_bytes + fs > self.nic_cfg.egress_buffer {
+            return; // the next departure services the NIC
+        }
+        let blocked_gen = nic.blocked.map(|b| b.0);
+        let mut next = nic.next_release();
+        for &g in &nic.gens {
+            if Some(g) != blocked_gen {
+                next = next.min(self.gens[g as usize].next);
+            }
+        }
+        if next != SimTime::NEVER && next < nic.wake_at {
+            nic.wake_at = next;
+            self.queue.push(next, Event::NicWake { nic: n });
+        }
+    }
+
+    /// A frame arrived at NIC `n` from its switch.
+    pub(crate) fn nic_receive(&mut self, n: u32, f: FrameId) {
+        let frame = *self.pool.get(f);
+        self.pool.free(f);
+        match frame.kind {
+            FrameKind::Data => {
+                let t = self.now + SimTime(self.nic_cfg.processing_delay_ps);
+                if t >= self.end {
+                    self.stats.sink_pending += 1;
+                } else {
+                    self.stats.delivered += 1;
+                    self.rec.on_delivered(t, frame.src, n, frame.size as u64, frame.gen_time);
+                }
+            }
+            FrameKind::Control => self.rp_message(n, &frame.cm),
+            FrameKind::Probe | FrameKind::Pause { .. } => {}
+        }
+    }
+
+    /// A backward CM message for a flow of NIC `n` (D6, D7): create the limiter at line rate if
+    /// the flow has none, then let the RP react.
+    fn rp_message(&mut self, n: u32, msg: &CmPayload) {
+        let now = self.now;
+        let nic = &mut self.nics[n as usize];
+        let v = nic.voq_index(msg.flow_dst);
+        let line = nic.line_rate.as_f64();
+        let voq = &mut nic.voqs[v as usize];
+        if voq.limiter.is_none() {
+            voq.limiter = Some(RateLimiter::new(line));
+            voq.rp = Some(self.scheme.new_rp());
+        }
+        let rl = voq.limiter.as_mut().expect("just created");
+        let out = voq.rp.as_mut().expect("an RP drives a limiter").on_message(now, msg, rl, &mut nic.rng);
+        self.apply_rp_output(n, v, out);
+        self.limiter_changed(n, v);
+    }
+
+    /// Carry out what an RP asked for: timers and release (probes arrive with the schemes).
+    fn apply_rp_output(&mut self, n: u32, v: u32, out: RpOutput) {
+        let voq = &mut self.nics[n as usize].voqs[v as usize];
+        if let Some(t) = out.timer {
+            voq.timer_token = voq.timer_token.wrapping_add(1);
+            self.queue.push(t, Event::CmTimer { nic: n, flow: v, token: voq.timer_token });
+        }
+        if out.release {
+            voq.limiter = None;
+            voq.rp = None;
+            voq.timer_token = voq.timer_token.wrapping_add(1);
+        }
+    }
+
+    pub(crate) fn on_cm_timer(&mut self, n: u32, v: u32, token: u32) {
+        let now = self.now;
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
+        if voq.timer_token != token {
+            return;
+        }
+        let (Some(rp), Some(rl)) = (voq.rp.as_mut(), voq.limiter.as_mut()) else { return };
+        let out = rp.on_timer(now, rl, &mut nic.rng);
+        self.apply_rp_output(n, v, out);
+        self.limiter_changed(n, v);
+    }
+
+    /// Install, change or remove (`None`) the rate limiter of flow (node `n` → `dst`). The engine's
+    /// own entry point for schemes and for tests of the pacing mechanism.
+    pub fn set_flow_rate(&mut self, n: u32, dst: u32, rate_bps: Option<f64>) {
+        let nic = &mut self.nics[n as usize];
+        let v = nic.voq_index(dst);
+        let line = nic.line_rate.as_f64();
+        let voq = &mut nic.voqs[v as usize];
+        match rate_bps {
+            Some(r) => {
+                let rl = voq.limiter.get_or_insert(RateLimiter::new(line));
+                rl.rate_bps = r;
+            }
+            None => voq.limiter = None,
+        }
+        self.limiter_changed(n, v);
+    }
+
+    /// A limiter's rate changed (or it was released): recompute the VOQ's eligibility from t_last
+    /// so that a raised rate takes effect at once (D15), record the rate, service the NIC.
+    fn limiter_changed(&mut self, n: u32, v: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
+        let rate = voq.limiter.map_or(f64::NAN, |rl| rl.rate_bps / 1e9);
+        self.rec.on_rate(now, nic.node, voq.dst, rate);
+        if voq.state == VoqState::Waiting {
+            let at = match voq.limiter {
+                Some(rl) => voq.t_last + tx_time_f64(fs, rl.rate_bps),
+                None => now,
+            };
+            nic.schedule_voq(v, at.max(now), now);
+        }
+        self.nic_service(n);
+    }
+}

@@ -1,0 +1,189 @@
+//! Store-and-forward switch (algorithms.md §1.1, §2.2, D12, D14): output queues that are logical
+//! FIFOs over the switch memory, three buffer models, an optional OQ limit, 802.3x PAUSE with
+//! XOFF/XON watermarks, and a congestion point on every egress port when a scheme is active.
+//!
+//! Pipeline (D14): a frame is received at its last bit; admission is decided then (a refused frame
+//! is dropped and counted, not sampled); the partition, pool and output-queue counters rise; the CP
+//! samples with q including the frame; the XOFF watermark is checked. The frame becomes eligible at
+//! its output `processing_delay` later. Every counter drops when its last bit leaves the output,
+//! and XON is checked at that instant.
+
+use crate::frame::{Frame, FrameId, FrameKind};
+use crate::net::PAUSE_FRAME_BYTES;
+use crate::scenario::{BufferModel, Thresholds};
+use crate::time::SimTime;
+use crate::Simulator;
+
+#[derive(Debug)]
+pub struct Switch {
+    /// Egress ports (global indices) by local port index; input `i` arrives on the link of port `i`.
+    pub ports: Vec<u32>,
+    /// Bytes held per input partition (partitioned model) — kept in every model.
+    pub occ_in: Vec<u64>,
+    /// Bytes held in the whole switch memory.
+    pub pool: u64,
+    /// Inputs currently paused by this switch (per input; all equal in the shared model).
+    pub in_paused: Vec<bool>,
+    pub limits: Thresholds,
+    /// A legacy (non-CM) switch: CM frames are data to it and it generates none (D6).
+    pub legacy: bool,
+}
+
+/// The switch parameters common to every switch of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchParams {
+    pub buffer: BufferModel,
+    pub oq_limit: Option<u64>,
+    pub processing_delay: SimTime,
+    pub pause: bool,
+}
+
+impl Simulator {
+    /// Frame `f` was received on input `in_local` of switch `s`.
+    pub(crate) fn switch_receive(&mut self, s: u32, in_local: u32, f: FrameId) {
+        let now = self.now;
+        let frame = *self.pool.get(f);
+        let sw = &self.switches[s as usize];
+        let Some(out_local) = self.topo.route(s, frame.dst) else {
+            unreachable!("routes are complete: the topology is checked to be connected");
+        };
+        let out = sw.ports[out_local as usize];
+        if frame.kind == FrameKind::Control && !sw.legacy {
+            // class (a): strict priority, not buffered, never dropped (D6)
+            self.ports[out as usize].ctrl.push_back(f);
+            self.try_start(out);
+            return;
+        }
+        let size = frame.size as u64;
+        let params = self.sw_params;
+        let q_out = self.ports[out as usize].q_bytes;
+        let admitted = match params.buffer {
+            BufferModel::Partitioned => sw.occ_in[in_local as usize] + size <= sw.limits.capacity,
+            BufferModel::Shared => sw.pool + size <= sw.limits.capacity,
+            BufferModel::Egress => q_out + size <= sw.limits.capacity,
+        } && params.oq_limit.map_or(true, |limit| q_out + size <= limit);
+        if !admitted {
+            self.rec.on_drop(now, size, frame.kind != FrameKind::Data);
+            if frame.kind == FrameKind::Data {
+                self.stats.dropped += 1;
+            }
+            self.pool.free(f);
+            return;
+        }
+        let sw = &mut self.switches[s as usize];
+        sw.occ_in[in_local as usize] += size;
+        sw.pool += size;
+        let legacy = sw.legacy;
+        let q = q_out + size;
+        self.ports[out as usize].q_bytes = q;
+        {
+            let fr = self.pool.get_mut(f);
+            fr.in_local = in_local;
+            fr.counted = true;
+            fr.ready_at = now + params.processing_delay;
+        }
+        if self.cps_active && !legacy && frame.kind == FrameKind::Data {
+            self.congestion_point_sample(s, out, q, f);
+        }
+        if params.pause {
+            self.check_xoff(s, in_local);
+        }
+        let port = &mut self.ports[out as usize];
+        port.oq.push_back(f);
+        if let Some(r) = port.queue_rec {
+            self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
+        }
+        self.try_start(out);
+    }
+
+    fn congestion_point_sample(&mut self, s: u32, out: u32, q: u64, f: FrameId) {
+        let now = self.now;
+        let Some(cp) = self.cps[out as usize].as_mut() else { return };
+        let rng = &mut self.cp_rngs[out as usize];
+        let frame = self.pool.get_mut(f);
+        if let Some(msg) = cp.on_enqueue(now, q, frame, rng) {
+            let target = frame.src;
+            self.send_control_from_switch(s, target, msg);
+        }
+    }
+
+    /// Send a class (a) backward message from switch `s` to node `target` (D6).
+    pub(crate) fn send_control_from_switch(&mut self, s: u32, target: u32, msg: crate::cm::CmPayload) {
+        let now = self.now;
+        let mut frame = Frame::data(u32::MAX, target, self.cm_frame_bytes, now);
+        frame.kind = FrameKind::Control;
+        frame.cm = msg;
+        self.rec.on_cm(now, frame.size as u64);
+        let f = self.pool.alloc(frame);
+        let out_local = self.topo.route(s, target).expect("routes are complete");
+        let out = self.switches[s as usize].ports[out_local as usize];
+        self.ports[out as usize].ctrl.push_back(f);
+        self.try_start(out);
+    }
+
+    /// XOFF at the admission instant of the frame that makes occupancy reach the watermark (D12).
+    fn check_xoff(&mut self, s: u32, in_local: u32) {
+        let sw = &mut self.switches[s as usize];
+        match self.sw_params.buffer {
+            BufferModel::Partitioned => {
+                let i = in_local as usize;
+                if !sw.in_paused[i] && sw.occ_in[i] >= sw.limits.xoff {
+                    sw.in_paused[i] = true;
+                    let p = sw.ports[i];
+                    self.send_pause(p, true);
+                }
+            }
+            BufferModel::Shared => {
+                if !sw.in_paused[0] && sw.pool >= sw.limits.xoff {
+                    sw.in_paused.iter_mut().for_each(|x| *x = true);
+                    for i in 0..sw.ports.len() {
+                        let p = self.switches[s as usize].ports[i];
+                        self.send_pause(p, true);
+                    }
+                }
+            }
+            BufferModel::Egress => {}
+        }
+    }
+
+    /// A frame held by switch `s` (charged to input `in_local`) has fully left: release its
+    /// memory and decide XON (D12, D14).
+    pub(crate) fn switch_departed(&mut self, s: u32, in_local: u32, size: u64) {
+        let sw = &mut self.switches[s as usize];
+        sw.occ_in[in_local as usize] -= size;
+        sw.pool -= size;
+        if !self.sw_params.pause {
+            return;
+        }
+        match self.sw_params.buffer {
+            BufferModel::Partitioned => {
+                let i = in_local as usize;
+                if sw.in_paused[i] && sw.occ_in[i] <= sw.limits.xon {
+                    sw.in_paused[i] = false;
+                    let p = sw.ports[i];
+                    self.send_pause(p, false);
+                }
+            }
+            BufferModel::Shared => {
+                if sw.in_paused[0] && sw.pool <= sw.limits.xon {
+                    sw.in_paused.iter_mut().for_each(|x| *x = false);
+                    for i in 0..sw.ports.len() {
+                        let p = self.switches[s as usize].ports[i];
+                        self.send_pause(p, false);
+                    }
+                }
+            }
+            BufferModel::Egress => {}
+        }
+    }
+
+    /// Queue a PAUSE (`xoff`) or resume frame at the head of egress `p` (toward the upstream).
+    fn send_pause(&mut self, p: u32, xoff: bool) {
+        let mut frame = Frame::data(u32::MAX, u32::MAX, PAUSE_FRAME_BYTES, self.now);
+        frame.kind = FrameKind::Pause { xoff };
+        let f = self.pool.alloc(frame);
+        self.rec.pause_frames += 1;
+        self.ports[p as usize].mac.push_back(f);
+        self.try_start(p);
+    }
+}

@@ -1,0 +1,209 @@
+//! The core config: a resolved scenario in base units (picoseconds, bit/s, bytes), produced by
+//! the Python front end (`docs/core-config.md`). Every key is required, unknown keys are
+//! rejected (`deny_unknown_fields`), and [`CoreConfig::check`] validates values with errors that
+//! name the dotted key.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cm::CmConfig;
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreConfig {
+    pub version: u32,
+    pub seed: u64,
+    pub duration_ps: u64,
+    pub run_to_completion: bool,
+    pub topology: TopologyConfig,
+    pub switch: SwitchConfig,
+    pub nic: NicConfig,
+    pub traffic: TrafficConfig,
+    pub hotspots: Vec<HotspotConfig>,
+    pub cm: CmConfig,
+    pub metrics: MetricsConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    pub switches: Vec<String>,
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkConfig>,
+    pub legacy: Vec<String>,
+    pub routing: Routing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    Shortest,
+    Dmodk,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub a: String,
+    pub b: String,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferModel {
+    /// One pool of N·M per switch, global PAUSE watermarks (SW-SHARED).
+    Shared,
+    /// M per input, shared across outputs, per-input PAUSE (SW-PART).
+    Partitioned,
+    /// Per-port discard threshold, no PAUSE (SW-EGDISC).
+    Egress,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    pub buffer: BufferModel,
+    pub memory_per_port: u64,
+    pub oq_limit: Option<u64>,
+    pub processing_delay_ps: u64,
+    pub pause: bool,
+    /// Per switch name: admission capacity and PAUSE watermarks in the buffer model's scope.
+    pub thresholds: std::collections::BTreeMap<String, Thresholds>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    pub capacity: u64,
+    pub xoff: u64,
+    pub xon: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ingress {
+    Unlimited,
+    PerVoq,
+    Shared,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFull {
+    Drop,
+    Block,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    pub ingress: Ingress,
+    pub ingress_size: u64,
+    pub on_full: OnFull,
+    pub egress_buffer: u64,
+    pub egress_xoff: u64,
+    pub egress_xon: u64,
+    pub processing_delay_ps: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    pub frame_size: u32,
+    pub sources: Vec<SourceConfig>,
+}
+
+/// One Bernoulli slotted generator (scenarios.md §1.3 TG-BERN).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    pub node: String,
+    /// Probability of a frame in each frame slot of the node's link.
+    pub load: f64,
+    /// Fixed destination, or `None` for uniform over the other nodes.
+    pub dst: Option<String>,
+    pub start_ps: u64,
+    pub stop_ps: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotspotConfig {
+    pub node: String,
+    pub rate: f64,
+    pub start_ps: u64,
+    pub end_ps: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    pub bin_ps: u64,
+    pub window_ps: [u64; 2],
+    pub hot_port: String,
+    pub queues: Vec<String>,
+    pub per_flow: Vec<[String; 2]>,
+}
+
+fn err<T>(key: &str, value: impl ToString, expected: &str) -> Result<T> {
+    Err(Error::config(key, value, expected))
+}
+
+impl CoreConfig {
+    /// Parse a core config from JSON (unknown keys rejected) and check it.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let cfg: CoreConfig = serde_json::from_str(text).map_err(|e| Error::Parse(e.to_string()))?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Value checks that serde cannot express (ns-3's `CheckConfig`). Names are resolved
+    /// against the topology when the network is built.
+    pub fn check(&self) -> Result<()> {
+        if self.version != 1 {
+            return err("version", self.version, "1");
+        }
+        if self.duration_ps == 0 {
+            return err("duration", "0", "a positive time");
+        }
+        if self.topology.nodes.is_empty() {
+            return err("topology.nodes", "[]", "at least one node");
+        }
+        for (i, l) in self.topology.links.iter().enumerate() {
+            if l.rate_bps == 0 {
+                return err(&format!("topology.links.{i}.rate"), 0, "a positive rate");
+            }
+        }
+        if self.traffic.frame_size < 64 {
+            return err("traffic.frame_size", self.traffic.frame_size, "at least 64 B");
+        }
+        for (i, s) in self.traffic.sources.iter().enumerate() {
+            if !(0.0..=1.0).contains(&s.load) || s.load.is_nan() {
+                return err(&format!("traffic.sources.{i}.load"), s.load, "a fraction in [0, 1]");
+            }
+        }
+        for (i, h) in self.hotspots.iter().enumerate() {
+            if !(0.0..=1.0).contains(&h.rate) || h.rate.is_nan() {
+                return err(&format!("hotspots.{i}.rate"), h.rate, "a fraction of the link rate in [0, 1]");
+            }
+            if h.end_ps < h.start_ps {
+                return err(&format!("hotspots.{i}.end"), h.end_ps, "a time not before hotspots.start");
+            }
+        }
+        if self.metrics.bin_ps == 0 {
+            return err("metrics.bin", 0, "a positive time");
+        }
+        if self.metrics.window_ps[1] < self.metrics.window_ps[0] {
+            return err("metrics.window", format!("{:?}", self.metrics.window_ps), "[t0, t1] with t0 <= t1");
+        }
+        if self.nic.egress_buffer < self.traffic.frame_size as u64 {
+            return err("nic.egress_buffer", self.nic.egress_buffer, "at least one frame");
+        }
+        if self.switch.pause && self.switch.buffer == BufferModel::Egress {
+            return err("switch.pause", true, "false with switch.buffer = \"egress\" (SW-EGDISC has no PAUSE)");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,481 @@
+//! The simulator: one value that owns the whole network in flat arrays, the event queue and the
+//! recorder, built from a [`CoreConfig`]. Two simulators never share state, so a process may run
+//! any number of them (htsim's global event list is the counter-example).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use serde_json::{json, Map, Value};
+
+use crate::cm::{AnyCp, Scheme};
+use crate::engine::rng::{stream, StreamKind};
+use crate::engine::{Event, EventQueue, SimRng};
+use crate::error::{Error, Result};
+use crate::frame::FramePool;
+use crate::metrics::{gbps_bins, Bins, LevelTracker, Recorder, Series, Window};
+use crate::net::switch::SwitchParams;
+use crate::net::{Nic, Port, Switch, PAUSE_FRAME_BYTES};
+use crate::scenario::{CoreConfig, Ingress, NicConfig};
+use crate::time::{tx_time, SimTime, PS_PER_S};
+use crate::topology::{Device, Topology};
+use crate::traffic::Generator;
+
+/// Shared with the caller while a run is in progress: progress for a progress bar, and a flag
+/// to interrupt the run (checked every few thousand events).
+#[derive(Debug, Default)]
+pub struct RunControl {
+    pub progress_ps: AtomicU64,
+    pub interrupt: AtomicBool,
+}
+
+/// Frame accounting for the conservation check.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub generated: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub source_dropped: u64,
+    /// Frames whose last bit arrived but whose delivery (after the NIC delay) falls after the end.
+    pub sink_pending: u64,
+}
+
+/// A hotspot window resolved to its port.
+#[derive(Clone, Copy, Debug)]
+pub struct Hotspot {
+    pub port: u32,
+    pub rate: f64,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+/// What a finished run hands back: the engine's summary keys and the binned series.
+#[derive(Debug)]
+pub struct RunResult {
+    pub summary: Value,
+    pub series: Vec<(String, Series)>,
+    pub bin_s: f64,
+    pub bins: usize,
+}
+
+pub struct Simulator {
+    pub(crate) now: SimTime,
+    pub(crate) end: SimTime,
+    pub(crate) queue: EventQueue,
+    pub(crate) pool: FramePool,
+    pub topo: Topology,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) switches: Vec<Switch>,
+    pub(crate) nics: Vec<Nic>,
+    pub(crate) gens: Vec<Generator>,
+    pub(crate) hotspots: Vec<Hotspot>,
+    pub(crate) scheme: Scheme,
+    /// One CP per switch egress port of a CM switch (indexed by port), when the scheme has CPs.
+    pub(crate) cps: Vec<Option<AnyCp>>,
+    pub(crate) cp_rngs: Vec<SimRng>,
+    pub(crate) cps_active: bool,
+    pub(crate) cm_frame_bytes: u32,
+    pub(crate) frame_size: u32,
+    pub(crate) sw_params: SwitchParams,
+    pub(crate) nic_cfg: NicConfig,
+    pub(crate) voq_cap: u64,
+    pub(crate) rec: Recorder,
+    pub(crate) stats: Stats,
+    pub(crate) events: u64,
+    hot_is_dynamic: bool,
+}
+
+impl Simulator {
+    pub fn new(cfg: &CoreConfig) -> Result<Self> {
+        cfg.check()?;
+        if cfg.run_to_completion {
+            return Err(Error::config("traffic.run_to_completion", true, "false (runs to completion arrive with finite flows)"));
+        }
+        let topo = Topology::build(&cfg.topology)?;
+        for (s, name) in topo.switches.iter().enumerate() {
+            for (d, node) in topo.nodes.iter().enumerate() {
+                if topo.route(s as u32, d as u32).is_none() {
+                    return Err(Error::config("topology.links", format!("{name} .. {node}"), "a connected network"));
+                }
+            }
+        }
+        let ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
+        let mut switches = Vec::with_capacity(topo.switches.len());
+        for (s, name) in topo.switches.iter().enumerate() {
+            let limits = *cfg
+                .switch
+                .thresholds
+                .get(name)
+                .ok_or_else(|| Error::config(format!("switch.thresholds.{name}"), "missing", "capacity and watermarks for every switch"))?;
+            let n = topo.switch_ports[s].len();
+            switches.push(Switch {
+                ports: topo.switch_ports[s].clone(),
+                occ_in: vec![0; n],
+                pool: 0,
+                in_paused: vec![false; n],
+                limits,
+                legacy: topo.legacy[s],
+            });
+        }
+        let n_nodes = topo.nodes.len();
+        let mut nics: Vec<Nic> = (0..n_nodes)
+            .map(|i| {
+                let p = topo.node_port[i];
+                Nic::new(i as u32, p, topo.ports[p as usize].rate, stream(cfg.seed, StreamKind::ReactionPoint, i as u64))
+            })
+            .collect();
+        let node = |key: String, name: &str| topo.node_by_name(name).ok_or_else(|| Error::config(key, name, "a node name"));
+        let mut gens = Vec::new();
+        for (i, src) in cfg.traffic.sources.iter().enumerate() {
+            let n = node(format!("traffic.sources.{i}.node"), &src.node)?;
+            let dst = match &src.dst {
+                Some(d) => {
+                    let d = node(format!("traffic.sources.{i}.dst"), d)?;
+                    if d == n {
+                        return Err(Error::config(format!("traffic.sources.{i}.dst"), &src.node, "a destination other than the source"));
+                    }
+                    Some(d)
+                }
+                None => None,
+            };
+            let rate = nics[n as usize].line_rate;
+            let stop = src.stop_ps.map_or(SimTime::NEVER, SimTime);
+            let rng = stream(cfg.seed, StreamKind::Traffic, i as u64);
+            let g = Generator::new(n, dst, src.load, tx_time(cfg.traffic.frame_size as u64, rate), SimTime(src.start_ps), stop, n_nodes as u32, rng);
+            nics[n as usize].gens.push(gens.len() as u32);
+            gens.push(g);
+        }
+        let mut hotspots = Vec::new();
+        for (i, h) in cfg.hotspots.iter().enumerate() {
+            let n = node(format!("hotspots.{i}.node"), &h.node)?;
+            hotspots.push(Hotspot { port: topo.port_toward_node(n), rate: h.rate, start: SimTime(h.start_ps), end: SimTime(h.end_ps) });
+        }
+        let scheme = Scheme::from_config(&cfg.cm)?;
+        let cm_frame_bytes = cfg.cm.params.get("cnm_size").and_then(Value::as_u64).unwrap_or(PAUSE_FRAME_BYTES as u64) as u32;
+        let cps_active = scheme.has_congestion_points();
+        let (cps, cp_rngs) = if cps_active {
+            let cps = ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match p.spec.owner {
+                    Device::Switch(s) if !topo.legacy[s as usize] => Some(scheme.new_cp(i as u32)),
+                    _ => None,
+                })
+                .collect();
+            let rngs = (0..ports.len()).map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64)).collect();
+            (cps, rngs)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+
+        // metrics
+        let end = SimTime(cfg.duration_ps);
+        let bins = Bins::new(cfg.metrics.bin_ps, cfg.duration_ps);
+        let window = Window { t0: cfg.metrics.window_ps[0].min(cfg.duration_ps), t1: cfg.metrics.window_ps[1].min(cfg.duration_ps) };
+        let mut flows = Vec::new();
+        for (i, [s, d]) in cfg.metrics.per_flow.iter().enumerate() {
+            let sn = node(format!("metrics.per_flow.{i}"), s)?;
+            let dn = node(format!("metrics.per_flow.{i}"), d)?;
+            flows.push((sn, dn, format!("{s}->{d}")));
+        }
+        let mut rec = Recorder::new(bins, window, n_nodes, &flows);
+        let mut sim_ports = ports;
+        let port_named = |key: &str, name: &str| topo.port_by_name(name).ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"));
+        let hot_is_dynamic = cfg.metrics.hot_port == "hotspot";
+        let hot = if hot_is_dynamic {
+            let mut ps: Vec<u32> = hotspots.iter().map(|h| h.port).collect();
+            ps.dedup();
+            match ps.as_slice() {
+                [p] => *p,
+                [] => return Err(Error::config("metrics.hot_port", "hotspot", "a port name (the scenario has no hotspot)")),
+                _ => return Err(Error::config("metrics.hot_port", "hotspot", "a port name (a moving hotspot is not supported yet)")),
+            }
+        } else {
+            port_named("metrics.hot_port", &cfg.metrics.hot_port)?
+        };
+        if !matches!(topo.ports[hot as usize].owner, Device::Switch(_)) {
+            return Err(Error::config("metrics.hot_port", &cfg.metrics.hot_port, "a switch egress port"));
+        }
+        rec.hot_port = Some(hot);
+        let mut recorded = vec![hot];
+        for (i, q) in cfg.metrics.queues.iter().enumerate() {
+            let p = port_named(&format!("metrics.queues.{i}"), q)?;
+            if !recorded.contains(&p) {
+                recorded.push(p);
+            }
+        }
+        for p in recorded {
+            let name = topo.ports[p as usize].name.clone();
+            sim_ports[p as usize].queue_rec = Some(rec.queues.len() as u32);
+            rec.queues.push(LevelTracker::new(name.clone(), &bins));
+            sim_ports[p as usize].tput_rec = Some(rec.ports.len() as u32);
+            rec.ports.push(crate::metrics::Counter::new(&bins));
+            rec.port_names.push(name);
+        }
+
+        let voq_cap = match cfg.nic.ingress {
+            Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
+            _ => u64::MAX,
+        };
+        let mut queue = EventQueue::new();
+        for (i, h) in hotspots.iter().enumerate() {
+            queue.push(h.start, Event::Hotspot { index: i as u32, on: true });
+            queue.push(h.end, Event::Hotspot { index: i as u32, on: false });
+        }
+        Ok(Simulator {
+            now: SimTime::ZERO,
+            end,
+            queue,
+            pool: FramePool::new(),
+            topo,
+            ports: sim_ports,
+            switches,
+            nics,
+            gens,
+            hotspots,
+            scheme,
+            cps,
+            cp_rngs,
+            cps_active,
+            cm_frame_bytes,
+            frame_size: cfg.traffic.frame_size,
+            sw_params: SwitchParams {
+                buffer: cfg.switch.buffer,
+                oq_limit: cfg.switch.oq_limit,
+                processing_delay: SimTime(cfg.switch.processing_delay_ps),
+                pause: cfg.switch.pause,
+            },
+            nic_cfg: cfg.nic.clone(),
+            voq_cap,
+            rec,
+            stats: Stats::default(),
+            events: 0,
+            hot_is_dynamic,
+        })
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Run until the end of the scenario (or an interrupt).
+    pub fn run(&mut self, ctl: &RunControl) -> Result<()> {
+        self.run_until(self.end, ctl)
+    }
+
+    /// Process every event before `until` (at most the end of the run); the simulator may be
+    /// advanced further by another call.
+    pub fn run_until(&mut self, until: SimTime, ctl: &RunControl) -> Result<()> {
+        let until = until.min(self.end);
+        if self.now == SimTime::ZERO && self.events == 0 {
+            for n in 0..self.nics.len() as u32 {
+                self.nic_service(n);
+            }
+        }
+        while let Some(t) = self.queue.peek_time() {
+            if t >= until {
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Event::TxDone { port } => self.on_tx_done(port),
+                Event::Arrive { port, frame } => self.on_arrive(port, frame),
+                Event::NicWake { nic } => self.on_nic_wake(nic),
+                Event::PortWake { port } => {
+                    if self.ports[port as usize].wake_at == t {
+                        self.ports[port as usize].wake_at = SimTime::NEVER;
+                        self.try_start(port);
+                    }
+                }
+                Event::Hotspot { index, on } => {
+                    let h = self.hotspots[index as usize];
+                    self.set_service_rate(h.port, if on { h.rate } else { 1.0 });
+                }
+                Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
+            }
+            if self.events & 0x3FFF == 0 {
+                ctl.progress_ps.store(t.0, Ordering::Relaxed);
+                if ctl.interrupt.load(Ordering::Relaxed) {
+                    return Err(Error::Interrupted);
+                }
+            }
+        }
+        self.now = until;
+        ctl.progress_ps.store(until.0, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Data frames inside the network, counted where they are (VOQs, OBs, links, switches, sinks).
+    pub fn in_flight_counted(&self) -> u64 {
+        let voqs: u64 = self.nics.iter().flat_map(|n| n.voqs.iter()).map(|v| v.frames.len() as u64).sum();
+        voqs + self.pool.live_data() + self.stats.sink_pending
+    }
+
+    /// The service-rate fraction of port `p` at each instant, as (start, end, rate) pieces over the
+    /// window (the hot port's capacity for utilisation and underrun).
+    fn capacity_pieces(&self, p: u32, window: &Window) -> Vec<(u64, u64, f64)> {
+        let mut cuts = vec![window.t0, window.t1];
+        for h in self.hotspots.iter().filter(|h| h.port == p) {
+            cuts.extend([h.start.0.clamp(window.t0, window.t1), h.end.0.clamp(window.t0, window.t1)]);
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        cuts.windows(2)
+            .map(|w| {
+                let mid = SimTime(w[0]);
+                // the last window that covers the piece wins, as the events apply in that order
+                let rate = self.hotspots.iter().filter(|h| h.port == p && h.start <= mid && mid < h.end).last().map_or(1.0, |h| h.rate);
+                (w[0], w[1], rate)
+            })
+            .collect()
+    }
+
+    /// Close every record at the end of the run and build the summary and the series.
+    pub fn finish(mut self) -> RunResult {
+        let end = self.now;
+        let window = self.rec.window;
+        let bins = self.rec.bins;
+        for i in 0..self.ports.len() {
+            if self.ports[i].paused {
+                let since = self.ports[i].paused_since;
+                let mut record = self.ports[i].pause_record;
+                self.rec.add_paused(&mut record, since, end);
+                self.ports[i].pause_record = record;
+            }
+        }
+        for since in self.rec.blocked_since.iter_mut() {
+            if let Some(s) = since.take() {
+                self.rec.blocked_window_ps += window.overlap(s, end);
+            }
+        }
+        let hot = self.rec.hot_port.expect("set at build");
+        let pieces = self.capacity_pieces(hot, &window);
+        let len_s = window.len_s();
+        let gbps = |bytes: u64| if len_s > 0.0 { bytes as f64 * 8.0 / len_s / 1e9 } else { 0.0 };
+        let rec = &mut self.rec;
+
+        let per_node: Map<String, Value> = self.topo.nodes.iter().zip(&rec.nodes).map(|(n, c)| (n.clone(), json!(gbps(c.window)))).collect();
+        let per_flow: Map<String, Value> = rec.flow_names.iter().zip(&rec.flows).map(|(n, c)| (n.clone(), json!(gbps(c.window)))).collect();
+        let hot_rec = self.ports[hot as usize].tput_rec.expect("the hot port is recorded") as usize;
+        let hot_gbps = gbps(rec.ports[hot_rec].window);
+
+        let mut queue_stats = Map::new();
+        let hot_q = self.ports[hot as usize].queue_rec.expect("the hot queue is recorded") as usize;
+        for (i, q) in rec.queues.iter_mut().enumerate() {
+            let (mean, std, max) = q.finish(&bins, &window, end);
+            let stats = json!({"mean": mean, "std": std, "max": max});
+            if i == hot_q {
+                queue_stats.insert("hot".into(), stats.clone());
+            }
+            queue_stats.insert(q.name.clone(), stats);
+        }
+        for r in rec.rates.iter_mut() {
+            r.finish(&bins, end);
+        }
+
+        let n_ports = self.ports.len() as f64;
+        let window_ps = (window.t1 - window.t0) as f64;
+        let paused: Vec<f64> = self.ports.iter().filter(|p| p.pause_record.paused_in_window).map(|p| p.pause_record.window_ps as f64).collect();
+        let paused_fraction = if paused.is_empty() || window_ps == 0.0 { 0.0 } else { paused.iter().sum::<f64>() / paused.len() as f64 / window_ps };
+        let paused_all = if window_ps == 0.0 { 0.0 } else { self.ports.iter().map(|p| p.pause_record.window_ps as f64).sum::<f64>() / n_ports / window_ps };
+        let sources = self.nics.iter().filter(|n| !n.gens.is_empty()).count().max(1) as f64;
+        let blocked = if window_ps == 0.0 { 0.0 } else { rec.blocked_window_ps as f64 / sources / window_ps };
+
+        let line = self.ports[hot as usize].spec.rate.as_f64();
+        let cap_bits: f64 = pieces.iter().map(|(a, b, f)| (b - a) as f64 / PS_PER_S as f64 * f * line).sum();
+        let serving_ps: u64 = pieces.iter().filter(|p| p.2 > 0.0).map(|(a, b, _)| b - a).sum();
+        let underrun = if window_ps == 0.0 { 0.0 } else { (serving_ps.saturating_sub(rec.hot_busy_window)) as f64 / window_ps };
+        let utilisation = if cap_bits > 0.0 { hot_gbps * 1e9 * len_s / cap_bits } else { 0.0 };
+        let delivered_window = rec.aggregate.window / self.frame_size as u64;
+        let latency_us = if delivered_window > 0 { rec.latency_window_ps as f64 / delivered_window as f64 / 1e6 } else { 0.0 };
+
+        let in_flight = self.stats.generated - self.stats.delivered - self.stats.dropped - self.stats.source_dropped;
+        let summary = json!({
+            "duration_s": end.as_secs_f64(),
+            "window_s": [window.t0 as f64 / PS_PER_S as f64, window.t1 as f64 / PS_PER_S as f64],
+            "throughput_gbps": {
+                "aggregate": gbps(rec.aggregate.window),
+                "hot_port": hot_gbps,
+                "per_node": per_node,
+                "per_flow": per_flow,
+            },
+            "queue_bytes": queue_stats,
+            "drops": {"frames": rec.drop_frames.total, "bytes": rec.drop_bytes.total, "control": rec.control_drops},
+            "drops_window": {"frames": rec.drop_frames.window, "bytes": rec.drop_bytes.window},
+            "source_drops": {"frames": rec.source_drop_frames.total, "bytes": rec.source_drop_bytes.total},
+            "source_blocked_fraction": blocked,
+            "paused_fraction": paused_fraction,
+            "paused_fraction_all": paused_all,
+            "pause_frames": rec.pause_frames,
+            "cm": {"frames": rec.cm_frames.window, "bytes": rec.cm_bytes.window,
+                   "mbps": if len_s > 0.0 { rec.cm_bytes.window as f64 * 8.0 / len_s / 1e6 } else { 0.0 }},
+            "fct_ms": Value::Null,
+            "latency_us": {"mean": latency_us},
+            "underrun": underrun,
+            "bottleneck_utilisation": utilisation,
+            "engine": {"events": self.events},
+            "conservation": {
+                "generated": self.stats.generated,
+                "delivered": self.stats.delivered,
+                "dropped": self.stats.dropped,
+                "source_dropped": self.stats.source_dropped,
+                "in_flight": in_flight,
+            },
+        });
+        let _ = self.hot_is_dynamic;
+
+        let mut series = Vec::new();
+        let mut tput = Series::new(&["gbps"]);
+        tput.push("aggregate".into(), &[&gbps_bins(&bins, &rec.aggregate.bins)]);
+        for (n, c) in self.topo.nodes.iter().zip(&rec.nodes) {
+            tput.push(format!("node:{n}"), &[&gbps_bins(&bins, &c.bins)]);
+        }
+        for (n, c) in rec.flow_names.iter().zip(&rec.flows) {
+            tput.push(format!("flow:{n}"), &[&gbps_bins(&bins, &c.bins)]);
+        }
+        for (n, c) in rec.port_names.iter().zip(&rec.ports) {
+            tput.push(format!("port:{n}"), &[&gbps_bins(&bins, &c.bins)]);
+        }
+        series.push(("throughput".to_string(), tput));
+        let mut queue = Series::new(&["bytes", "bytes_max"]);
+        for q in &rec.queues {
+            queue.push(q.name.clone(), &[&q.end_values, &q.max_values]);
+        }
+        series.push(("queue".to_string(), queue));
+        let as_f64 = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+        let mut drops = Series::new(&["frames", "bytes"]);
+        drops.push("network".into(), &[&as_f64(&rec.drop_frames.bins), &as_f64(&rec.drop_bytes.bins)]);
+        drops.push("source".into(), &[&as_f64(&rec.source_drop_frames.bins), &as_f64(&rec.source_drop_bytes.bins)]);
+        series.push(("drops".to_string(), drops));
+        let mut pause = Series::new(&["fraction"]);
+        let frac: Vec<f64> = rec.paused_bins.iter().enumerate().map(|(i, &ps)| ps as f64 / (bins.len_ps(i) as f64 * n_ports)).collect();
+        pause.push("all".into(), &[&frac]);
+        series.push(("pause".to_string(), pause));
+        let mut cm = Series::new(&["frames", "bytes"]);
+        cm.push("all".into(), &[&as_f64(&rec.cm_frames.bins), &as_f64(&rec.cm_bytes.bins)]);
+        series.push(("cm".to_string(), cm));
+        let mut rates = Series::new(&["gbps"]);
+        for r in &rec.rates {
+            rates.push(r.name.clone(), &[&r.end_values]);
+        }
+        series.push(("rates".to_string(), rates));
+
+        RunResult { summary, series, bin_s: bins.width as f64 / PS_PER_S as f64, bins: bins.n }
+    }
+}
+
+/// Parse, build and run a core config (JSON) to the end.
+pub fn run_json(text: &str, ctl: &RunControl) -> Result<RunResult> {
+    let cfg = CoreConfig::from_json(text)?;
+    let mut sim = Simulator::new(&cfg)?;
+    sim.run(ctl)?;
+    Ok(sim.finish())
+}

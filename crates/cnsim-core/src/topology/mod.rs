@@ -1,0 +1,290 @@
+//! Topology: switches, nodes and full-duplex links, turned into transmitter ports (one per link
+//! direction) and per-switch routing tables.
+//!
+//! Routing is shortest path (in switch hops) with a deterministic tie-break: among equally short
+//! next hops a switch takes the one on its lowest local port (ports are numbered in link
+//! declaration order). Nodes are end points, never transit.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::scenario::{Routing, TopologyConfig};
+use crate::time::{BitRate, SimTime};
+
+/// Who owns a transmitter (or receives on a link).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Device {
+    Switch(u32),
+    Nic(u32),
+}
+
+/// One direction of a link: the transmitter at `owner` and the receiver at `peer`.
+#[derive(Clone, Debug)]
+pub struct PortSpec {
+    pub name: String,
+    pub owner: Device,
+    /// The owner's local port index (0 for a NIC).
+    pub local: u32,
+    pub peer: Device,
+    /// The receiver's local port index: the input (partition) the frame arrives on.
+    pub peer_local: u32,
+    /// The port transmitting the other way on the same link.
+    pub reverse: u32,
+    pub rate: BitRate,
+    pub delay: SimTime,
+}
+
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub nodes: Vec<String>,
+    pub switches: Vec<String>,
+    pub ports: Vec<PortSpec>,
+    /// Egress port (global index) of each node's NIC.
+    pub node_port: Vec<u32>,
+    /// Egress ports (global indices) of each switch, by local index.
+    pub switch_ports: Vec<Vec<u32>>,
+    /// `routes[switch][node]` = local egress port toward that node.
+    pub routes: Vec<Vec<u32>>,
+    pub legacy: Vec<bool>,
+    port_by_name: FxHashMap<String, u32>,
+    node_by_name: FxHashMap<String, u32>,
+}
+
+const NO_ROUTE: u32 = u32::MAX;
+
+fn check_name(key: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') || name.contains(':') || name.contains("->") || name.contains(char::is_whitespace) {
+        return Err(Error::config(key, name, "a non-empty name without '/', ':', '->' or white space"));
+    }
+    Ok(())
+}
+
+impl Topology {
+    pub fn build(cfg: &TopologyConfig) -> Result<Self> {
+        let mut devices: FxHashMap<String, Device> = FxHashMap::default();
+        for (i, n) in cfg.nodes.iter().enumerate() {
+            check_name(&format!("topology.nodes.{i}"), n)?;
+            if devices.insert(n.clone(), Device::Nic(i as u32)).is_some() {
+                return Err(Error::config(format!("topology.nodes.{i}"), n, "a name used once"));
+            }
+        }
+        for (i, s) in cfg.switches.iter().enumerate() {
+            check_name(&format!("topology.switches.{i}"), s)?;
+            if devices.insert(s.clone(), Device::Switch(i as u32)).is_some() {
+                return Err(Error::config(format!("topology.switches.{i}"), s, "a name used once"));
+            }
+        }
+        let name_of = |d: Device| match d {
+            Device::Nic(i) => cfg.nodes[i as usize].clone(),
+            Device::Switch(i) => cfg.switches[i as usize].clone(),
+        };
+        let mut ports: Vec<PortSpec> = Vec::with_capacity(2 * cfg.links.len());
+        let mut node_port = vec![u32::MAX; cfg.nodes.len()];
+        let mut switch_ports: Vec<Vec<u32>> = vec![Vec::new(); cfg.switches.len()];
+        let mut port_by_name = FxHashMap::default();
+        for (i, l) in cfg.links.iter().enumerate() {
+            let key = format!("topology.links.{i}");
+            let a = *devices.get(&l.a).ok_or_else(|| Error::config(format!("{key}.a"), &l.a, "a node or switch name"))?;
+            let b = *devices.get(&l.b).ok_or_else(|| Error::config(format!("{key}.b"), &l.b, "a node or switch name"))?;
+            if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
+                return Err(Error::config(key, format!("{} - {}", l.a, l.b), "a link with a switch at one end at least"));
+            }
+            if a == b {
+                return Err(Error::config(key, format!("{} - {}", l.a, l.b), "a link between two different devices"));
+            }
+            let mut local_of = |d: Device, port: u32| -> Result<u32> {
+                match d {
+                    Device::Nic(n) => {
+                        if node_port[n as usize] != u32::MAX {
+                            return Err(Error::config(key.clone(), &cfg.nodes[n as usize], "one link per node"));
+                        }
+                        node_port[n as usize] = port;
+                        Ok(0)
+                    }
+                    Device::Switch(s) => {
+                        switch_ports[s as usize].push(port);
+                        Ok(switch_ports[s as usize].len() as u32 - 1)
+                    }
+                }
+            };
+            let pab = ports.len() as u32;
+            let pba = pab + 1;
+            let la = local_of(a, pab)?;
+            let lb = local_of(b, pba)?;
+            let rate = BitRate(l.rate_bps);
+            let delay = SimTime(l.delay_ps);
+            for (owner, local, peer, peer_local, reverse) in [(a, la, b, lb, pba), (b, lb, a, la, pab)] {
+                let name = format!("{}/{}", name_of(owner), name_of(peer));
+                if port_by_name.insert(name.clone(), ports.len() as u32).is_some() {
+                    return Err(Error::config(key.clone(), name, "at most one link between two devices"));
+                }
+                ports.push(PortSpec { name, owner, local, peer, peer_local, reverse, rate, delay });
+            }
+        }
+        for (i, p) in node_port.iter().enumerate() {
+            if *p == u32::MAX {
+                return Err(Error::config("topology.links", &cfg.nodes[i], "every node linked to a switch"));
+            }
+        }
+        let mut legacy = vec![false; cfg.switches.len()];
+        for (i, name) in cfg.legacy.iter().enumerate() {
+            match devices.get(name) {
+                Some(Device::Switch(s)) => legacy[*s as usize] = true,
+                _ => return Err(Error::config(format!("topology.legacy.{i}"), name, "a switch name")),
+            }
+        }
+        let node_by_name = cfg.nodes.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        let mut topo = Topology {
+            nodes: cfg.nodes.clone(),
+            switches: cfg.switches.clone(),
+            ports,
+            node_port,
+            switch_ports,
+            routes: Vec::new(),
+            legacy,
+            port_by_name,
+            node_by_name,
+        };
+        match cfg.routing {
+            Routing::Shortest => topo.routes = topo.shortest_path_routes(),
+            Routing::Dmodk => {
+                return Err(Error::config("topology.routing", "dmodk", "\"shortest\" (d-mod-k arrives with the fat-tree builders)"))
+            }
+        }
+        Ok(topo)
+    }
+
+    /// Shortest-path next hops by one BFS per destination over the switch graph.
+    fn shortest_path_routes(&self) -> Vec<Vec<u32>> {
+        let ns = self.switches.len();
+        let mut routes = vec![vec![NO_ROUTE; self.nodes.len()]; ns];
+        let mut dist = vec![u32::MAX; ns];
+        let mut queue = VecDeque::new();
+        for (d, &np) in self.node_port.iter().enumerate() {
+            let attach = match self.ports[np as usize].peer {
+                Device::Switch(s) => s as usize,
+                Device::Nic(_) => unreachable!("nodes link to switches"),
+            };
+            dist.iter_mut().for_each(|x| *x = u32::MAX);
+            dist[attach] = 0;
+            routes[attach][d] = self.ports[np as usize].peer_local;
+            queue.push_back(attach);
+            while let Some(s) = queue.pop_front() {
+                for &p in &self.switch_ports[s] {
+                    if let Device::Switch(t) = self.ports[p as usize].peer {
+                        if dist[t as usize] == u32::MAX {
+                            dist[t as usize] = dist[s] + 1;
+                            queue.push_back(t as usize);
+                        }
+                    }
+                }
+            }
+            for s in 0..ns {
+                if s == attach || dist[s] == u32::MAX {
+                    continue;
+                }
+                // lowest local port whose neighbour is one hop closer
+                routes[s][d] = self.switch_ports[s]
+                    .iter()
+                    .position(|&p| matches!(self.ports[p as usize].peer, Device::Switch(t) if dist[t as usize] + 1 == dist[s]))
+                    .map(|l| l as u32)
+                    .unwrap_or(NO_ROUTE);
+            }
+        }
+        routes
+    }
+
+    pub fn port_by_name(&self, name: &str) -> Option<u32> {
+        self.port_by_name.get(name).copied()
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<u32> {
+        self.node_by_name.get(name).copied()
+    }
+
+    /// Local egress port of `switch` toward `node`, if the node is reachable.
+    #[inline]
+    pub fn route(&self, switch: u32, node: u32) -> Option<u32> {
+        let r = self.routes[switch as usize][node as usize];
+        (r != NO_ROUTE).then_some(r)
+    }
+
+    /// The switch egress port feeding `node` (where an output-generated hotspot acts, D11).
+    pub fn port_toward_node(&self, node: u32) -> u32 {
+        self.ports[self.node_port[node as usize] as usize].reverse
+    }
+
+    /// Switches traversed from `src` to `dst` (for tests and path-length checks).
+    pub fn path(&self, src: u32, dst: u32) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut dev = self.ports[self.node_port[src as usize] as usize].peer;
+        while let Device::Switch(s) = dev {
+            if out.len() > self.switches.len() {
+                return None;
+            }
+            out.push(s);
+            let local = self.route(s, dst)?;
+            dev = self.ports[self.switch_ports[s as usize][local as usize] as usize].peer;
+        }
+        (dev == Device::Nic(dst)).then_some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::LinkConfig;
+
+    fn link(a: &str, b: &str) -> LinkConfig {
+        LinkConfig { a: a.into(), b: b.into(), rate_bps: 10_000_000_000, delay_ps: 1_000_000 }
+    }
+
+    fn chain() -> TopologyConfig {
+        // S1{1,2} -- S2{3,4} -- S3{7,8} -- S4{5,6} -- S5{9,10}  (zhb-og-multi-hop)
+        let mut links = vec![];
+        for (s, ns) in [("S1", ["1", "2"]), ("S2", ["3", "4"]), ("S3", ["7", "8"]), ("S4", ["5", "6"]), ("S5", ["9", "10"])] {
+            for n in ns {
+                links.push(link(s, n));
+            }
+        }
+        for (a, b) in [("S1", "S2"), ("S2", "S3"), ("S3", "S4"), ("S4", "S5")] {
+            links.push(link(a, b));
+        }
+        TopologyConfig {
+            switches: ["S1", "S2", "S3", "S4", "S5"].map(String::from).to_vec(),
+            nodes: (1..=10).map(|i| i.to_string()).collect(),
+            links,
+            legacy: vec![],
+            routing: Routing::Shortest,
+        }
+    }
+
+    #[test]
+    fn chain_paths_match_the_spec() {
+        let t = Topology::build(&chain()).unwrap();
+        let n = |s: &str| t.node_by_name(s).unwrap();
+        let names = |p: Vec<u32>| p.into_iter().map(|s| t.switches[s as usize].clone()).collect::<Vec<_>>();
+        assert_eq!(names(t.path(n("1"), n("7")).unwrap()), ["S1", "S2", "S3"]);
+        assert_eq!(names(t.path(n("9"), n("7")).unwrap()), ["S5", "S4", "S3"]);
+        assert_eq!(names(t.path(n("2"), n("9")).unwrap()), ["S1", "S2", "S3", "S4", "S5"]);
+        assert_eq!(names(t.path(n("5"), n("3")).unwrap()), ["S4", "S3", "S2"]);
+        assert_eq!(t.ports[t.port_toward_node(n("7")) as usize].name, "S3/7");
+        assert!(t.port_by_name("S2/S3").is_some());
+    }
+
+    #[test]
+    fn bad_wiring_is_rejected_with_the_key() {
+        let mut c = chain();
+        c.links.push(link("S1", "nowhere"));
+        let e = Topology::build(&c).unwrap_err().to_string();
+        assert!(e.starts_with("topology.links.14.b = nowhere"), "{e}");
+        let mut c = chain();
+        c.links.push(link("S2", "1"));
+        assert!(Topology::build(&c).unwrap_err().to_string().contains("one link per node"));
+        let mut c = chain();
+        c.nodes.push("11".into());
+        assert!(Topology::build(&c).unwrap_err().to_string().contains("every node linked"));
+    }
+}

@@ -1,0 +1,130 @@
+//! Traffic generators: Bernoulli slotted arrivals of fixed-size frames (scenarios.md §1.3,
+//! TG-BERN). In every frame slot of the node's link a frame is created with probability `load`;
+//! the generator draws the geometric gap to the next arrival instead of visiting every slot, so
+//! an arrival costs O(1) whatever the load.
+
+use rand::Rng;
+
+use crate::engine::SimRng;
+use crate::time::SimTime;
+
+/// One Bernoulli source at a node.
+#[derive(Clone, Debug)]
+pub struct Generator {
+    pub node: u32,
+    /// Fixed destination, or `None` for uniform over the other nodes.
+    pub dst: Option<u32>,
+    pub load: f64,
+    /// The frame slot: one frame time at the node's link rate.
+    pub slot: SimTime,
+    /// Instant of the next arrival (`NEVER` once stopped).
+    pub next: SimTime,
+    /// Start of the slot grid.
+    pub origin: SimTime,
+    stop: SimTime,
+    /// ln(1 - load), cached for the geometric draw.
+    ln_idle: f64,
+    n_nodes: u32,
+    rng: SimRng,
+}
+
+impl Generator {
+    pub fn new(node: u32, dst: Option<u32>, load: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), n_nodes, rng };
+        if load > 0.0 && !(dst.is_none() && n_nodes < 2) {
+            // the first slot starts at `start`: the first arrival is in slot k - 1
+            let k = g.gap_slots();
+            g.set_next(SimTime(start.0 + (k - 1) * slot.0));
+        }
+        g
+    }
+
+    /// Number of slots to the next arrival: geometric on {1, 2, ...} with success probability `load`.
+    fn gap_slots(&mut self) -> u64 {
+        if self.load >= 1.0 {
+            return 1;
+        }
+        // u in (0, 1]; floor(ln u / ln(1 - p)) is geometric on {0, 1, ...}
+        let u: f64 = 1.0 - self.rng.gen::<f64>();
+        1 + (libm::log(u) / self.ln_idle).floor() as u64
+    }
+
+    fn set_next(&mut self, t: SimTime) {
+        self.next = if t < self.stop { t } else { SimTime::NEVER };
+    }
+
+    /// Draw the destination of the arrival at `self.next` and advance to the following arrival.
+    pub fn pop_arrival(&mut self) -> (SimTime, u32) {
+        let t = self.next;
+        let dst = match self.dst {
+            Some(d) => d,
+            None => {
+                let d = self.rng.gen_range(0..self.n_nodes - 1);
+                if d >= self.node {
+                    d + 1
+                } else {
+                    d
+                }
+            }
+        };
+        let k = self.gap_slots();
+        self.set_next(SimTime(t.0 + k * self.slot.0));
+        (t, dst)
+    }
+
+    /// After a blocked generator's frame was admitted at `now` (D15, AD-CNSIM): generation resumes
+    /// on the slot grid after `now`.
+    pub fn resume_after(&mut self, now: SimTime, origin: SimTime) {
+        let slots_done = (now.0.saturating_sub(origin.0)).div_ceil(self.slot.0);
+        let k = self.gap_slots();
+        self.set_next(SimTime(origin.0 + (slots_done + k - 1) * self.slot.0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::{stream, StreamKind};
+
+    fn gen(load: f64, dst: Option<u32>, seed: u64) -> Generator {
+        Generator::new(0, dst, load, SimTime::ns(1200), SimTime::ZERO, SimTime::NEVER, 16, stream(seed, StreamKind::Traffic, 0))
+    }
+
+    #[test]
+    fn arrivals_sit_on_the_slot_grid_at_the_offered_load() {
+        let mut g = gen(0.85, None, 1);
+        let n = 200_000;
+        let mut last = SimTime::ZERO;
+        let mut hits = [0u64; 16];
+        for _ in 0..n {
+            let (t, d) = g.pop_arrival();
+            assert_eq!(t.0 % 1_200_000, 0);
+            assert!(t > last || last == SimTime::ZERO);
+            assert_ne!(d, 0, "never to itself");
+            hits[d as usize] += 1;
+            last = t;
+        }
+        let slots = last.0 / 1_200_000 + 1;
+        let load = n as f64 / slots as f64;
+        assert!((load - 0.85).abs() < 0.005, "load {load}");
+        for (d, &h) in hits.iter().enumerate().skip(1) {
+            let share = h as f64 / n as f64;
+            assert!((share - 1.0 / 15.0).abs() < 0.004, "dst {d} share {share}");
+        }
+    }
+
+    #[test]
+    fn full_load_fills_every_slot_and_stop_is_honoured() {
+        let mut g = Generator::new(3, Some(1), 1.0, SimTime::us(1), SimTime::us(5), SimTime::us(8), 4, stream(1, StreamKind::Traffic, 3));
+        let got: Vec<_> = std::iter::from_fn(|| (g.next != SimTime::NEVER).then(|| g.pop_arrival())).collect();
+        assert_eq!(got, vec![(SimTime::us(5), 1), (SimTime::us(6), 1), (SimTime::us(7), 1)]);
+    }
+
+    #[test]
+    fn zero_load_never_arrives_and_seeds_differ() {
+        assert_eq!(gen(0.0, None, 1).next, SimTime::NEVER);
+        let a: Vec<_> = (0..10).map({ let mut g = gen(0.5, None, 1); move |_| g.pop_arrival() }).collect();
+        let b: Vec<_> = (0..10).map({ let mut g = gen(0.5, None, 2); move |_| g.pop_arrival() }).collect();
+        assert_ne!(a, b);
+    }
+}

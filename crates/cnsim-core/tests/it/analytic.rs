@@ -1,0 +1,94 @@
+//! Network elements against analytic expectations: delays, saturation throughput, drops.
+
+use cnsim_core::scenario::BufferModel;
+
+use crate::common::*;
+
+#[test]
+fn single_frame_latency_is_the_sum_of_its_delays_exactly() {
+    // 8L/C_src + d + sw_proc + 8L/C_out + d + nic_proc (D14)
+    let mut cfg = star(2, G10, 1_000_000);
+    cfg.switch.processing_delay_ps = 1_000_000;
+    cfg.nic.processing_delay_ps = 1_000_000;
+    let mut s = source("1", Some("2"), 1.0);
+    s.stop_ps = Some(1); // exactly one frame, at t = 0
+    cfg.traffic.sources = vec![s];
+    cfg.metrics.hot_port = "S1/2".into();
+    let out = run(&cfg);
+    let sm = &out.result.summary;
+    assert_eq!(num(sm, "conservation.generated"), 1.0);
+    assert_eq!(num(sm, "conservation.delivered"), 1.0);
+    let expected_ps = 1_200_000 + 1_000_000 + 1_000_000 + 1_200_000 + 1_000_000 + 1_000_000;
+    assert_eq!((num(sm, "latency_us.mean") * 1e6).round() as u64, expected_ps);
+}
+
+#[test]
+fn a_slower_egress_adds_its_serialisation_time() {
+    // 10G in, 1G hotspot-free out link: 1.2 us + 1 us + 12 us + 1 us
+    let mut cfg = star(2, G10, 1_000_000);
+    cfg.topology.links[1].rate_bps = 1_000_000_000;
+    let mut s = source("1", Some("2"), 1.0);
+    s.stop_ps = Some(1);
+    cfg.traffic.sources = vec![s];
+    cfg.metrics.hot_port = "S1/2".into();
+    let out = run(&cfg);
+    assert_eq!((num(&out.result.summary, "latency_us.mean") * 1e6).round() as u64, 1_200_000 + 1_000_000 + 12_000_000 + 1_000_000);
+}
+
+#[test]
+fn one_source_at_half_load_delivers_5_gbps() {
+    let mut cfg = star(2, G10, 1_000_000);
+    cfg.duration_ps = 200 * MS;
+    cfg.metrics.window_ps = [10 * MS, 200 * MS];
+    cfg.traffic.sources = vec![source("1", Some("2"), 0.5)];
+    cfg.metrics.hot_port = "S1/2".into();
+    let out = run(&cfg);
+    let sm = &out.result.summary;
+    // 190 ms at 0.5 per 1.2 us slot: ~79,000 frames, std of the count ~200 frames (0.25 %)
+    let agg = num(sm, "throughput_gbps.aggregate");
+    assert!((agg - 5.0).abs() < 0.05, "aggregate {agg}");
+    assert_eq!(num(sm, "throughput_gbps.per_node.2"), agg);
+    assert_eq!(num(sm, "throughput_gbps.hot_port"), agg);
+    assert_eq!(num(sm, "drops.frames"), 0.0);
+}
+
+#[test]
+fn two_sources_into_one_port_with_egress_discard_deliver_line_rate_and_drop_the_excess() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 100 * MS;
+    cfg.metrics.window_ps = [10 * MS, 100 * MS];
+    set_thresholds(&mut cfg, BufferModel::Egress, 600_000, 0, 0, false);
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.8), source("2", Some("3"), 0.8)];
+    cfg.metrics.hot_port = "S1/3".into();
+    let out = run(&cfg);
+    let sm = &out.result.summary;
+    let agg = num(sm, "throughput_gbps.aggregate");
+    assert!((agg - 10.0).abs() < 0.01, "aggregate {agg}");
+    // offered 16 Gb/s, served 10: 6 Gb/s dropped
+    let dropped_gbps = num(sm, "drops_window.bytes") * 8.0 / 0.09 / 1e9;
+    assert!((dropped_gbps - 6.0).abs() < 0.1, "dropped {dropped_gbps} Gb/s");
+    assert!(num(sm, "queue_bytes.hot.max") <= 600_000.0);
+    assert!(num(sm, "queue_bytes.hot.mean") > 590_000.0, "the discard threshold holds the queue full");
+    assert!(num(sm, "underrun") < 1e-3);
+    assert!((num(sm, "bottleneck_utilisation") - 1.0).abs() < 0.01);
+}
+
+#[test]
+fn a_hotspot_serves_at_its_fraction_and_zero_serves_nothing() {
+    let mut cfg = star(2, G10, 1_000_000);
+    cfg.duration_ps = 60 * MS;
+    cfg.metrics.window_ps = [20 * MS, 40 * MS];
+    set_thresholds(&mut cfg, BufferModel::Egress, 10_000_000_000, 0, 0, false);
+    cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
+    cfg.metrics.hot_port = "S1/2".into();
+    cfg.hotspots = vec![cnsim_core::scenario::HotspotConfig { node: "2".into(), rate: 0.2, start_ps: 10 * MS, end_ps: 50 * MS }];
+    let out = run(&cfg);
+    let hot = num(&out.result.summary, "throughput_gbps.hot_port");
+    assert!((hot - 2.0).abs() < 0.01, "hot port {hot}");
+    assert!((num(&out.result.summary, "bottleneck_utilisation") - 1.0).abs() < 0.01);
+
+    cfg.hotspots[0].rate = 0.0;
+    let out = run(&cfg);
+    assert_eq!(num(&out.result.summary, "throughput_gbps.hot_port"), 0.0);
+    assert_eq!(num(&out.result.summary, "underrun"), 0.0, "nothing to serve at rate 0 is not underrun");
+}

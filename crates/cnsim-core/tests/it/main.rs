@@ -1,0 +1,8 @@
+//! Integration tests of the engine, one module per topic (nexosim's layout): analytic cases,
+//! PAUSE and buffer models, conservation, determinism, rate limiting.
+
+mod analytic;
+mod common;
+mod determinism;
+mod pause;
+mod pacing;

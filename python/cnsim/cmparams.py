@@ -1,0 +1,196 @@
+"""Congestion-management parameters per scheme, with cnsim's defaults.
+
+Implements the contract's "cm parameter names, per scheme" and step 2 of "Schemes and presets"
+(cnsim's defaults), with values from spec/algorithms.md §10, §3.4, §5.3 (the 802.1Qau MIB
+column) and the decisions D2–D5, D8, D9, D17, D18.
+
+Each parameter has a *kind* that fixes its unit:
+
+========  =========================================  ===================================
+kind      scenario file                              core config (lowered)
+========  =========================================  ===================================
+size      bytes, or "150KB"; expression → bytes      ``<name>`` (int bytes)
+rate      bit/s, or "10Mbps"                         ``<name>_bps`` (int bit/s)
+time      seconds, or "15ms"                         ``<name>_ps`` (int picoseconds)
+float     number or expression                       ``<name>`` (float)
+int/bool  number / true|false                        ``<name>``
+choice    one of the listed strings                  ``<name>`` (str)
+========  =========================================  ===================================
+
+A default may be an expression string (``"m/4"``, ``"gd0"``); it is evaluated like a user
+expression after every override (contract "Expressions"). Besides the contract's names
+(``gd0 gd qeq w ru m rate xoff``) an expression may name any numeric parameter of the selected
+scheme and ``fbmax``, the full-scale feedback in the gains' unit: (2w+1)·qeq bytes, or
+2^b − 1 quanta when ``fb_bits = b`` > 0 (so ``gd0 = 0.5/fbmax``, or ``1/fbmax`` with
+``gd0_rule = "unit"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["Param", "SCHEMES", "SIMULATED_SCHEMES", "params_for", "QCN_FAMILY", "BCN_FAMILY"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: ``kind`` (see the module doc), its cnsim default, allowed range."""
+
+    kind: str
+    default: Any
+    choices: tuple[str, ...] = ()
+    lo: float | None = 0.0
+    hi: float | None = None
+    doc: str = ""
+
+    def allowed(self) -> str:
+        """What the parameter accepts, for error messages."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(f'"{c}"' for c in self.choices)
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "int":
+            rng = f" in [{self.lo:g}, {self.hi:g}]" if self.hi is not None else f" >= {self.lo:g}"
+            return "an integer" + rng
+        unit = {
+            "size": 'a size (bytes, or e.g. "150KB")',
+            "rate": 'a rate (bit/s, or e.g. "10Mbps")',
+            "time": 'a time (seconds, or e.g. "15ms")',
+            "time_or_auto": 'a time (e.g. "100us") or "auto"',
+            "float": "a number",
+        }[self.kind]
+        rng = ""
+        if self.kind == "float" and self.hi is not None:
+            rng = f" in [{self.lo:g}, {self.hi:g}]"
+        elif self.kind == "float" and self.lo is not None:
+            rng = f" >= {self.lo:g}"
+        return unit + rng + ", or an expression such as \"2.5*gd0\""
+
+
+def _f(default: Any, lo: float | None = 0.0, hi: float | None = None, doc: str = "") -> Param:
+    return Param("float", default, lo=lo, hi=hi, doc=doc)
+
+
+def _frac(default: float, doc: str = "") -> Param:
+    return Param("float", default, lo=0.0, hi=1.0, doc=doc)
+
+
+def _choice(default: str, *choices: str) -> Param:
+    return Param("choice", default, choices=(default, *[c for c in choices if c != default]))
+
+
+_SAMPLING = ("random", "interval", "jitter", "table", "linear")
+
+#: every scheme but none (contract)
+_COMMON: Final[dict[str, Param]] = {
+    "cnm_size": Param("size", 64, doc="control frame size, bytes (D6)"),
+    "feedback": _choice("inband", "oob"),
+    "feedback_delay": Param("time", 0, doc="fixed delay of out-of-band feedback"),
+}
+
+#: BCN / ECM (algorithms.md §3, §3.4, D2–D5; contract "Schemes and presets" step 2)
+_BCN: Final[dict[str, Param]] = {
+    "w": _f(2.0, doc="derivative weight W"),
+    "qeq": Param("size", "m/4", doc="equilibrium queue Qeq (M/4)"),
+    "gd": _f("gd0", doc="decrease gain, per byte of Fb (per quantum with fb_bits)"),
+    "gi": _f("0.1*(rate/ru)/fbmax", doc="increase gain, per byte of Fb (per quantum with fb_bits)"),
+    "ru": Param("rate", 1_000_000, doc="rate unit Ru"),
+    "rmin": Param("rate", "ru", doc="minimum rate (= Ru)"),
+    "gd0_rule": _choice("half", "unit"),
+    "sampling": _choice("random", *_SAMPLING),
+    "ps": _frac(0.02, doc="sampling probability (random)"),
+    "sample_bytes": Param("size", 75_000, doc="byte interval (interval, jitter)"),
+    "sample_jitter": Param("size", 0, doc="+- uniform jitter of the byte interval"),
+    "pmin": _frac(0.01),
+    "pmax": _frac(0.1),
+    "oversample_factor": _f(1.0, lo=1.0, doc="D5"),
+    "fb_bits": Param("int", 0, lo=0, hi=16, doc="0 = unquantised feedback in bytes (D3, D18)"),
+    "quantize": _choice("fb", "separate"),
+    "bcn_max": Param("bool", False),
+    "qmc": Param("size", "m", doc="BCN_MAX threshold Qmc"),
+    "bcn00": Param("bool", False),
+    "qsc": Param("size", "2*m", doc="BCN(0,0) threshold Qsc"),
+    "stop_time": Param("time", 1_000_000_000, doc="BCN(0,0) back-off bound (D4)"),
+    "drift_rate": Param("rate", 0, doc="self-increase step (0 = off)"),
+    "drift_period": Param("time", 20_000_000_000),
+    "negative_only_above_qeq": Param("bool", False, doc="D3"),
+}
+
+_E2CM_EXTRA: Final[dict[str, Param]] = {
+    "bcn": Param("bool", True, doc="false = probing only (D17)"),
+    "probe_bytes": Param("size", 75_000),
+    "qeq_flow": Param("size", "qeq"),
+    "qmax_flow": Param("size", "m"),
+    "gd_flow": _f("gd"),
+    "gi_flow": _f("gi"),
+    "d0": _choice("known", "min_seen"),
+}
+
+#: QCN 2-point (algorithms.md §5.2, §5.3 MIB defaults, D8, D9, D17, D18)
+_QCN: Final[dict[str, Param]] = {
+    "w": _f(2.0),
+    "qeq": Param("size", "m/4"),
+    "gd": _f(0.0078125, doc="per quantum of QntzFb (1/128)"),
+    "rmin": Param("rate", 5_000_000),
+    "fb_bits": Param("int", 6, lo=1, hi=16),
+    "sampling": _choice("table", *_SAMPLING),
+    "ps": _frac(0.01),
+    "sample_bytes": Param("size", 150_000),
+    "pmin": _frac(0.01),
+    "pmax": _frac(0.1),
+    "drift_rate": Param("rate", 0),
+    "drift_period": Param("time", 20_000_000_000),
+    "bc": Param("size", 150_000, doc="byte-counter cycle BC"),
+    "timer": Param("time", 15_000_000_000, doc="timer cycle T"),
+    "f": Param("int", 5, lo=1, hi=1000, doc="fast-recovery threshold F"),
+    "r_ai": Param("rate", 5_000_000),
+    "r_hai": Param("rate", 50_000_000),
+    "hai": Param("bool", True),
+    "min_dec": _frac(0.5),
+    "efr": Param("bool", True, doc="TR/8 clamp of §5.3 step 4.2 (D9)"),
+    "ai_byte_count": Param("size", "bc"),
+    "target_update": _choice("after_increase", "always"),
+    "halving": _choice("own", "hai"),
+    "jitter": _frac(0.15, doc="byte counter and timer jitter U(1-j, 1+j)"),
+}
+
+_QCN3PT_EXTRA: Final[dict[str, Param]] = {
+    "refp": _frac(0.04),
+    "de_rule": _choice("q_above_qeq", "last_fb_negative"),
+}
+_SONAR_EXTRA: Final[dict[str, Param]] = {
+    "wp": Param("time", 10_000_000_000),
+    "we": Param("time", 2_000_000_000),
+    "sf": Param("time", 500_000_000),
+    "nc_threshold": Param("size", 15_000),
+    "nc_interval": Param("time", 10_000_000_000),
+    "recovery": _choice("cr_to_tr", "release"),
+}
+_PLUS_EXTRA: Final[dict[str, Param]] = {
+    "base_w": _f("w"),
+    "factor": _f(1.0),
+    "gi_plus": _f("0.1*(rate/1Mbps)/fbmax"),
+    "probe_period": Param("time_or_auto", "auto", doc='"auto" = max(measured RTT, 100 us) (D17)'),
+    "to_threshold": Param("size", "bc"),
+}
+
+SCHEMES: Final[dict[str, dict[str, Param]]] = {
+    "none": {},
+    "bcn": {**_BCN, **_COMMON},
+    "e2cm": {**_BCN, **_E2CM_EXTRA, **_COMMON},
+    "qcn": {**_QCN, **_COMMON},
+    "qcn3pt": {**_QCN, **_QCN3PT_EXTRA, **_COMMON},
+    "qcn-sonar": {**_QCN, **_SONAR_EXTRA, **_COMMON},
+    "qcn-plus": {**_QCN, **_PLUS_EXTRA, **_COMMON},
+}
+
+#: schemes the engine simulates today (the others validate and lower; the engine refuses them)
+SIMULATED_SCHEMES: Final = ("none",)
+BCN_FAMILY: Final = ("bcn", "e2cm")
+QCN_FAMILY: Final = ("qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
+
+
+def params_for(scheme: str) -> dict[str, Param]:
+    """The parameter table of ``scheme`` (KeyError if unknown)."""
+    return SCHEMES[scheme]

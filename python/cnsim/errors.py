@@ -1,0 +1,76 @@
+"""Bad-input errors (spec/contract.md, "Command line": exit 2 with a message naming the key,
+the value given and what is allowed).
+
+Every check in :mod:`cnsim.scenario` records a :class:`Problem`; all problems found in one pass
+are raised together as one :class:`ScenarioError` whose message has one paragraph per problem.
+The CLI prints exactly that message on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ScenarioError", "Problem", "format_value", "raise_problems"]
+
+
+class ScenarioError(ValueError):
+    """Bad input: unknown scenario, unknown key or bad value. ``problems`` lists each finding."""
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        super().__init__(message)
+        self.problems: list[Problem] = list(problems or [])
+
+
+_MISSING = object()
+
+
+def format_value(value: Any) -> str:
+    """A short TOML-like rendering of a value the user gave."""
+    if value is _MISSING:
+        return "(nothing)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    try:
+        text = json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: the dotted ``key``, the ``value`` given, and what is wrong / allowed."""
+
+    key: str
+    value: Any
+    message: str
+
+    def render(self) -> str:
+        given = "nothing was given" if self.value is _MISSING else f"given {format_value(self.value)}"
+        return f"{self.key or '(document)'}: {self.message} ({given})."
+
+
+def missing() -> Any:
+    """The marker for "no value was given" (a required key is absent)."""
+    return _MISSING
+
+
+def raise_problems(problems: list[Problem], where: str = "") -> None:
+    """Raise one :class:`ScenarioError` for ``problems`` (no-op when empty)."""
+    if not problems:
+        return
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for p in problems:
+        if (p.key, p.message) not in seen:
+            seen.add((p.key, p.message))
+            unique.append(p)
+    head = f"{where}: " if where else ""
+    paragraphs = [head + unique[0].render()] + [p.render() for p in unique[1:]]
+    raise ScenarioError("\n\n".join(paragraphs), unique)

@@ -1,0 +1,1270 @@
+"""Scenario documents: validation, defaults, overrides, resolution and lowering.
+
+Implements spec/contract.md "Scenario document", "Schemes and presets", "Expressions",
+"Measurement window" and the ``--set`` rules, spec/scenarios.md §1.1 (PAUSE watermarks) with
+algorithms.md D12, and docs/core-config.md (the JSON handed to the Rust engine).
+
+The pipeline of one scenario:
+
+1. **document**: the TOML file (catalog entry or user file) as a dict; :meth:`Scenario.set`
+   edits it (``cm.<param>`` and ``cm.scheme`` overrides are kept apart, because the file's
+   ``[cm]`` parameters only apply to the file's own scheme);
+2. **validation**: the pydantic models below (``extra="forbid"`` everywhere; *all defaults of
+   cnsim live here* and in :mod:`cnsim.cmparams`), then the per-scheme ``cm`` parameters and
+   the cross-references (node and port names); every problem is collected and raised as one
+   :class:`~cnsim.errors.ScenarioError`;
+3. **resolution**: the scheme's parameters (defaults → file → ``--set``), expressions in
+   dependency order, PAUSE watermarks, measurement window, hot port, recorded queues and flows;
+4. **output**: :meth:`Scenario.to_toml` (the resolved scenario, expressions kept as comments)
+   or :meth:`Scenario.lower` (the core config, base units: ps, bit/s, bytes).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.resources
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from .cmparams import BCN_FAMILY, SCHEMES, Param
+from .errors import Problem, ScenarioError, missing, raise_problems
+from .expr import Expr, ExprError, parse_expr
+from .topology import Link, Network
+from .units import (
+    PS_PER_S,
+    UnitError,
+    format_rate,
+    format_size,
+    format_time,
+    parse_quantity,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
+
+__all__ = [
+    "Scenario",
+    "ScenarioDoc",
+    "Resolved",
+    "load",
+    "scenarios",
+    "parse_set_value",
+    "split_key",
+]
+
+CORE_CONFIG_VERSION = 1
+_QUANTITY_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[A-Za-z/]*\s*$")
+
+# --------------------------------------------------------------------------------------------
+# Field types
+# --------------------------------------------------------------------------------------------
+
+
+def _check_name(value: Any) -> str:
+    """Node / switch names: strings (ints are accepted and converted) without / : -> or spaces."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("a name must be a string such as \"1\", \"H0\" or \"S1\"")
+    name = str(value)
+    if not name or re.search(r"[\s/:]", name) or "->" in name:
+        raise ValueError("a name may not be empty or contain '/', ':', '->' or white space")
+    return name
+
+
+def _quantity_or_expr(kind: str) -> Callable[[Any], Any]:
+    """Validator: a quantity of ``kind`` (int base units) or an :class:`Expr` for later."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, Expr):
+            return value
+        try:
+            return parse_quantity(value, kind)
+        except UnitError:
+            if isinstance(value, str) and not _QUANTITY_RE.match(value):
+                try:
+                    return parse_expr(value)
+                except ExprError as err:
+                    raise ValueError(f"not a {kind} and not a valid expression: {err}") from None
+            raise
+
+    return check
+
+
+def _auto_or(check: Callable[[Any], Any], word: str = "auto") -> Callable[[Any], Any]:
+    def inner(value: Any) -> Any:
+        return word if value == word else check(value)
+
+    return inner
+
+
+def _positive(value: int) -> int:
+    if value <= 0:
+        raise ValueError("must be greater than zero")
+    return value
+
+
+Name = Annotated[str, BeforeValidator(_check_name)]
+Time = Annotated[int, BeforeValidator(parse_time)]
+Rate = Annotated[int, BeforeValidator(parse_rate)]
+Size = Annotated[int, BeforeValidator(parse_size)]
+PositiveTime = Annotated[int, BeforeValidator(lambda v: _positive(parse_time(v)))]
+PositiveRate = Annotated[int, BeforeValidator(lambda v: _positive(parse_rate(v)))]
+PositiveSize = Annotated[int, BeforeValidator(lambda v: _positive(parse_size(v)))]
+Fraction01 = Annotated[float, Field(ge=0.0, le=1.0)]
+SizeX = Annotated[Any, BeforeValidator(_quantity_or_expr("size"))]
+TimeX = Annotated[Any, BeforeValidator(_quantity_or_expr("time"))]
+AutoSizeX = Annotated[Any, BeforeValidator(_auto_or(_quantity_or_expr("size")))]
+AutoSize = Annotated[Any, BeforeValidator(_auto_or(parse_size))]
+NoneOrSizeX = Annotated[Any, BeforeValidator(_auto_or(_quantity_or_expr("size"), "none"))]
+
+
+def _nodes(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected a node count (integer >= 2) or a list of node names")
+    if isinstance(value, int):
+        if value < 2:
+            raise ValueError("a topology needs at least 2 nodes")
+        return value
+    if isinstance(value, list):
+        names = [_check_name(v) for v in value]
+        if len(set(names)) != len(names):
+            raise ValueError("node names must be unique")
+        if len(names) < 2:
+            raise ValueError("a topology needs at least 2 nodes")
+        return names
+    raise ValueError("expected a node count (integer >= 2) or a list of node names")
+
+
+def _window(value: Any) -> Any:
+    if value in ("hotspot", "run"):
+        return value
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        t0, t1 = parse_time(value[0]), parse_time(value[1])
+        if t1 < t0:
+            raise ValueError("the window's end comes before its start")
+        return (t0, t1)
+    raise ValueError('expected [t0, t1] (times), "hotspot" or "run"')
+
+
+# --------------------------------------------------------------------------------------------
+# The scenario document (contract "Scenario document (normative keys)"); defaults live here
+# --------------------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LinkSpec(_Model):
+    """``topology.links`` entry: a link between two names; rate/delay override ``[links]``."""
+
+    a: Name
+    b: Name
+    rate: PositiveRate | None = None
+    delay: Time | None = None
+
+
+class FatTreeSpec(_Model):
+    """``topology.fat_tree``: k-ary n-tree of switches of ``radix`` ports (I-19)."""
+
+    radix: Annotated[int, Field(ge=2)]
+    levels: Annotated[int, Field(ge=1, le=8)]
+    merged_top: bool = False
+
+
+class TopologySpec(_Model):
+    kind: Literal["star", "graph", "fat_tree"] = "star"
+    nodes: Annotated[Any, BeforeValidator(_nodes)] = 16
+    switches: list[Name] = []
+    links: list[LinkSpec] = []
+    fat_tree: FatTreeSpec | None = None
+    legacy: list[Name] = []
+    routing: Literal["shortest", "dmodk"] = "shortest"
+
+
+class LinksSpec(_Model):
+    """``[links]``: default rate and ONE-WAY propagation delay of every link."""
+
+    rate: PositiveRate = 10 * 10**9
+    delay: Time = 1_000_000  # 1 us: the S0 proposal (scenarios.md §2)
+
+
+class SwitchSpec(_Model):
+    buffer: Literal["shared", "partitioned", "egress"] = "partitioned"
+    memory_per_port: SizeX = 150_000
+    oq_limit: NoneOrSizeX = "none"
+    processing_delay: TimeX = 0
+    pause: bool = False
+    xoff: AutoSizeX = "auto"
+    xon: AutoSizeX = "auto"
+    xon_rule: Literal["half", "minus_10KB"] = "half"
+
+
+class NicSpec(_Model):
+    ingress: Literal["unlimited", "per_voq", "shared"] = "unlimited"
+    ingress_size: Size = 0
+    on_full: Literal["drop", "block"] = "drop"
+    egress_buffer: PositiveSize | None = None  # None: one frame (traffic.frame_size)
+    egress_xoff: AutoSize = "auto"
+    egress_xon: AutoSize = "auto"
+    processing_delay: Time = 0
+
+
+class FlowSpec(_Model):
+    """A named flow: a Bernoulli source at ``rate`` from ``src`` to ``dst``."""
+
+    src: Name
+    dst: Name
+    rate: PositiveRate
+    start: Time | None = None
+    stop: Time | None = None
+
+
+class TrafficSpec(_Model):
+    frame_size: Annotated[int, BeforeValidator(parse_size), Field(ge=64, le=65_536)] = 1500
+    pattern: Literal["uniform", "none"] = "none"
+    load: Fraction01 = 0.0
+    loads: dict[Name, Fraction01] = {}
+    flows: list[FlowSpec] = []
+    sizes: Literal["fixed", "geometric"] = "fixed"
+    mean_size: PositiveSize | None = None
+    start: Time = 0
+    stop: Time | None = None
+    run_to_completion: bool = False
+
+
+class HotspotSpec(_Model):
+    """Output-generated hotspot: the port feeding ``node`` serves at ``rate`` × link rate."""
+
+    node: Name
+    rate: Fraction01
+    start: Time
+    end: Time
+
+
+class MetricsSpec(_Model):
+    bin: PositiveTime = 1_000_000_000  # 1 ms
+    window: Annotated[Any, BeforeValidator(_window)] = "run"
+    hot_port: str | None = None
+    queues: list[str] = []
+    per_flow: Literal["named", "hot", "all", "none"] = "named"
+
+
+class ScenarioDoc(_Model):
+    """The whole scenario document except ``[cm]`` (validated per scheme, see cmparams)."""
+
+    description: str = ""
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 1
+    duration: PositiveTime
+    topology: TopologySpec = TopologySpec()
+    links: LinksSpec = LinksSpec()
+    switch: SwitchSpec = SwitchSpec()
+    nic: NicSpec = NicSpec()
+    traffic: TrafficSpec = TrafficSpec()
+    hotspots: list[HotspotSpec] = []
+    metrics: MetricsSpec = MetricsSpec()
+
+
+# --------------------------------------------------------------------------------------------
+# Error messages from pydantic
+# --------------------------------------------------------------------------------------------
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside ``X | None``, ``list[X]``, ``Annotated[X, ...]``, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = get_origin(annotation)
+    if origin is None:
+        return None
+    for arg in get_args(annotation):
+        found = _unwrap_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] | None = ScenarioDoc
+    for part in loc:
+        if model is None:
+            return []
+        if isinstance(part, int) or part not in model.model_fields:
+            continue
+        model = _unwrap_model(model.model_fields[part].annotation)
+    return ([*model.model_fields] + (["cm"] if model is ScenarioDoc else [])) if model else []
+
+
+def _problems_from_validation(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Problem]:
+    problems = []
+    for e in err.errors():
+        loc = prefix + tuple(e["loc"])
+        key = _dotted(loc)
+        kind = e["type"]
+        if kind == "extra_forbidden":
+            allowed = ", ".join(_allowed_keys(loc[:-1]))
+            msg = f"unknown key; the keys allowed here are: {allowed}"
+        elif kind == "missing":
+            problems.append(Problem(key, missing(), "this key is required"))
+            continue
+        elif kind == "literal_error":
+            msg = "not an allowed value; allowed: " + str(e.get("ctx", {}).get("expected", ""))
+        elif kind == "value_error":
+            msg = str(e["msg"]).removeprefix("Value error, ")
+        elif kind.startswith(("greater", "less")):
+            msg = f"out of range: {e['msg'].lower()}"
+        else:
+            msg = str(e["msg"])
+        problems.append(Problem(key, e.get("input"), msg))
+    return problems
+
+
+# --------------------------------------------------------------------------------------------
+# --set parsing
+# --------------------------------------------------------------------------------------------
+
+
+def parse_set_value(text: str) -> Any:
+    """``--set`` value: a TOML value (``true``, ``0.5``, ``[0.2, 0.5]``, ``{…}``), else the string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def split_key(key: str) -> list[str]:
+    """Split a dotted key; quoted parts keep their dots: ``a."b.c".0`` → ``["a", "b.c", "0"]``."""
+    parts: list[str] = []
+    buf = ""
+    quote: str | None = None
+    quoted = False
+    for ch in key.strip():
+        if quote:
+            if ch == quote:
+                quote = None
+            else:
+                buf += ch
+        elif ch in "\"'":
+            quote, quoted = ch, True
+        elif ch == ".":
+            if not buf and not quoted:
+                raise ScenarioError(f"{key}: empty part in the dotted key (write e.g. switch.pause)")
+            parts.append(buf.strip() if not quoted else buf)
+            buf, quoted = "", False
+        else:
+            buf += ch
+    if quote:
+        raise ScenarioError(f"{key}: unterminated quote in the dotted key")
+    if not buf and not quoted:
+        raise ScenarioError(f"{key}: empty part in the dotted key (write e.g. switch.pause)")
+    parts.append(buf.strip() if not quoted else buf)
+    return parts
+
+
+def _assign(doc: dict[str, Any], path: list[str], value: Any, key: str) -> None:
+    """Set ``doc[path] = value``, creating tables; numeric parts index arrays."""
+    cur: Any = doc
+    for i, part in enumerate(path):
+        last = i == len(path) - 1
+        nxt_is_index = not last and path[i + 1].isdigit()
+        if isinstance(cur, list):
+            if not part.isdigit():
+                raise ScenarioError(f"{key}: {_dotted(tuple(path[:i]))} is an array; index it with a number")
+            idx = int(part)
+            if idx > len(cur):
+                raise ScenarioError(
+                    f"{key}: index {idx} is past the end of {_dotted(tuple(path[:i]))} "
+                    f"(it has {len(cur)} entries; use {len(cur)} to append)"
+                )
+            if idx == len(cur):
+                cur.append([] if nxt_is_index else {})
+            if last:
+                cur[idx] = value
+            else:
+                if not isinstance(cur[idx], (dict, list)):
+                    cur[idx] = [] if nxt_is_index else {}
+                cur = cur[idx]
+        elif isinstance(cur, dict):
+            if last:
+                cur[part] = value
+            else:
+                if not isinstance(cur.get(part), (dict, list)):
+                    if part in cur:
+                        raise ScenarioError(
+                            f"{key}: {_dotted(tuple(path[: i + 1]))} is a value, not a table or array"
+                        )
+                    cur[part] = [] if nxt_is_index else {}
+                cur = cur[part]
+        else:  # pragma: no cover - guarded above
+            raise ScenarioError(f"{key}: cannot descend into a value")
+
+
+# --------------------------------------------------------------------------------------------
+# cm parameters: per-value checks
+# --------------------------------------------------------------------------------------------
+
+
+def _check_param(param: Param, value: Any) -> Any:
+    """Validate one cm value; returns the typed value (base units) or an :class:`Expr`."""
+    kind = param.kind
+    if kind == "choice":
+        if value not in param.choices:
+            raise ValueError(f"allowed: {param.allowed()}")
+        return value
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if value in ("true", "false"):
+            return value == "true"
+        raise ValueError(f"allowed: {param.allowed()}")
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(f"allowed: {param.allowed()}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"allowed: {param.allowed()}") from None
+        if number != int(number):
+            raise ValueError(f"allowed: {param.allowed()}")
+        return _check_range(param, int(number))
+    if kind == "time_or_auto" and value == "auto":
+        return value
+    if kind == "float":
+        if isinstance(value, bool):
+            raise ValueError(f"allowed: {param.allowed()}")
+        if isinstance(value, (int, float)):
+            return _check_range(param, float(value))
+        if isinstance(value, str):
+            try:
+                return parse_expr(value)
+            except ExprError as err:
+                raise ValueError(f"{err}; allowed: {param.allowed()}") from None
+        raise ValueError(f"allowed: {param.allowed()}")
+    qkind = "time" if kind == "time_or_auto" else kind
+    try:
+        return _quantity_or_expr(qkind)(value)
+    except (UnitError, ValueError) as err:
+        raise ValueError(f"{err}; allowed: {param.allowed()}") from None
+
+
+def _check_range(param: Param, value: float) -> Any:
+    if param.lo is not None and value < param.lo or param.hi is not None and value > param.hi:
+        raise ValueError(f"out of range; allowed: {param.allowed()}")
+    return value
+
+
+def _check_cm_table(
+    scheme: str, table: dict[str, Any], prefix: str, problems: list[Problem]
+) -> dict[str, Any]:
+    """Validate a table of ``scheme``'s parameters; unknown keys and bad values are problems."""
+    params = SCHEMES[scheme]
+    out: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"{prefix}.{name}"
+        if name not in params:
+            have = ", ".join(params) if params else "none (it takes no parameters)"
+            problems.append(
+                Problem(key, value, f'scheme "{scheme}" has no parameter "{name}"; its parameters: {have}')
+            )
+            continue
+        try:
+            out[name] = _check_param(params[name], value)
+        except ValueError as err:
+            problems.append(Problem(key, value, str(err)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Resolution
+# --------------------------------------------------------------------------------------------
+
+
+class _EvalProblem(Exception):
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+_KIND_SCALE = {"size": 1.0, "rate": 1.0, "time": 1.0 / PS_PER_S, "time_or_auto": 1.0 / PS_PER_S}
+_NAME_KEYS = {"m": "switch.memory_per_port", "rate": "links.rate", "xoff": "switch.xoff"}
+
+
+class _Resolver:
+    """Evaluates values that may be expressions, on demand, in dependency order.
+
+    Entries are keyed by their dotted key (``cm.gd``, ``switch.memory_per_port``); an
+    expression's names map to entries through :attr:`names`. A name met again while it is
+    being evaluated is a cycle.
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[str, Any, Param | None]] = {}  # key → (kind, raw, param)
+        self.names: dict[str, str] = dict(_NAME_KEYS)
+        self.values: dict[str, Any] = {}
+        self.exprs: dict[str, str] = {}
+        self._stack: list[str] = []
+
+    def add(self, key: str, kind: str, raw: Any, param: Param | None = None) -> None:
+        self.entries[key] = (kind, raw, param)
+
+    def value(self, key: str) -> Any:
+        """The typed value (base units) of entry ``key``."""
+        if key in self.values:
+            return self.values[key]
+        if key in self._stack:
+            chain = " -> ".join([*self._stack[self._stack.index(key):], key])
+            raise _EvalProblem(
+                Problem(
+                    key,
+                    self.entries[key][1] if key in self.entries else None,
+                    f"expressions refer to each other in a cycle ({chain}); give one of them a number",
+                )
+            )
+        kind, raw, param = self.entries[key]
+        self._stack.append(key)
+        try:
+            if callable(raw) and not isinstance(raw, Expr):
+                result = raw()
+            elif isinstance(raw, Expr):
+                self.exprs[key] = raw.text
+                number = raw.evaluate(lambda name: self.number(name, key, raw))
+                result = self._convert(key, kind, number, raw, param)
+            else:
+                result = raw
+        except ExprError as err:
+            raise _EvalProblem(Problem(key, str(raw), str(err))) from None
+        finally:
+            self._stack.pop()
+        self.values[key] = result
+        return result
+
+    def number(self, name: str, user: str, expr: Any) -> float:
+        """An expression name's value as a float in expression units (s, bit/s, bytes)."""
+        key = self.names.get(name)
+        if key is None or key not in self.entries:
+            known = ", ".join(n for n, k in self.names.items() if k in self.entries)
+            raise _EvalProblem(Problem(user, str(expr), f'unknown name "{name}"; names here: {known}'))
+        kind = self.entries[key][0]
+        value = self.value(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise _EvalProblem(Problem(user, str(expr), f'"{name}" is {value!r}, not a number'))
+        return float(value) * _KIND_SCALE.get(kind, 1.0)
+
+    @staticmethod
+    def _convert(key: str, kind: str, number: float, expr: Expr, param: Param | None) -> Any:
+        if not math.isfinite(number):
+            raise _EvalProblem(Problem(key, expr.text, "the expression is not a finite number"))
+        if kind in ("size", "rate", "time", "time_or_auto"):
+            scaled = number * PS_PER_S if kind in ("time", "time_or_auto") else number
+            if scaled < 0:
+                raise _EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}, a negative {kind}"))
+            return int(round(scaled))
+        if kind == "int":
+            if number != int(number):
+                raise _EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}, not an integer"))
+            return int(number)
+        if param is not None:
+            try:
+                return _check_range(param, number)
+            except ValueError as err:
+                raise _EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}: {err}")) from None
+        return number
+
+
+@dataclass
+class Resolved:
+    """A fully resolved scenario: validated document plus everything derived from it."""
+
+    doc: ScenarioDoc
+    scheme: str
+    cm: dict[str, Any]  # the selected scheme's parameters, typed, base units
+    cm_exprs: dict[str, str]  # parameter → expression text it was computed from
+    memory_per_port: int
+    oq_limit: int | None
+    processing_delay_ps: int
+    switch_exprs: dict[str, str]
+    network: Network | None
+    thresholds: dict[str, dict[str, int]]
+    xoff_note: str
+    xon_note: str
+    egress_buffer: int
+    egress_xoff: int
+    egress_xon: int
+    window_ps: tuple[int, int]
+    window_note: str
+    hot_port: str
+    hot_node: str | None
+    queues: list[str]
+    per_flow: list[tuple[str, str]]
+    nodes: list[str] = field(default_factory=list)
+
+
+def _fat_tree_nodes(spec: FatTreeSpec) -> list[str]:
+    k = spec.radix // 2
+    hosts = 2 * k**spec.levels if spec.merged_top else k**spec.levels
+    return [str(i) for i in range(hosts)]
+
+
+def _build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | None, list[str]]:
+    topo = doc.topology
+    rate, delay = doc.links.rate, doc.links.delay
+    if topo.kind == "fat_tree":
+        if topo.fat_tree is None:
+            problems.append(Problem("topology.fat_tree", missing(), "kind = \"fat_tree\" needs {radix, levels, merged_top}"))
+            return None, []
+        if topo.fat_tree.radix % 2:
+            problems.append(Problem("topology.fat_tree.radix", topo.fat_tree.radix, "the radix must be even"))
+            return None, []
+        return None, _fat_tree_nodes(topo.fat_tree)
+    nodes = [str(i) for i in range(1, topo.nodes + 1)] if isinstance(topo.nodes, int) else list(topo.nodes)
+    if topo.kind == "star":
+        for key in ("switches", "links"):
+            if getattr(topo, key):
+                problems.append(Problem(f"topology.{key}", "[...]", 'only used with kind = "graph"'))
+        if "S1" in nodes:
+            problems.append(Problem("topology.nodes", topo.nodes, 'the name "S1" is the star\'s switch'))
+        return Network.star(nodes, rate, delay), nodes
+    # graph
+    switches = list(topo.switches)
+    if not switches:
+        problems.append(Problem("topology.switches", [], 'kind = "graph" needs at least one switch'))
+    clash = set(switches) & set(nodes)
+    if clash:
+        problems.append(Problem("topology.switches", switches, f"names used for both a node and a switch: {sorted(clash)}"))
+    if len(set(switches)) != len(switches):
+        problems.append(Problem("topology.switches", switches, "switch names must be unique"))
+    known = set(switches) | set(nodes)
+    links: list[Link] = []
+    seen: set[frozenset[str]] = set()
+    for i, ls in enumerate(topo.links):
+        ok = True
+        for end in ("a", "b"):
+            name = getattr(ls, end)
+            if name not in known:
+                problems.append(Problem(f"topology.links.{i}.{end}", name, f"unknown node or switch; known: {', '.join([*switches, *nodes])}"))
+                ok = False
+        if ok and ls.a == ls.b:
+            problems.append(Problem(f"topology.links.{i}", f"{ls.a}-{ls.b}", "a link needs two different ends"))
+            ok = False
+        if ok and ls.a in nodes and ls.b in nodes:
+            problems.append(Problem(f"topology.links.{i}", f"{ls.a}-{ls.b}", "a link must have a switch at one end at least"))
+            ok = False
+        pair = frozenset((ls.a, ls.b))
+        if ok and pair in seen:
+            problems.append(Problem(f"topology.links.{i}", f"{ls.a}-{ls.b}", "duplicate link"))
+            ok = False
+        seen.add(pair)
+        if ok:
+            links.append(Link(ls.a, ls.b, ls.rate if ls.rate is not None else rate, ls.delay if ls.delay is not None else delay))
+    net = Network(nodes, switches, links)
+    for node in nodes:
+        n = len(net.neighbours(node))
+        if n != 1:
+            problems.append(Problem("topology.links", f"node {node}", f"every node needs exactly one link (node {node} has {n})"))
+    return net, nodes
+
+
+def _rtt_bw(delay_ps: int, proc_ps: int, rate_bps: int, frame: int) -> Fraction:
+    """D12: rtt·bw = 2·(propagation + processing)·rate/8 + 2 × frame_size bytes (exact)."""
+    return Fraction(2 * (delay_ps + proc_ps) * rate_bps, 8 * PS_PER_S) + 2 * frame
+
+
+class Scenario:
+    """A scenario document with overrides; resolves lazily (contract "Python")."""
+
+    def __init__(self, doc: dict[str, Any], id: str, source: str = "") -> None:
+        if not isinstance(doc, dict):
+            raise ScenarioError(f"{id}: a scenario document must be a table")
+        self.id = id
+        self.source = source
+        self._doc: dict[str, Any] = copy.deepcopy(doc)
+        self._scheme: Any = None  # --set cm.scheme
+        self._cm_set: dict[str, Any] = {}  # --set cm.<param>
+        self._resolved: Resolved | None = None
+
+    # ---- editing ------------------------------------------------------------------------
+
+    def copy(self) -> Scenario:
+        other = Scenario(self._doc, self.id, self.source)
+        other._scheme = self._scheme
+        other._cm_set = copy.deepcopy(self._cm_set)
+        return other
+
+    def set(self, key: str, value: Any) -> Scenario:
+        """Override ``key`` (dotted, contract ``--set`` rules); returns ``self``."""
+        path = split_key(key)
+        value = copy.deepcopy(value)
+        if path[0] == "cm" and len(path) == 2 and path[1] == "scheme":
+            self._scheme = value
+        elif path[0] == "cm" and len(path) == 2 and path[1] != "presets":
+            self._cm_set[path[1]] = value
+        else:
+            _assign(self._doc, path, value, key)
+        self._resolved = None
+        return self
+
+    def set_many(self, overrides: dict[str, Any] | None) -> Scenario:
+        for key, value in (overrides or {}).items():
+            self.set(key, value)
+        return self
+
+    # ---- resolution ---------------------------------------------------------------------
+
+    @property
+    def resolved(self) -> Resolved:
+        """The resolved scenario (raises :class:`ScenarioError` on any bad input)."""
+        if self._resolved is None:
+            self._resolved = self._resolve()
+        return self._resolved
+
+    def validate(self) -> Scenario:
+        """Resolve now; raise :class:`ScenarioError` listing every problem."""
+        _ = self.resolved
+        return self
+
+    @property
+    def scheme(self) -> str:
+        return self.resolved.scheme
+
+    def _resolve(self) -> Resolved:
+        problems: list[Problem] = []
+        raw = copy.deepcopy(self._doc)
+        cm_raw = raw.pop("cm", {})
+        doc: ScenarioDoc | None = None
+        try:
+            doc = ScenarioDoc.model_validate(raw)
+        except ValidationError as err:
+            problems.extend(_problems_from_validation(err))
+        scheme, cm_typed = self._resolve_cm_tables(cm_raw, problems)
+        raise_problems(problems, self.id)
+        assert doc is not None
+        return _Resolution(doc, scheme, cm_typed, self.id).run()
+
+    def _resolve_cm_tables(self, cm_raw: Any, problems: list[Problem]) -> tuple[str, dict[str, Any]]:
+        """Contract "Schemes and presets": scheme, then defaults → file → --set."""
+        if not isinstance(cm_raw, dict):
+            problems.append(Problem("cm", cm_raw, "[cm] must be a table with scheme and parameters"))
+            cm_raw = {}
+        schemes = ", ".join(f'"{s}"' for s in SCHEMES)
+        own = cm_raw.get("scheme", "none")
+        if own not in SCHEMES:
+            problems.append(Problem("cm.scheme", own, f"unknown scheme; allowed: {schemes}"))
+            own = "none"
+        scheme = own if self._scheme is None else self._scheme
+        if scheme not in SCHEMES:
+            problems.append(Problem("cm.scheme", scheme, f"unknown scheme; allowed: {schemes}"))
+            scheme = "none"
+        own_params = {k: v for k, v in cm_raw.items() if k not in ("scheme", "presets")}
+        file_params = _check_cm_table(own, own_params, "cm", problems)
+        presets = cm_raw.get("presets", {})
+        preset_params: dict[str, dict[str, Any]] = {}
+        if not isinstance(presets, dict):
+            problems.append(Problem("cm.presets", presets, "must be a table of [cm.presets.<scheme>] tables"))
+            presets = {}
+        for name, table in presets.items():
+            if name not in SCHEMES:
+                problems.append(Problem(f"cm.presets.{name}", "{...}", f"unknown scheme; allowed: {schemes}"))
+            elif not isinstance(table, dict):
+                problems.append(Problem(f"cm.presets.{name}", table, "must be a table of parameters"))
+            else:
+                preset_params[name] = _check_cm_table(name, table, f"cm.presets.{name}", problems)
+        set_params = _check_cm_table(scheme, self._cm_set, "cm", problems)
+        merged: dict[str, Any] = {name: p.default for name, p in SCHEMES[scheme].items()}
+        for name, value in merged.items():
+            merged[name] = _check_param(SCHEMES[scheme][name], value)
+        merged.update(file_params if scheme == own else preset_params.get(scheme, {}))
+        merged.update(set_params)
+        return scheme, merged
+
+    # ---- output -------------------------------------------------------------------------
+
+    def lower(self) -> dict[str, Any]:
+        """The core config of docs/core-config.md (a JSON-ready dict)."""
+        return _lower(self.resolved, self.id)
+
+    def core_json(self) -> str:
+        """The core config as the JSON text the engine reads."""
+        return json.dumps(self.lower(), indent=2)
+
+    def to_toml(self) -> str:
+        """The fully resolved scenario as TOML (defaults filled; expressions as comments)."""
+        from .tomlout import resolved_toml
+
+        return resolved_toml(self.resolved, self._cm_presets_raw(), self.id)
+
+    def _cm_presets_raw(self) -> dict[str, Any]:
+        cm = self._doc.get("cm", {})
+        presets = cm.get("presets", {}) if isinstance(cm, dict) else {}
+        return copy.deepcopy(presets) if isinstance(presets, dict) else {}
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.id!r})"
+
+
+class _Resolution:
+    """One resolution pass over a validated document (collects problems, raises once)."""
+
+    def __init__(self, doc: ScenarioDoc, scheme: str, cm: dict[str, Any], sid: str) -> None:
+        self.doc, self.scheme, self.cm_raw, self.id = doc, scheme, cm, sid
+        self.problems: list[Problem] = []
+
+    def run(self) -> Resolved:
+        doc = self.doc
+        net, nodes = _build_network(doc, self.problems)
+        self.net, self.nodes = net, nodes
+        self._check_names(net, nodes)
+        raise_problems(self.problems, self.id)
+
+        res = _Resolver()
+        sw = doc.switch
+        res.add("links.rate", "rate", doc.links.rate)
+        res.add("switch.memory_per_port", "size", sw.memory_per_port)
+        res.add("switch.processing_delay", "time", sw.processing_delay)
+        if sw.oq_limit != "none":
+            res.add("switch.oq_limit", "size", sw.oq_limit)
+        params = SCHEMES[self.scheme]
+        for name, value in self.cm_raw.items():
+            res.add(f"cm.{name}", params[name].kind, value, params[name])
+            if params[name].kind not in ("choice", "bool"):
+                res.names.setdefault(name, f"cm.{name}")
+        if "w" in params:
+            res.add("<fbmax>", "float", lambda: self._fbmax(res))
+            res.add("<gd0>", "float", lambda: (1.0 if self.cm_raw.get("gd0_rule") == "unit" else 0.5) / self._fbmax(res))
+            res.names["fbmax"], res.names["gd0"] = "<fbmax>", "<gd0>"
+        res.add("switch.xoff", "size", sw.xoff if sw.xoff != "auto" else lambda: self._global_xoff(res))
+
+        values: dict[str, Any] = {}
+        for key in list(res.entries):
+            if key.startswith("<"):
+                continue
+            try:
+                values[key] = res.value(key)
+            except _EvalProblem as err:
+                self.problems.append(err.problem)
+        raise_problems(self.problems, self.id)
+
+        memory = values["switch.memory_per_port"]
+        proc = values["switch.processing_delay"]
+        oq_limit = values.get("switch.oq_limit")
+        thresholds, xoff_note, xon_note = self._thresholds(res, memory)
+        egress = self._nic(proc)
+        window_ps, window_note = self._window()
+        hot_port, hot_node = self._hot_port(net)
+        queues = self._queues(hot_port)
+        per_flow = self._per_flow(net, hot_port, hot_node)
+        if memory == 0:
+            self.problems.append(Problem("switch.memory_per_port", 0, "must be greater than zero"))
+        if oq_limit is not None and oq_limit < doc.traffic.frame_size:
+            self.problems.append(Problem("switch.oq_limit", oq_limit, "must hold at least one frame, or be \"none\""))
+        raise_problems(self.problems, self.id)
+
+        cm = {name: values[f"cm.{name}"] for name in self.cm_raw}
+        cm_exprs = {k.removeprefix("cm."): v for k, v in res.exprs.items() if k.startswith("cm.")}
+        switch_exprs = {k.removeprefix("switch."): v for k, v in res.exprs.items() if k.startswith("switch.")}
+        return Resolved(
+            doc=doc,
+            scheme=self.scheme,
+            cm=cm,
+            cm_exprs=cm_exprs,
+            memory_per_port=memory,
+            oq_limit=oq_limit,
+            processing_delay_ps=proc,
+            switch_exprs=switch_exprs,
+            network=net,
+            thresholds=thresholds,
+            xoff_note=xoff_note,
+            xon_note=xon_note,
+            egress_buffer=egress[0],
+            egress_xoff=egress[1],
+            egress_xon=egress[2],
+            window_ps=window_ps,
+            window_note=window_note,
+            hot_port=hot_port,
+            hot_node=hot_node,
+            queues=queues,
+            per_flow=per_flow,
+            nodes=nodes,
+        )
+
+    # ---- names ----------------------------------------------------------------------------
+
+    def _check_names(self, net: Network | None, nodes: list[str]) -> None:
+        doc, p = self.doc, self.problems
+        node_set = set(nodes)
+        listing = ", ".join(nodes[:20]) + (", ..." if len(nodes) > 20 else "")
+
+        def node(key: str, name: str) -> None:
+            if name not in node_set:
+                p.append(Problem(key, name, f"unknown node; the nodes are: {listing}"))
+
+        for i, f in enumerate(doc.traffic.flows):
+            node(f"traffic.flows.{i}.src", f.src)
+            node(f"traffic.flows.{i}.dst", f.dst)
+            if f.src == f.dst:
+                p.append(Problem(f"traffic.flows.{i}.dst", f.dst, "a flow needs a destination other than its source"))
+            if f.start is not None and f.stop is not None and f.stop < f.start:
+                p.append(Problem(f"traffic.flows.{i}.stop", format_time(f.stop), "stop comes before start"))
+            if net is not None and f.src in node_set and f.rate > net.node_rate(f.src):
+                p.append(Problem(f"traffic.flows.{i}.rate", format_rate(f.rate), f"more than the link rate of node {f.src} ({format_rate(net.node_rate(f.src))})"))
+        for name in doc.traffic.loads:
+            node(f"traffic.loads.{name}", name)
+        if doc.traffic.loads and doc.traffic.pattern != "uniform":
+            p.append(Problem("traffic.loads", doc.traffic.loads, 'per-node loads need pattern = "uniform"'))
+        if doc.traffic.stop is not None and doc.traffic.stop < doc.traffic.start:
+            p.append(Problem("traffic.stop", format_time(doc.traffic.stop), "stop comes before start"))
+        for i, h in enumerate(doc.hotspots):
+            node(f"hotspots.{i}.node", h.node)
+            if h.end < h.start:
+                p.append(Problem(f"hotspots.{i}.end", format_time(h.end), "the hotspot ends before it starts"))
+        if net is not None:
+            switch_set = set(net.switches)
+            for i, name in enumerate(doc.topology.legacy):
+                if name not in switch_set:
+                    p.append(Problem(f"topology.legacy.{i}", name, f"unknown switch; the switches are: {', '.join(net.switches)}"))
+            ports = net.ports()
+            port_set = set(ports)
+            shown = ", ".join(ports[:12]) + (", ..." if len(ports) > 12 else "")
+            hp = doc.metrics.hot_port
+            if hp is not None and hp != "hotspot" and hp not in port_set:
+                p.append(Problem("metrics.hot_port", hp, f'unknown port; allowed: "hotspot" or a port <switch>/<neighbour>: {shown}'))
+            if hp == "hotspot" and not doc.hotspots:
+                p.append(Problem("metrics.hot_port", hp, '"hotspot" needs at least one [[hotspots]] entry; give a port name'))
+            for i, q in enumerate(doc.metrics.queues):
+                if q not in port_set:
+                    p.append(Problem(f"metrics.queues.{i}", q, f"unknown port; ports are <switch>/<neighbour>: {shown}"))
+        nic = doc.nic
+        if nic.ingress != "unlimited" and nic.ingress_size < doc.traffic.frame_size:
+            p.append(Problem("nic.ingress_size", nic.ingress_size, f'nic.ingress = "{nic.ingress}" needs a buffer of at least one frame ({doc.traffic.frame_size} B)'))
+        elif nic.ingress == "per_voq" and nic.ingress_size // max(len(nodes) - 1, 1) < doc.traffic.frame_size:
+            p.append(Problem("nic.ingress_size", nic.ingress_size, f"per_voq splits the buffer over {len(nodes) - 1} VOQs; each must hold at least one frame"))
+        if doc.switch.pause and doc.switch.buffer == "egress":
+            p.append(Problem("switch.pause", True, 'PAUSE is not available with buffer = "egress" (SW-EGDISC has no PAUSE); use "partitioned" or "shared"'))
+
+    # ---- derived quantities ------------------------------------------------------------------
+
+    def _fbmax(self, res: _Resolver) -> float:
+        bits = int(self.cm_raw.get("fb_bits", 0))
+        if bits > 0:
+            return float(2**bits - 1)
+        fbmax = (2 * float(res.value("cm.w")) + 1) * float(res.value("cm.qeq"))
+        if fbmax <= 0:
+            raise _EvalProblem(Problem("cm.qeq", res.value("cm.qeq"), "(2w+1)*qeq must be > 0 to define gd0"))
+        return fbmax
+
+    def _switch_xoff(self, res: _Resolver, switch: str | None) -> Fraction:
+        """Auto XOFF (scenarios.md §1.1, D12) for ``switch`` (None: the first switch)."""
+        doc = self.doc
+        memory = res.value("switch.memory_per_port")
+        proc = res.value("switch.processing_delay")
+        frame = doc.traffic.frame_size
+        if self.net is None:  # fat tree: uniform links
+            links = [Link("", "", doc.links.rate, doc.links.delay)]
+        else:
+            sw = switch or self.net.switches[0]
+            links = [link for _, link in self.net.neighbours(sw)]
+        heads = [_rtt_bw(link.delay_ps, proc, link.rate_bps, frame) for link in links]
+        if doc.switch.buffer == "shared":
+            return sum((memory - h for h in heads), Fraction(0))
+        return memory - max(heads)
+
+    def _global_xoff(self, res: _Resolver) -> int:
+        return max(0, math.floor(self._switch_xoff(res, None)))
+
+    def _thresholds(self, res: _Resolver, memory: int) -> tuple[dict[str, dict[str, int]], str, str]:
+        sw = self.doc.switch
+        switches = self.net.switches if self.net is not None else []
+        out: dict[str, dict[str, int]] = {}
+        for name in switches:
+            n = self.net.port_count(name) if self.net is not None else 1
+            capacity = memory * n if sw.buffer == "shared" else memory
+            if sw.xoff == "auto":
+                exact = self._switch_xoff(res, name)
+                if exact <= 0 and sw.pause:
+                    self.problems.append(Problem("switch.xoff", "auto", f"M - rtt*bw is {float(exact):g} B at switch {name}: the memory leaves no room for PAUSE headroom; give a larger switch.memory_per_port or an explicit xoff"))
+                xoff = max(0, math.floor(exact))
+            else:
+                xoff = res.values["switch.xoff"]
+            if sw.xon == "auto":
+                xon = xoff // 2 if sw.xon_rule == "half" else xoff - 10_000
+                if xon < 0 and sw.pause:
+                    self.problems.append(Problem("switch.xon", "auto", f"XOFF - 10KB is negative at switch {name} (XOFF = {xoff} B); give an explicit xon"))
+                xon = max(0, xon)
+            elif isinstance(sw.xon, Expr):
+                try:
+                    number = sw.xon.evaluate(lambda nm: float(xoff) if nm == "xoff" else res.number(nm, "switch.xon", sw.xon))
+                    xon = _Resolver._convert("switch.xon", "size", number, sw.xon, None)
+                except ExprError as err:
+                    self.problems.append(Problem("switch.xon", sw.xon.text, str(err)))
+                    xon = 0
+                except _EvalProblem as err:
+                    self.problems.append(err.problem)
+                    xon = 0
+                res.exprs["switch.xon"] = sw.xon.text
+            else:
+                xon = sw.xon
+            if sw.pause and not 0 <= xon <= xoff <= capacity:
+                self.problems.append(Problem("switch.xon" if xon > xoff else "switch.xoff", f"xoff={xoff}, xon={xon}", f"PAUSE needs 0 <= xon <= xoff <= capacity ({capacity} B at switch {name})"))
+            if not sw.pause:
+                xoff, xon = min(xoff, capacity), min(xon, xoff, capacity)
+            out[name] = {"capacity": capacity, "xoff": xoff, "xon": xon}
+        rule = "auto (half)" if sw.xon_rule == "half" else "auto (xoff - 10KB)"
+        xoff_note = "auto: M - rtt*bw" + (" summed over the ports" if sw.buffer == "shared" else "") if sw.xoff == "auto" else ""
+        xon_note = rule if sw.xon == "auto" else ""
+        return out, xoff_note, xon_note
+
+    def _nic(self, proc: int) -> tuple[int, int, int]:
+        """OB size and transfer watermarks (D15); "auto" follows the switch rule (S1 AD-ZRL)."""
+        doc, nic = self.doc, self.doc.nic
+        frame = doc.traffic.frame_size
+        ob = nic.egress_buffer if nic.egress_buffer is not None else frame
+        if ob < frame:
+            self.problems.append(Problem("nic.egress_buffer", ob, f"must hold at least one frame ({frame} B)"))
+        head = _rtt_bw(doc.links.delay, proc, doc.links.rate, frame)
+        auto_xoff = math.floor(ob - head)
+        one_frame_stage = auto_xoff < frame
+        xoff = (ob if one_frame_stage else auto_xoff) if nic.egress_xoff == "auto" else nic.egress_xoff
+        if nic.egress_xon == "auto":
+            if one_frame_stage and nic.egress_xoff == "auto":
+                xon = 0
+            else:
+                xon = xoff // 2 if doc.switch.xon_rule == "half" else max(0, xoff - 10_000)
+        else:
+            xon = nic.egress_xon
+        if not 0 <= xon <= xoff <= ob:
+            self.problems.append(Problem("nic.egress_xoff", f"egress_xoff={xoff}, egress_xon={xon}", f"needs 0 <= egress_xon <= egress_xoff <= egress_buffer ({ob} B)"))
+        return ob, xoff, xon
+
+    def _window(self) -> tuple[tuple[int, int], str]:
+        """Contract "Measurement window": clip to [0, duration]; empty → "run"."""
+        doc = self.doc
+        dur = doc.duration
+        run = (dur // 10, dur)
+        w = doc.metrics.window
+        if w == "run":
+            return run, "run"
+        if w == "hotspot":
+            if not doc.hotspots:
+                return run, "run (no hotspot)"
+            t0, t1, note = doc.hotspots[0].start, doc.hotspots[0].end, "hotspot"
+        else:
+            t0, t1, note = w[0], w[1], ""
+        t0, t1 = min(max(t0, 0), dur), min(max(t1, 0), dur)
+        if t1 <= t0:
+            return run, "run (the window was empty after clipping)"
+        return (t0, t1), note
+
+    def _hot_port(self, net: Network | None) -> tuple[str, str | None]:
+        doc = self.doc
+        hp = doc.metrics.hot_port
+        if hp is None:
+            hot_nodes = list(dict.fromkeys(h.node for h in doc.hotspots))
+            if len(hot_nodes) > 1:
+                hp = "hotspot"
+            elif net is None:
+                hp = "hotspot" if hot_nodes else ""
+            elif hot_nodes:
+                hp = net.feeding_port(hot_nodes[0])
+            elif doc.traffic.flows:
+                offered: dict[str, int] = {}
+                for f in doc.traffic.flows:
+                    offered[f.dst] = offered.get(f.dst, 0) + f.rate
+                hp = net.feeding_port(max(offered, key=lambda d: offered[d]))
+            else:
+                hp = net.feeding_port(self.nodes[0])
+            if not hp:
+                self.problems.append(Problem("metrics.hot_port", missing(), "give the hot port (a fat tree has no default)"))
+        if hp == "hotspot":
+            return hp, doc.hotspots[0].node if doc.hotspots else None
+        neighbour = hp.split("/", 1)[-1]
+        return hp, neighbour if neighbour in set(self.nodes) else None
+
+    def _queues(self, hot_port: str) -> list[str]:
+        net = self.net
+        first: list[str] = []
+        if hot_port == "hotspot":
+            if net is not None:
+                first = [net.feeding_port(h.node) for h in self.doc.hotspots]
+        elif hot_port:
+            first = [hot_port]
+        return list(dict.fromkeys([*first, *self.doc.metrics.queues]))
+
+    def traffic_pairs(self) -> list[tuple[str, str]]:
+        return traffic_pairs(self.doc, self.nodes)
+
+    def _per_flow(self, net: Network | None, hot_port: str, hot_node: str | None) -> list[tuple[str, str]]:
+        mode = self.doc.metrics.per_flow
+        named = list(dict.fromkeys((f.src, f.dst) for f in self.doc.traffic.flows))
+        if mode == "none":
+            return []
+        if mode == "named" and named:
+            return named
+        pairs = self.traffic_pairs()
+        if mode == "all":
+            return pairs
+        # "hot" (or "named" without named flows): the flows through the hot port
+        if hot_port == "hotspot":
+            hot_nodes = {h.node for h in self.doc.hotspots}
+            return [p for p in pairs if p[1] in hot_nodes]
+        if hot_node is not None:
+            return [p for p in pairs if p[1] == hot_node]
+        if net is None or not hot_port:
+            return []
+        sw, nb = hot_port.split("/", 1)
+        return [p for p in pairs if (sw, nb) in net.path(*p)]
+
+
+def traffic_pairs(doc: ScenarioDoc, nodes: list[str]) -> list[tuple[str, str]]:
+    """Every (src, dst) pair that carries traffic: uniform sources × other nodes, then flows."""
+    pairs: list[tuple[str, str]] = []
+    if doc.traffic.pattern == "uniform":
+        for src in nodes:
+            if doc.traffic.loads.get(src, doc.traffic.load) > 0:
+                pairs.extend((src, dst) for dst in nodes if dst != src)
+    pairs.extend((f.src, f.dst) for f in doc.traffic.flows)
+    return list(dict.fromkeys(pairs))
+
+
+# --------------------------------------------------------------------------------------------
+# Lowering: docs/core-config.md
+# --------------------------------------------------------------------------------------------
+
+
+def _lower_cm(r: Resolved) -> dict[str, Any]:
+    """``cm`` block: ``scheme`` then every parameter; rates as ``*_bps``, times as ``*_ps``."""
+    out: dict[str, Any] = {"scheme": r.scheme}
+    params = SCHEMES[r.scheme]
+    for name, value in r.cm.items():
+        kind = params[name].kind
+        if kind == "rate":
+            out[f"{name}_bps"] = value
+        elif kind in ("time", "time_or_auto"):
+            out[f"{name}_ps"] = None if value == "auto" else value
+        else:
+            out[name] = value
+    if r.scheme in BCN_FAMILY:
+        out["gi_rate_bps"] = r.doc.links.rate  # gi is stated for links.rate (contract)
+    return out
+
+
+def _lower(r: Resolved, sid: str) -> dict[str, Any]:
+    doc = r.doc
+    if doc.topology.kind == "fat_tree" or r.network is None:
+        raise ScenarioError(
+            f"{sid}: topology.kind = \"fat_tree\" is accepted and validated but not yet supported "
+            "by the engine's core config; use kind = \"star\" or \"graph\""
+        )
+    if doc.traffic.sizes == "geometric":
+        raise ScenarioError(
+            f'{sid}: traffic.sizes = "geometric" (given) is not yet supported by the engine\'s core '
+            'config (version 1 has Bernoulli frame sources only); use sizes = "fixed"'
+        )
+    net = r.network
+    tstop = doc.traffic.stop
+    sources: list[dict[str, Any]] = []
+    if doc.traffic.pattern == "uniform":
+        for node in r.nodes:
+            load = doc.traffic.loads.get(node, doc.traffic.load)
+            if load > 0:
+                sources.append({"node": node, "load": load, "dst": None, "start_ps": doc.traffic.start, "stop_ps": tstop})
+    for f in doc.traffic.flows:
+        sources.append(
+            {
+                "node": f.src,
+                "load": f.rate / net.node_rate(f.src),
+                "dst": f.dst,
+                "start_ps": f.start if f.start is not None else doc.traffic.start,
+                "stop_ps": f.stop if f.stop is not None else tstop,
+            }
+        )
+    sw = doc.switch
+    nic = doc.nic
+    return {
+        "version": CORE_CONFIG_VERSION,
+        "seed": doc.seed,
+        "duration_ps": doc.duration,
+        "run_to_completion": doc.traffic.run_to_completion,
+        "topology": {
+            "switches": list(net.switches),
+            "nodes": list(net.nodes),
+            "links": [{"a": link.a, "b": link.b, "rate_bps": link.rate_bps, "delay_ps": link.delay_ps} for link in net.links],
+            "legacy": list(doc.topology.legacy),
+            "routing": doc.topology.routing,
+        },
+        "switch": {
+            "buffer": sw.buffer,
+            "memory_per_port": r.memory_per_port,
+            "oq_limit": r.oq_limit,
+            "processing_delay_ps": r.processing_delay_ps,
+            "pause": sw.pause,
+            "thresholds": {name: dict(t) for name, t in r.thresholds.items()},
+        },
+        "nic": {
+            "ingress": nic.ingress,
+            "ingress_size": nic.ingress_size,
+            "on_full": nic.on_full,
+            "egress_buffer": r.egress_buffer,
+            "egress_xoff": r.egress_xoff,
+            "egress_xon": r.egress_xon,
+            "processing_delay_ps": nic.processing_delay,
+        },
+        "traffic": {"frame_size": doc.traffic.frame_size, "sources": sources},
+        "hotspots": [{"node": h.node, "rate": h.rate, "start_ps": h.start, "end_ps": h.end} for h in doc.hotspots],
+        "cm": _lower_cm(r),
+        "metrics": {
+            "bin_ps": doc.metrics.bin,
+            "window_ps": list(r.window_ps),
+            "hot_port": r.hot_port,
+            "queues": list(r.queues),
+            "per_flow": [list(p) for p in r.per_flow],
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Loading and the catalog
+# --------------------------------------------------------------------------------------------
+
+
+def _catalog_dir() -> importlib.resources.abc.Traversable:
+    return importlib.resources.files("cnsim") / "scenarios"
+
+
+def scenarios() -> list[str]:
+    """The ids of the catalog shipped inside the package, sorted."""
+    return sorted(p.name.removesuffix(".toml") for p in _catalog_dir().iterdir() if p.name.endswith(".toml"))
+
+
+def _read_toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{where}: not valid TOML: {err}") from None
+
+
+def load(ref: Union[str, Path, Scenario]) -> Scenario:
+    """A catalog id, or a path to a scenario TOML file, → :class:`Scenario`."""
+    if isinstance(ref, Scenario):
+        return ref.copy()
+    text_ref = str(ref)
+    if not isinstance(ref, Path) and text_ref in scenarios():
+        res = _catalog_dir() / f"{text_ref}.toml"
+        return Scenario(_read_toml(res.read_text(encoding="utf-8"), text_ref), text_ref, f"catalog:{text_ref}")
+    path = Path(text_ref)
+    if path.is_file():
+        return Scenario(_read_toml(path.read_text(encoding="utf-8"), str(path)), path.stem, str(path))
+    known = ", ".join(scenarios())
+    raise ScenarioError(
+        f"unknown scenario {text_ref!r}: not a catalog id and not a file. "
+        f"Catalog ids: {known} (see `cnsim list`), or give the path of a scenario .toml file."
+    )
