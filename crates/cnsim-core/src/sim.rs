@@ -72,6 +72,8 @@ pub struct Simulator {
     pub(crate) cps: Vec<Option<AnyCp>>,
     pub(crate) cp_rngs: Vec<SimRng>,
     pub(crate) cps_active: bool,
+    /// The scheme acts on frames reaching a sink (reflections, probes): arrivals need events.
+    pub(crate) sink_events: bool,
     pub(crate) cm_frame_bytes: u32,
     pub(crate) frame_size: u32,
     pub(crate) sw_params: SwitchParams,
@@ -151,6 +153,7 @@ impl Simulator {
         let scheme = Scheme::from_config(&cfg.cm)?;
         let cm_frame_bytes = cfg.cm.params.get("cnm_size").and_then(Value::as_u64).unwrap_or(PAUSE_FRAME_BYTES as u64) as u32;
         let cps_active = scheme.has_congestion_points();
+        let sink_events = scheme.needs_sink_events();
         let (cps, cp_rngs) = if cps_active {
             let cps = ports
                 .iter()
@@ -235,6 +238,7 @@ impl Simulator {
             cps,
             cp_rngs,
             cps_active,
+            sink_events,
             cm_frame_bytes,
             frame_size: cfg.traffic.frame_size,
             sw_params: SwitchParams {

@@ -136,6 +136,14 @@ impl Scheme {
         }
     }
 
+    /// Whether the scheme acts on frames reaching their destination (QCN-3pt reflections, E2CM
+    /// probes): otherwise the engine records deliveries without an arrival event.
+    pub fn needs_sink_events(&self) -> bool {
+        match self {
+            Scheme::None(_) => false,
+        }
+    }
+
     pub fn new_cp(&self, _cpid: u32) -> AnyCp {
         match self {
             Scheme::None(_) => AnyCp::None(none::NoCp),

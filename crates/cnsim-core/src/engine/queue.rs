@@ -4,27 +4,40 @@
 //! `(key, epoch)`), so a run is a pure function of its inputs. `push` and `pop` are O(log n);
 //! the heap holds one entry per pending event, a few per port, so it stays small.
 
+use std::collections::BinaryHeap;
+
 use super::Event;
 use crate::time::SimTime;
 
+/// Key = time << 64 | sequence: one integer comparison orders by time, then FIFO.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: u64,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
-impl Entry {
-    #[inline]
-    fn key(&self) -> (u64, u64) {
-        (self.time, self.seq)
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed, so that std's max-heap pops the earliest key.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key.cmp(&self.key)
     }
 }
 
 /// The pending-event set.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
 }
 
@@ -44,53 +57,22 @@ impl EventQueue {
     /// Schedule `event` at `time`. O(log n).
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
-        let entry = Entry { time: time.0, seq: self.seq, event };
+        let key = ((time.0 as u128) << 64) | self.seq as u128;
         self.seq += 1;
-        self.heap.push(entry);
-        // sift up with a hole
-        let mut i = self.heap.len() - 1;
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if self.heap[parent].key() <= entry.key() {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
-        self.heap[i] = entry;
+        self.heap.push(Entry { key, event });
     }
 
     /// The time of the earliest event, if any. O(1).
+    #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|e| SimTime(e.time))
+        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
     }
 
-    /// Remove and return the earliest event (FIFO among equal times). O(log n).
+    /// Remove and return the earliest event (FIFO among equal times). O(log n), with std's
+    /// sift-to-the-bottom pop (one comparison per level).
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let last = self.heap.pop()?;
-        if self.heap.is_empty() {
-            return Some((SimTime(last.time), last.event));
-        }
-        let top = self.heap[0];
-        // sift the last entry down from the root
-        let n = self.heap.len();
-        let mut i = 0;
-        loop {
-            let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let r = l + 1;
-            let c = if r < n && self.heap[r].key() < self.heap[l].key() { r } else { l };
-            if last.key() <= self.heap[c].key() {
-                break;
-            }
-            self.heap[i] = self.heap[c];
-            i = c;
-        }
-        self.heap[i] = last;
-        Some((SimTime(top.time), top.event))
+        self.heap.pop().map(|e| (SimTime((e.key >> 64) as u64), e.event))
     }
 }
 

@@ -326,17 +326,21 @@ impl Simulator {
         let frame = *self.pool.get(f);
         self.pool.free(f);
         match frame.kind {
-            FrameKind::Data => {
-                let t = self.now + SimTime(self.nic_cfg.processing_delay_ps);
-                if t >= self.end {
-                    self.stats.sink_pending += 1;
-                } else {
-                    self.stats.delivered += 1;
-                    self.rec.on_delivered(t, frame.src, n, frame.size as u64, frame.gen_time);
-                }
-            }
+            FrameKind::Data => self.deliver(n, &frame, self.now),
             FrameKind::Control => self.rp_message(n, &frame.cm),
             FrameKind::Probe | FrameKind::Pause { .. } => {}
+        }
+    }
+
+    /// The last bit of data `frame` reaches the sink of NIC `n` at `arrival`; it is delivered
+    /// `nic.processing_delay` later (D15), or is still in flight if that is after the end.
+    pub(crate) fn deliver(&mut self, n: u32, frame: &Frame, arrival: SimTime) {
+        let t = arrival + SimTime(self.nic_cfg.processing_delay_ps);
+        if t >= self.end {
+            self.stats.sink_pending += 1;
+        } else {
+            self.stats.delivered += 1;
+            self.rec.on_delivered(t, frame.src, n, frame.size as u64, frame.gen_time);
         }
     }
 

@@ -8,6 +8,8 @@ use rand::Rng;
 use crate::engine::SimRng;
 use crate::time::SimTime;
 
+const GAP_TABLE: usize = 8;
+
 /// One Bernoulli source at a node.
 #[derive(Clone, Debug)]
 pub struct Generator {
@@ -24,13 +26,21 @@ pub struct Generator {
     stop: SimTime,
     /// ln(1 - load), cached for the geometric draw.
     ln_idle: f64,
+    /// (1 - load)^j for j = 1..=GAP_TABLE: the inverse CDF of short gaps without a logarithm.
+    idle_pow: [f64; GAP_TABLE],
     n_nodes: u32,
     rng: SimRng,
 }
 
 impl Generator {
     pub fn new(node: u32, dst: Option<u32>, load: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
-        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), n_nodes, rng };
+        let mut idle_pow = [0.0; GAP_TABLE];
+        let mut q = 1.0;
+        for x in idle_pow.iter_mut() {
+            q *= 1.0 - load;
+            *x = q;
+        }
+        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), idle_pow, n_nodes, rng };
         if load > 0.0 && !(dst.is_none() && n_nodes < 2) {
             // the first slot starts at `start`: the first arrival is in slot k - 1
             let k = g.gap_slots();
@@ -44,9 +54,15 @@ impl Generator {
         if self.load >= 1.0 {
             return 1;
         }
-        // u in (0, 1]; floor(ln u / ln(1 - p)) is geometric on {0, 1, ...}
+        // u in (0, 1]; the gap is the smallest k with u > (1 - p)^k (inverse CDF of the geometric
+        // law); short gaps come from the table, long ones from k = 1 + floor(ln u / ln(1 - p)).
         let u: f64 = 1.0 - self.rng.gen::<f64>();
-        1 + (libm::log(u) / self.ln_idle).floor() as u64
+        for (j, &q) in self.idle_pow.iter().enumerate() {
+            if u > q {
+                return j as u64 + 1;
+            }
+        }
+        (1 + (libm::log(u) / self.ln_idle).floor() as u64).max(GAP_TABLE as u64 + 1)
     }
 
     fn set_next(&mut self, t: SimTime) {
