@@ -111,9 +111,9 @@ _BCN: Final[dict[str, Param]] = {
     "qmc": Param("size", "m", doc="BCN_MAX threshold Qmc"),
     "bcn00": Param("bool", False),
     "qsc": Param("size", "2*m", doc="BCN(0,0) threshold Qsc"),
-    "stop_time": Param("time", 1_000_000_000, doc="BCN(0,0) back-off bound (D4)"),
+    "stop_time": Param("time", "1ms", doc="BCN(0,0) back-off bound (D4)"),
     "drift_rate": Param("rate", 0, doc="self-increase step (0 = off)"),
-    "drift_period": Param("time", 20_000_000_000),
+    "drift_period": Param("time", "20ms"),
     "negative_only_above_qeq": Param("bool", False, doc="D3"),
 }
 
@@ -140,9 +140,9 @@ _QCN: Final[dict[str, Param]] = {
     "pmin": _frac(0.01),
     "pmax": _frac(0.1),
     "drift_rate": Param("rate", 0),
-    "drift_period": Param("time", 20_000_000_000),
+    "drift_period": Param("time", "20ms"),
     "bc": Param("size", 150_000, doc="byte-counter cycle BC"),
-    "timer": Param("time", 15_000_000_000, doc="timer cycle T"),
+    "timer": Param("time", "15ms", doc="timer cycle T"),
     "f": Param("int", 5, lo=1, hi=1000, doc="fast-recovery threshold F"),
     "r_ai": Param("rate", 5_000_000),
     "r_hai": Param("rate", 50_000_000),
@@ -160,11 +160,11 @@ _QCN3PT_EXTRA: Final[dict[str, Param]] = {
     "de_rule": _choice("q_above_qeq", "last_fb_negative"),
 }
 _SONAR_EXTRA: Final[dict[str, Param]] = {
-    "wp": Param("time", 10_000_000_000),
-    "we": Param("time", 2_000_000_000),
-    "sf": Param("time", 500_000_000),
+    "wp": Param("time", "10ms"),
+    "we": Param("time", "2ms"),
+    "sf": Param("time", "0.5ms"),
     "nc_threshold": Param("size", 15_000),
-    "nc_interval": Param("time", 10_000_000_000),
+    "nc_interval": Param("time", "10ms"),
     "recovery": _choice("cr_to_tr", "release"),
 }
 _PLUS_EXTRA: Final[dict[str, Param]] = {

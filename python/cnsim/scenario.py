@@ -42,7 +42,6 @@ from .units import (
     PS_PER_S,
     UnitError,
     format_rate,
-    format_size,
     format_time,
     parse_quantity,
     parse_rate,
@@ -372,42 +371,52 @@ def split_key(key: str) -> list[str]:
     return parts
 
 
+#: document paths that hold arrays (a missing one is created as an array by ``--set a.0.b=…``)
+_ARRAY_PATHS = {
+    ("hotspots",),
+    ("traffic", "flows"),
+    ("topology", "links"),
+    ("topology", "nodes"),
+    ("topology", "switches"),
+    ("topology", "legacy"),
+    ("metrics", "queues"),
+    ("metrics", "window"),
+}
+
+
 def _assign(doc: dict[str, Any], path: list[str], value: Any, key: str) -> None:
-    """Set ``doc[path] = value``, creating tables; numeric parts index arrays."""
+    """Set ``doc[path] = value``, creating missing tables; numeric parts index arrays."""
     cur: Any = doc
     for i, part in enumerate(path):
         last = i == len(path) - 1
-        nxt_is_index = not last and path[i + 1].isdigit()
+        here = _dotted(tuple(path[:i]))
+        new_container: Any = [] if tuple(path[: i + 1]) in _ARRAY_PATHS else {}
         if isinstance(cur, list):
             if not part.isdigit():
-                raise ScenarioError(f"{key}: {_dotted(tuple(path[:i]))} is an array; index it with a number")
+                raise ScenarioError(f"{key}: {here} is an array; index it with a number, e.g. {here}.0")
             idx = int(part)
             if idx > len(cur):
                 raise ScenarioError(
-                    f"{key}: index {idx} is past the end of {_dotted(tuple(path[:i]))} "
-                    f"(it has {len(cur)} entries; use {len(cur)} to append)"
+                    f"{key}: index {idx} is past the end of {here} (it has {len(cur)} entries; use {len(cur)} to append)"
                 )
             if idx == len(cur):
-                cur.append([] if nxt_is_index else {})
+                cur.append({})
             if last:
                 cur[idx] = value
-            else:
-                if not isinstance(cur[idx], (dict, list)):
-                    cur[idx] = [] if nxt_is_index else {}
+            elif isinstance(cur[idx], (dict, list)):
                 cur = cur[idx]
-        elif isinstance(cur, dict):
+            else:
+                raise ScenarioError(f"{key}: {here}.{idx} is a value, not a table or array")
+        else:
             if last:
                 cur[part] = value
-            else:
-                if not isinstance(cur.get(part), (dict, list)):
-                    if part in cur:
-                        raise ScenarioError(
-                            f"{key}: {_dotted(tuple(path[: i + 1]))} is a value, not a table or array"
-                        )
-                    cur[part] = [] if nxt_is_index else {}
+            elif isinstance(cur.get(part), (dict, list)):
                 cur = cur[part]
-        else:  # pragma: no cover - guarded above
-            raise ScenarioError(f"{key}: cannot descend into a value")
+            elif part in cur:
+                raise ScenarioError(f"{key}: {_dotted(tuple(path[: i + 1]))} is a value, not a table or array")
+            else:
+                cur[part] = new_container
+                cur = cur[part]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""Default figures of a run folder (spec/contract.md "A run folder": ``*.png``).
+
+* ``throughput.png``: aggregate and hot-port throughput (Gb/s) vs time;
+* ``queue.png``: the hot queue (KB) vs time, plus the other recorded queues;
+* ``per_flow.png``: per-flow throughput vs time, max-min fair shares dashed when known.
+
+Every figure shades the hotspot windows, marks the measurement window, labels its axes with
+units and carries the scenario id and scheme in its title. Matplotlib's object API with the Agg
+canvas is used (no pyplot, no global backend switch), so plotting is safe in any process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from .results import Result
+
+__all__ = ["save_figures", "FIGURES"]
+
+FIGURES = ("throughput.png", "queue.png", "per_flow.png")
+_PS = 1e12
+
+
+def _entity_series(result: Result, kind: str, column: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    table = result.series(kind)
+    if table.num_rows == 0:
+        return {}
+    ent_col = table.column_names[1]
+    names = np.asarray(table.column(ent_col).to_pylist(), dtype=object)
+    t = table.column("t_s").to_numpy()
+    v = table.column(column).to_numpy(zero_copy_only=False)
+    out = {}
+    for name in dict.fromkeys(names.tolist()):
+        mask = names == name
+        out[str(name)] = (t[mask], v[mask])
+    return out
+
+
+def _decorate(ax: Axes, result: Result, ylabel: str) -> None:
+    r = result.scenario.resolved
+    for i, h in enumerate(r.doc.hotspots):
+        ax.axvspan(h.start / _PS, h.end / _PS, color="tab:red", alpha=0.08,
+                   label=f"hotspot {h.node} at {h.rate:.0%}" if i < 3 else None)
+    t0, t1 = r.window_ps
+    for t in (t0, t1):
+        ax.axvline(t / _PS, color="0.5", linestyle=":", linewidth=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_xlim(0, r.doc.duration / _PS)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{result.scenario.id} — scheme {r.scheme}")
+
+
+def _new_figure() -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(8, 4.5), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _throughput(result: Result) -> Figure:
+    fig, ax = _new_figure()
+    series = _entity_series(result, "throughput", "gbps")
+    hot = result.scenario.resolved.hot_port
+    if "aggregate" in series:
+        ax.plot(*series["aggregate"], label="aggregate", color="tab:blue", linewidth=1.2)
+    hot_entities = [k for k in series if k.startswith("port:") and (hot == "hotspot" or k == f"port:{hot}")]
+    for name in hot_entities:
+        ax.plot(*series[name], label=f"hot port {name.removeprefix('port:')}", color="tab:red", linewidth=1.2)
+    _decorate(ax, result, "throughput (Gb/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize=8)
+    return fig
+
+
+def _queue(result: Result) -> Figure:
+    fig, ax = _new_figure()
+    series = _entity_series(result, "queue", "bytes")
+    r = result.scenario.resolved
+    first = r.queues[0] if r.queues else None
+    for name, (t, v) in series.items():
+        style = {"linewidth": 1.4, "color": "tab:red"} if name == first else {"linewidth": 0.9, "alpha": 0.8}
+        label = f"{name} (hot)" if name == first else name
+        ax.plot(t, v / 1000.0, label=label, **style)
+    _decorate(ax, result, "queue (KB)")
+    ax.set_ylim(bottom=0)
+    if series:
+        ax.legend(loc="best", fontsize=8)
+    return fig
+
+
+def _per_flow(result: Result) -> Figure:
+    fig, ax = _new_figure()
+    series = {k.removeprefix("flow:"): v for k, v in _entity_series(result, "throughput", "gbps").items() if k.startswith("flow:")}
+    many = len(series) > 12
+    t0, t1 = (t / _PS for t in result.scenario.resolved.window_ps)
+    for i, (name, (t, v)) in enumerate(series.items()):
+        line = ax.plot(t, v, linewidth=0.9, label=None if many and i >= 12 else name)[0]
+        fair = result.fair_gbps.get(name)
+        if fair is not None and (not many or i < 12):  # the fair share holds over the window
+            ax.hlines(fair, t0, t1, color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.7)
+    if result.fair_gbps:
+        ax.plot([], [], color="0.3", linestyle="--", linewidth=0.8, label="max-min fair share")
+    _decorate(ax, result, "per-flow throughput (Gb/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize=7, ncol=2 if len(series) > 6 else 1)
+    return fig
+
+
+def save_figures(result: Result, directory: Path) -> list[Path]:
+    """Write the default figures into ``directory``; returns their paths."""
+    out = []
+    for name, draw in zip(FIGURES, (_throughput, _queue, _per_flow)):
+        fig = draw(result)
+        path = Path(directory) / name
+        fig.savefig(path)
+        out.append(path)
+    return out

@@ -1,0 +1,177 @@
+"""Run results and run folders (spec/contract.md "A run folder", "summary.json", "series").
+
+:class:`Result` is what :func:`cnsim.run` returns. It holds
+
+* ``summary``: the engine's summary keys (docs/core-config.md "What the engine returns") plus
+  ``scenario``, ``scheme``, ``seed`` and ``fairness`` computed here (:mod:`cnsim.fairness`);
+* the raw series of the engine (``{kind: {"entities", "bins", "bin_s", "columns"}}``, columns
+  little-endian f64, entity-major), turned on demand into long-format pyarrow tables;
+* ``manifest``: wall time, speed, peak memory, versions, host — never part of determinism.
+
+:meth:`Result.save` writes ``scenario.toml``, ``manifest.json``, ``summary.json`` (sorted keys,
+``repr`` floats, non-finite numbers as null: a pure function of scenario and seed),
+``series/<kind>.parquet`` and the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .fairness import fair_shares, fairness_metrics
+from .scenario import Scenario
+
+__all__ = ["Result", "SERIES_KINDS", "build_summary", "decode_series", "dump_json"]
+
+#: kind → (name of the entity column, value columns) (contract "series")
+SERIES_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "throughput": ("entity", ("gbps",)),
+    "queue": ("queue", ("bytes", "bytes_max")),
+    "drops": ("entity", ("frames", "bytes")),
+    "pause": ("entity", ("fraction",)),
+    "cm": ("entity", ("frames", "bytes")),
+    "rates": ("flow", ("gbps",)),
+}
+_ENTITY_PREFIX = {"queue": "port:", "rates": "flow:"}
+
+
+def _clean(value: Any) -> Any:
+    """Non-finite floats → None, recursively (JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        return _clean(value.item())
+    return value
+
+
+def dump_json(obj: Any) -> str:
+    """Deterministic JSON: sorted keys, 2-space indent, shortest round-trip floats."""
+    return json.dumps(_clean(obj), sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def decode_series(kind: str, raw: dict[str, Any] | None) -> pa.Table:
+    """One engine series kind → long-format table ``t_s, <entity column>, <values...>``.
+
+    The value of bin *i* is reported at ``t_s`` = end of bin *i* (docs/core-config.md).
+    """
+    if kind not in SERIES_KINDS:
+        raise KeyError(f"unknown series kind {kind!r}; kinds: {', '.join(SERIES_KINDS)}")
+    ent_col, val_cols = SERIES_KINDS[kind]
+    schema = pa.schema([("t_s", pa.float64()), (ent_col, pa.string()), *[(c, pa.float64()) for c in val_cols]])
+    if not raw:
+        return schema.empty_table()
+    entities = [str(e) for e in raw.get("entities", [])]
+    prefix = _ENTITY_PREFIX.get(kind)
+    if prefix:
+        entities = [e.removeprefix(prefix) for e in entities]
+    bins = int(raw.get("bins", 0))
+    bin_s = float(raw.get("bin_s", 0.0))
+    n = len(entities)
+    t = (np.arange(1, bins + 1, dtype=np.float64) * bin_s) if bins else np.zeros(0)
+    columns: dict[str, Any] = {"t_s": np.tile(t, n), ent_col: np.repeat(np.array(entities, dtype=object), bins)}
+    raw_cols = raw.get("columns", {})
+    for col in val_cols:
+        data = raw_cols.get(col)
+        if data is None:
+            values = np.full(n * bins, np.nan)
+        else:
+            values = np.frombuffer(bytes(data), dtype="<f8").astype(np.float64)
+            if values.size != n * bins:
+                raise ValueError(f"series {kind}.{col}: {values.size} values for {n} entities x {bins} bins")
+        columns[col] = values
+    return pa.table(columns, schema=schema)
+
+
+def build_summary(scenario: Scenario, engine_summary: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """summary.json: the engine's keys plus scenario, scheme, seed and fairness.
+
+    Returns ``(summary, fair)`` where ``fair`` maps ``"<src>-><dst>"`` of the selected flows to
+    their max-min fair share in Gb/s (for reference lines).
+    """
+    r = scenario.resolved
+    summary = dict(engine_summary)
+    summary["scenario"] = scenario.id
+    summary["scheme"] = r.scheme
+    summary["seed"] = r.doc.seed
+    per_flow = summary.get("throughput_gbps", {}).get("per_flow", {}) or {}
+    shares = fair_shares(r) if r.per_flow else None
+    summary["fairness"] = fairness_metrics(per_flow, shares)
+    fair = {}
+    if shares:
+        fair = {f"{s}->{d}": shares[(s, d)] / 1e9 for s, d in r.per_flow if (s, d) in shares}
+    return summary, fair
+
+
+class Result:
+    """The outcome of one run (contract "Python": ``.summary``, ``.series(kind)``, ``.save(dir)``)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        summary: dict[str, Any],
+        series: dict[str, Any] | None = None,
+        manifest: dict[str, Any] | None = None,
+        fair_gbps: dict[str, float] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.summary = summary
+        self.raw_series: dict[str, Any] = dict(series or {})
+        self.manifest: dict[str, Any] = dict(manifest or {})
+        self.fair_gbps: dict[str, float] = dict(fair_gbps or {})
+
+    @classmethod
+    def from_engine(cls, scenario: Scenario, engine: dict[str, Any], manifest: dict[str, Any] | None = None) -> Result:
+        """Build from the dict ``_core.Simulation.run()`` returns."""
+        raw_summary = engine.get("summary", "{}")
+        engine_summary = json.loads(raw_summary) if isinstance(raw_summary, (str, bytes)) else dict(raw_summary)
+        summary, fair = build_summary(scenario, engine_summary)
+        return cls(scenario, summary, engine.get("series", {}), manifest, fair)
+
+    @property
+    def kinds(self) -> list[str]:
+        """Series kinds the engine returned."""
+        return [k for k in SERIES_KINDS if k in self.raw_series]
+
+    def series(self, kind: str) -> pa.Table:
+        """A long-format pyarrow table of series ``kind`` (empty if the engine gave none)."""
+        return decode_series(kind, self.raw_series.get(kind))
+
+    def delivered_frames(self) -> float:
+        """Frames delivered over the whole run, from the aggregate throughput series."""
+        raw = self.raw_series.get("throughput")
+        if not raw:
+            return 0.0
+        table = self.series("throughput")
+        mask = np.asarray(table.column("entity").to_pylist(), dtype=object) == "aggregate"
+        gbps = table.column("gbps").to_numpy()[mask]
+        frame = self.scenario.resolved.doc.traffic.frame_size
+        return float(np.nansum(gbps) * float(raw.get("bin_s", 0.0)) * 1e9 / 8 / frame)
+
+    def save(self, directory: str | os.PathLike[str], plots: bool = True) -> Path:
+        """Write the run folder; returns its path."""
+        out = Path(directory)
+        (out / "series").mkdir(parents=True, exist_ok=True)
+        (out / "scenario.toml").write_text(self.scenario.to_toml(), encoding="utf-8")
+        (out / "summary.json").write_text(dump_json(self.summary), encoding="utf-8")
+        (out / "manifest.json").write_text(dump_json(self.manifest), encoding="utf-8")
+        for kind in self.kinds:
+            pq.write_table(self.series(kind), out / "series" / f"{kind}.parquet")
+        if plots:
+            from .plots import save_figures
+
+            save_figures(self, out)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Result({self.scenario.id!r}, scheme={self.summary.get('scheme')!r})"

@@ -1,0 +1,165 @@
+"""Running one scenario on the Rust engine (spec/contract.md "Python": ``cnsim.run``).
+
+The engine (``cnsim._core``) runs in a worker thread with the GIL released; the calling thread
+polls ``progress_ps()`` for a progress callback and turns Ctrl-C into ``interrupt()``
+(DESIGN.md "The GIL and Ctrl-C"). Errors the engine raises for a configuration it refuses
+(``ValueError``, e.g. a scheme it does not simulate yet) become :class:`ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Union
+
+import numpy as np
+import pyarrow as pa
+
+from ._version import __version__
+from .errors import ScenarioError
+from .results import Result, dump_json
+from .scenario import Scenario, load
+from .units import PS_PER_S
+
+__all__ = ["run", "prepare", "engine", "EngineMissing"]
+
+Progress = Callable[[int, int], None]
+_POLL_S = 0.1
+
+
+class EngineMissing(RuntimeError):
+    """The compiled engine ``cnsim._core`` is not available."""
+
+
+def engine() -> ModuleType:
+    """Import the compiled engine, or raise :class:`EngineMissing` with what to do."""
+    try:
+        from . import _core  # type: ignore[attr-defined]
+    except ImportError as err:
+        raise EngineMissing(
+            f"the cnsim engine (cnsim._core) is not built or not importable ({err}); "
+            "install the package with `pip install .` (needs a Rust toolchain)"
+        ) from None
+    return _core
+
+
+def prepare(
+    scenario: Union[str, Path, Scenario],
+    set: dict[str, Any] | None = None,
+    seed: int | None = None,
+    duration: Any = None,
+) -> Scenario:
+    """Load ``scenario`` and apply overrides, seed and duration; validates (ScenarioError)."""
+    scen = load(scenario)
+    scen.set_many(set)
+    if seed is not None:
+        scen.set("seed", seed)
+    if duration is not None:
+        scen.set("duration", duration)
+    return scen.validate()
+
+
+def _peak_rss_bytes() -> int:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def _versions(core: ModuleType | None) -> dict[str, str]:
+    versions = {
+        "cnsim": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pyarrow": pa.__version__,
+    }
+    if core is not None and hasattr(core, "version"):
+        versions["core"] = str(core.version())
+    return versions
+
+
+def run(
+    scenario: Union[str, Path, Scenario],
+    set: dict[str, Any] | None = None,
+    seed: int | None = None,
+    duration: Any = None,
+    progress: Progress | None = None,
+) -> Result:
+    """Simulate ``scenario`` (id, path or :class:`Scenario`) and return a :class:`Result`.
+
+    ``set`` maps dotted keys to values (as ``--set``); ``seed`` and ``duration`` override the
+    scenario's; ``progress(sim_ps, total_ps)`` is called about ten times a second.
+    Raises :class:`ScenarioError` for bad input, :class:`EngineMissing` without the engine and
+    ``KeyboardInterrupt`` when interrupted.
+    """
+    scen = prepare(scenario, set, seed, duration)
+    config = scen.core_json()
+    core = engine()
+    try:
+        sim = core.Simulation(config)
+    except ValueError as err:
+        raise ScenarioError(f"{scen.id}: the engine refused the scenario: {err}") from None
+    total_ps = scen.resolved.doc.duration
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = sim.run()
+        except BaseException as err:  # handed to the calling thread
+            box["error"] = err
+
+    started = time.perf_counter()
+    worker = threading.Thread(target=work, name="cnsim-engine", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_POLL_S)
+            if progress is not None:
+                progress(int(sim.progress_ps()), total_ps)
+    except KeyboardInterrupt:
+        sim.interrupt()
+        worker.join()
+        raise
+    wall = time.perf_counter() - started
+    if "error" in box:
+        err = box["error"]
+        if isinstance(err, RuntimeError) and "interrupted" in str(err):
+            raise KeyboardInterrupt from None
+        if isinstance(err, ValueError):
+            raise ScenarioError(f"{scen.id}: the engine refused the scenario: {err}") from None
+        raise err
+    result = Result.from_engine(scen, box["result"])
+    sim_s = float(result.summary.get("duration_s") or total_ps / PS_PER_S)
+    events = float((result.summary.get("engine") or {}).get("events") or 0)
+    delivered = (result.summary.get("conservation") or {}).get("delivered")
+    frames = float(delivered) if isinstance(delivered, (int, float)) else result.delivered_frames()
+    result.manifest = {
+        "scenario": scen.id,
+        "source": scen.source,
+        "wall_s": wall,
+        "sim_s": sim_s,
+        "sim_s_per_wall_s": sim_s / wall if wall > 0 else None,
+        "events": events,
+        "events_per_s": events / wall if wall > 0 else None,
+        "frames_delivered": frames,
+        "frames_per_s": frames / wall if wall > 0 else None,
+        "peak_rss_bytes": _peak_rss_bytes(),
+        "versions": _versions(core),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    return result
+
+
+def write_manifest(result: Result, directory: Path) -> None:
+    """(Re)write only the manifest of a run folder."""
+    (directory / "manifest.json").write_text(dump_json(result.manifest), encoding="utf-8")

@@ -1,0 +1,133 @@
+"""The command line (cli.py): list, show, run, bench; exit status 2 for bad input.
+
+``run``/``bench`` use tests/_fake_engine.py in place of the engine: these tests check the
+plumbing (arguments, files, exit codes), not simulation results.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import cnsim
+import cnsim.runner
+from _fake_engine import FakeCore
+from cnsim import load
+from cnsim.cli import app
+
+runner = CliRunner()
+
+
+def test_list() -> None:
+    res = runner.invoke(app, ["list"])
+    assert res.exit_code == 0
+    lines = res.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines] == cnsim.scenarios()
+    assert all("  " in line for line in lines)
+
+
+def test_show_resolved_toml_and_core() -> None:
+    res = runner.invoke(app, ["show", "zhb-og-single-hop", "--set", "switch.buffer=shared"])
+    assert res.exit_code == 0, res.output
+    doc = tomllib.loads(res.stdout)
+    assert doc["switch"]["xoff"] == 9_512_000 and doc["seed"] == 1
+    res = runner.invoke(app, ["show", "zhb-og-single-hop", "--core", "--set", "cm.scheme=bcn", "--set", "cm.gd=2.5*gd0"])
+    assert res.exit_code == 0, res.output
+    core = json.loads(res.stdout)
+    assert core["cm"]["gd"] == pytest.approx(1.6667e-6, rel=1e-4)
+
+
+def test_show_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.toml"
+    path.write_text(load("kd-symmetric-single-hs").to_toml())
+    res = runner.invoke(app, ["show", str(path)])
+    assert res.exit_code == 0 and "S1/EP4" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["show", "zhb-og-single-hop", "--set", "switch.memroy=5"], "switch.memroy: unknown key"),
+        (["show", "zhb-og-single-hop", "--set", "links.delay=5parsec"], "links.delay"),
+        (["show", "zhb-og-single-hop", "--set", "links.rate=-1Gbps"], "negative"),
+        (["show", "no-such-scenario"], "unknown scenario"),
+        (["show", "zhb-og-single-hop", "--set", "cm.gd=1e-6"], 'scheme "none" has no parameter "gd"'),
+        (["show", "zhb-og-single-hop", "--set", "novalue"], "expected KEY=VALUE"),
+        (["run", "zhb-og-single-hop", "--set", "cm.scheme=bcn", "--set", "cm.nope=1"], "cm.nope"),
+        (["run", "zhb-og-single-hop", "--duration", "-1s"], "duration"),
+    ],
+)
+def test_bad_input_exits_2_without_traceback(args: list[str], fragment: str) -> None:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert fragment in res.stderr
+    assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCore:
+    core = FakeCore()
+    monkeypatch.setattr(cnsim.runner, "engine", lambda: core)
+    real_prepare = cnsim.runner.prepare
+
+    def prepare(*a, **kw):  # noqa: ANN002, ANN003
+        scen = real_prepare(*a, **kw)
+        core.scenario = scen
+        return scen
+
+    monkeypatch.setattr(cnsim.runner, "prepare", prepare)
+    return core
+
+
+def test_run_writes_folder(fake: FakeCore, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--out", str(out), "--seed", "3", "--duration", "0.1s", "--no-plots"])
+    assert res.exit_code == 0, res.output
+    assert "aggregate throughput" in res.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 3 and summary["scenario"] == "kd-symmetric-single-hs"
+    assert tomllib.loads((out / "scenario.toml").read_text())["duration"] == "100ms"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["versions"]["core"] == "fake-0" and manifest["peak_rss_bytes"] > 0
+    assert not (out / "throughput.png").exists()
+
+
+def test_run_quiet_prints_nothing(fake: FakeCore, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--out", str(tmp_path / "q"), "--quiet", "--no-plots"])
+    assert res.exit_code == 0 and res.stdout == ""
+
+
+def test_engine_refusal_exits_2(fake: FakeCore, tmp_path: Path) -> None:
+    fake.refuse = "qcn"
+    res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--set", "cm.scheme=qcn", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2
+    assert "not implemented by the engine yet" in res.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_interrupt_exits_130(fake: FakeCore, tmp_path: Path) -> None:
+    fake.interrupt_run = True
+    res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--out", str(tmp_path / "i")])
+    assert res.exit_code == 130 and "interrupted" in res.stderr
+
+
+def test_bench(fake: FakeCore) -> None:
+    res = runner.invoke(app, ["bench", "--duration", "0.05s"])
+    assert res.exit_code == 0, res.output
+    for word in ("events/s", "frames/s", "sim s per wall s"):
+        assert word in res.stdout
+
+
+def test_missing_engine_exits_1() -> None:
+    try:
+        import cnsim._core  # noqa: F401
+    except ImportError:
+        res = runner.invoke(app, ["bench"])
+        assert res.exit_code == 1 and "pip install" in res.stderr
+    else:
+        pytest.skip("the engine is built")
+

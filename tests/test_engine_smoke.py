@@ -1,0 +1,40 @@
+"""Smoke tests against the real engine (skipped when cnsim._core is not built).
+
+The lead adds the end-to-end checks; these only check that the Python front and the engine
+agree on the interface of docs/core-config.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cnsim._core")
+
+import cnsim  # noqa: E402
+from cnsim.results import SERIES_KINDS  # noqa: E402
+
+
+def test_engine_accepts_every_catalog_entry_as_lowered() -> None:
+    from cnsim import _core
+
+    for sid in cnsim.scenarios():
+        _core.Simulation(cnsim.load(sid).core_json())  # raises ValueError if refused
+
+
+def test_short_run_summary_and_series(tmp_path: Path) -> None:
+    r = cnsim.run("kd-symmetric-single-hs", duration="20ms")
+    s = r.summary
+    for key in ("scenario", "scheme", "seed", "duration_s", "window_s", "throughput_gbps", "queue_bytes", "drops", "fairness", "engine"):
+        assert key in s
+    assert set(r.kinds) <= set(SERIES_KINDS)
+    assert r.series("throughput").num_rows > 0
+    out = r.save(tmp_path / "run", plots=False)
+    assert json.loads((out / "summary.json").read_text())["scenario"] == "kd-symmetric-single-hs"
+
+
+def test_unimplemented_scheme_is_bad_input() -> None:
+    with pytest.raises(cnsim.ScenarioError, match="engine refused"):
+        cnsim.run("kd-symmetric-single-hs", set={"cm.scheme": "qcn"}, duration="1ms")

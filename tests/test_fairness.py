@@ -1,0 +1,71 @@
+"""Max-min fair shares by water-filling (fairness.py) against hand-computed allocations."""
+
+from __future__ import annotations
+
+import pytest
+
+from cnsim import load
+from cnsim.fairness import fair_shares, fairness_metrics, water_fill
+
+G = 1e9
+
+
+def test_water_fill_textbook_parking_lot() -> None:
+    # links L1, L2 of capacity 1; flow a crosses both, b only L1, c only L2 → 0.5 each
+    shares = water_fill({"a": 9, "b": 9, "c": 9}, {"a": ["L1", "L2"], "b": ["L1"], "c": ["L2"]}, {"L1": 1, "L2": 1})
+    assert shares == pytest.approx({"a": 0.5, "b": 0.5, "c": 0.5})
+
+
+def test_water_fill_demand_limited_flows_release_capacity() -> None:
+    # capacity 10 shared by demands 1, 2, 100 → 1, 2, 7
+    shares = water_fill({"x": 1, "y": 2, "z": 100}, {f: ["L"] for f in "xyz"}, {"L": 10})
+    assert shares == pytest.approx({"x": 1, "y": 2, "z": 7})
+
+
+def test_water_fill_unequal_bottlenecks() -> None:
+    # a, b share L1 (cap 3); b, c share L2 (cap 10): a = b = 1.5, c = 8.5
+    shares = water_fill({"a": 50, "b": 50, "c": 50}, {"a": ["L1"], "b": ["L1", "L2"], "c": ["L2"]}, {"L1": 3, "L2": 10})
+    assert shares == pytest.approx({"a": 1.5, "b": 1.5, "c": 8.5})
+
+
+def test_qcnp_ig_baseline_fair_shares() -> None:
+    shares = fair_shares(load("qcnp-ig-baseline").resolved)
+    assert shares is not None
+    for culprit in "2345":
+        assert shares[(culprit, "6")] == pytest.approx(2.5 * G)
+    assert shares[("1", "7")] == pytest.approx(5 * G)
+
+
+def test_kd_fair_shares() -> None:
+    shares = fair_shares(load("kd-symmetric-single-hs").resolved)
+    assert shares is not None
+    assert [shares[(f"EP{i}", "EP4")] for i in range(4)] == pytest.approx([2.5 * G] * 4)
+
+
+def test_zhb_hot_flows_share_the_hotspot() -> None:
+    shares = fair_shares(load("zhb-og-single-hop").resolved)
+    assert shares is not None
+    for src in range(2, 17):
+        assert shares[(str(src), "1")] == pytest.approx(2 * G / 15)
+    # cold flows get their full demand (8.5 Gb/s / 15)
+    assert shares[("1", "2")] == pytest.approx(8.5 * G / 15)
+
+
+def test_hotspot_capacity_is_averaged_over_the_window() -> None:
+    # window [0.02, 0.2]; the hotspot covers its first half
+    scen = load("kd-symmetric-single-hs").set("hotspots", [{"node": "EP4", "rate": 0.2, "start": "0.02s", "end": "0.11s"}])
+    shares = fair_shares(scen.resolved)
+    assert shares is not None
+    # port EP4 serves 2 Gb/s for half the window and 10 Gb/s for the other half → 6 Gb/s / 4
+    assert shares[("EP0", "EP4")] == pytest.approx(1.5 * G)
+
+
+def test_fairness_metrics() -> None:
+    fair = {("a", "b"): 2 * G, ("c", "b"): 2 * G}
+    perfect = fairness_metrics({"a->b": 2.0, "c->b": 2.0}, fair)
+    assert perfect == {"jain": pytest.approx(1.0), "maxmin_rel_error": pytest.approx(0.0)}
+    skewed = fairness_metrics({"a->b": 3.0, "c->b": 1.0}, fair)
+    assert skewed["jain"] == pytest.approx(0.8)  # x = (1.5, 0.5): (2)^2 / (2 * 2.5)
+    assert skewed["maxmin_rel_error"] == pytest.approx(0.5)
+    assert fairness_metrics({}, fair) == {"jain": None, "maxmin_rel_error": None}
+    assert fairness_metrics({"a->b": 1.0}, None) == {"jain": None, "maxmin_rel_error": None}

@@ -1,0 +1,97 @@
+"""Run folders: summary.json, series Parquet files, manifest, figures (results.py, plots.py).
+
+The engine result here is built by the test (tests/_fake_engine.py): this checks the writer,
+not the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from _fake_engine import engine_result
+from cnsim import Result, load
+from cnsim.results import decode_series, dump_json
+
+
+def make(sid: str = "kd-symmetric-single-hs", **kw) -> Result:
+    scen = load(sid).validate()
+    return Result.from_engine(scen, engine_result(scen, **kw), manifest={"wall_s": 1.0})
+
+
+def test_summary_adds_scenario_scheme_seed_fairness() -> None:
+    r = make(per_flow_gbps={"EP0->EP4": 2.5, "EP1->EP4": 2.5, "EP2->EP4": 2.5, "EP3->EP4": 2.5})
+    s = r.summary
+    assert (s["scenario"], s["scheme"], s["seed"]) == ("kd-symmetric-single-hs", "none", 1)
+    assert s["fairness"]["jain"] == pytest.approx(1.0)
+    assert s["fairness"]["maxmin_rel_error"] == pytest.approx(0.0)
+    assert r.fair_gbps == pytest.approx({f"EP{i}->EP4": 2.5 for i in range(4)})
+    unfair = make(per_flow_gbps={"EP0->EP4": 5.0, "EP1->EP4": 5.0, "EP2->EP4": 0.0, "EP3->EP4": 0.0}).summary
+    assert unfair["fairness"]["jain"] == pytest.approx(0.5)
+    assert unfair["fairness"]["maxmin_rel_error"] == pytest.approx(1.0)
+
+
+def test_fairness_null_without_selected_flows() -> None:
+    scen = load("kd-symmetric-single-hs").set("metrics.per_flow", "none").validate()
+    r = Result.from_engine(scen, engine_result(scen))
+    assert r.summary["fairness"] == {"jain": None, "maxmin_rel_error": None}
+
+
+def test_series_long_format() -> None:
+    r = make()
+    thr = r.series("throughput")
+    assert thr.column_names == ["t_s", "entity", "gbps"]
+    bins = 200
+    assert thr.num_rows == (2 + 4) * bins
+    rows = thr.to_pylist()
+    assert rows[0] == {"t_s": pytest.approx(0.001), "entity": "aggregate", "gbps": 10.0}
+    assert rows[bins] ["entity"] == "port:S1/EP4"
+    q = r.series("queue")
+    assert q.column_names == ["t_s", "queue", "bytes", "bytes_max"]
+    assert q.to_pylist()[-1] == {"t_s": pytest.approx(0.2), "queue": "S1/EP4", "bytes": pytest.approx(200.0), "bytes_max": pytest.approx(400.0)}
+    assert r.series("rates").num_rows == 0 and r.series("rates").column_names == ["t_s", "flow", "gbps"]
+    with pytest.raises(KeyError):
+        r.series("nope")
+
+
+def test_decode_rejects_wrong_sizes() -> None:
+    with pytest.raises(ValueError, match="values for"):
+        decode_series("pause", {"entities": ["a"], "bins": 3, "bin_s": 0.001, "columns": {"fraction": b"\0" * 16}})
+
+
+def test_save_writes_the_run_folder(tmp_path: Path) -> None:
+    r = make()
+    out = r.save(tmp_path / "run")
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["manifest.json", "per_flow.png", "queue.png", "scenario.toml", "series", "summary.json", "throughput.png"]
+    assert sorted(p.name for p in (out / "series").iterdir()) == ["pause.parquet", "queue.parquet", "throughput.parquet"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary == json.loads(dump_json(r.summary))
+    assert "wall_s" not in json.dumps(summary)
+    assert json.loads((out / "manifest.json").read_text())["wall_s"] == 1.0
+    assert tomllib.loads((out / "scenario.toml").read_text())["metrics"]["hot_port"] == "S1/EP4"
+    assert pq.read_table(out / "series" / "queue.parquet").equals(r.series("queue"))
+    assert (out / "throughput.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_summary_json_is_deterministic(tmp_path: Path) -> None:
+    a = make().save(tmp_path / "a", plots=False)
+    b = make().save(tmp_path / "b", plots=False)
+    assert (a / "summary.json").read_text() == (b / "summary.json").read_text()
+    assert not (a / "throughput.png").exists()
+    text = (a / "summary.json").read_text()
+    assert list(json.loads(text)) == sorted(json.loads(text))
+
+
+def test_dump_json_nulls_non_finite() -> None:
+    assert json.loads(dump_json({"b": float("nan"), "a": [float("inf"), 1.5]})) == {"a": [None, 1.5], "b": None}
+
+
+def test_figures_with_hotspots(tmp_path: Path) -> None:
+    r = make("zhb-og-single-hop")
+    out = r.save(tmp_path / "zhb")
+    assert (out / "per_flow.png").stat().st_size > 1000

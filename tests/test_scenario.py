@@ -1,0 +1,526 @@
+"""Scenario documents: validation, --set, presets, expressions, watermarks, lowering.
+
+spec/contract.md "Scenario document", "Schemes and presets", "Expressions", "Measurement
+window"; spec/scenarios.md §1.1; algorithms.md D12; docs/core-config.md.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import cnsim
+from cnsim import ScenarioError, load
+from cnsim.scenario import parse_set_value, split_key
+
+CATALOG = ["eval-sh-og-2g", "kd-symmetric-single-hs", "qcnp-ig-baseline", "zhb-og-single-hop"]
+
+
+def write(tmp_path: Path, text: str, name: str = "mine.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+MINIMAL = """
+duration = "10ms"
+[topology]
+nodes = 4
+[traffic]
+pattern = "uniform"
+load = 0.5
+"""
+
+
+# ---- catalog ----------------------------------------------------------------------------
+
+
+def test_catalog_ids() -> None:
+    assert cnsim.scenarios() == CATALOG
+
+
+@pytest.mark.parametrize("sid", CATALOG)
+def test_catalog_entries_resolve_and_round_trip(sid: str, tmp_path: Path) -> None:
+    scen = load(sid)
+    core = scen.lower()
+    assert core["cm"] == {"scheme": "none"}
+    text = scen.to_toml()
+    doc = tomllib.loads(text)
+    assert doc["cm"]["scheme"] == "none"
+    assert doc["description"]
+    again = load(write(tmp_path, text, f"{sid}.toml"))
+    assert again.lower() == core
+
+
+@pytest.mark.parametrize("sid", CATALOG)
+@pytest.mark.parametrize("scheme", ["bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus"])
+def test_every_scheme_validates_and_lowers_on_every_entry(sid: str, scheme: str, tmp_path: Path) -> None:
+    scen = load(sid).set("cm.scheme", scheme)
+    core = scen.lower()
+    assert core["cm"]["scheme"] == scheme
+    assert all(v is None or isinstance(v, (int, float, str, bool)) for v in core["cm"].values())
+    # the resolved TOML holds numbers and reloads to the same core config
+    again = load(write(tmp_path, scen.to_toml(), f"{sid}.toml"))
+    assert again.lower() == core
+
+
+def test_zhb_lowering() -> None:
+    core = load("zhb-og-single-hop").lower()
+    assert core["duration_ps"] == 600_000_000_000
+    assert core["topology"]["switches"] == ["S1"]
+    assert core["topology"]["nodes"] == [str(i) for i in range(1, 17)]
+    assert {(lk["a"], lk["b"], lk["rate_bps"], lk["delay_ps"]) for lk in core["topology"]["links"]} == {
+        ("S1", str(i), 10**10, 1_000_000) for i in range(1, 17)
+    }
+    assert core["switch"]["thresholds"] == {"S1": {"capacity": 600_000, "xoff": 594_500, "xon": 297_250}}
+    assert core["switch"]["pause"] is True
+    sources = core["traffic"]["sources"]
+    assert len(sources) == 16
+    assert all(s["load"] == 0.85 and s["dst"] is None and s["start_ps"] == 0 and s["stop_ps"] is None for s in sources)
+    assert core["hotspots"] == [{"node": "1", "rate": 0.2, "start_ps": 100_000_000_000, "end_ps": 500_000_000_000}]
+    m = core["metrics"]
+    assert m["window_ps"] == [200_000_000_000, 500_000_000_000]
+    assert m["hot_port"] == "S1/1" and m["queues"] == ["S1/1"] and m["bin_ps"] == 1_000_000_000
+    assert m["per_flow"] == [[str(i), "1"] for i in range(2, 17)]
+    assert core["nic"] == {
+        "ingress": "unlimited",
+        "ingress_size": 0,
+        "on_full": "drop",
+        "egress_buffer": 1500,
+        "egress_xoff": 1500,
+        "egress_xon": 0,
+        "processing_delay_ps": 0,
+    }
+
+
+def test_kd_lowering() -> None:
+    core = load("kd-symmetric-single-hs").lower()
+    assert core["topology"]["nodes"] == ["EP0", "EP1", "EP2", "EP3", "EP4"]
+    assert core["switch"]["buffer"] == "egress" and core["switch"]["pause"] is False
+    assert core["switch"]["thresholds"]["S1"]["capacity"] == 600_000
+    assert all(lk["delay_ps"] == 4_000_000 for lk in core["topology"]["links"])
+    assert core["traffic"]["sources"] == [
+        {"node": f"EP{i}", "load": 0.5, "dst": "EP4", "start_ps": 0, "stop_ps": None} for i in range(4)
+    ]
+    assert core["hotspots"] == []
+    assert core["metrics"]["hot_port"] == "S1/EP4"
+    assert core["metrics"]["window_ps"] == [20_000_000_000, 200_000_000_000]
+    assert core["metrics"]["per_flow"] == [[f"EP{i}", "EP4"] for i in range(4)]
+
+
+def test_qcnp_lowering() -> None:
+    core = load("qcnp-ig-baseline").lower()
+    sources = core["traffic"]["sources"]
+    culprits = [s for s in sources if s["dst"] == "6"]
+    assert [s["node"] for s in culprits] == ["2", "3", "4", "5"]
+    assert all(s["load"] == 0.5 and s["start_ps"] == 100_000_000_000 and s["stop_ps"] == 1_000_000_000_000 for s in culprits)
+    assert [s for s in sources if s["dst"] == "7"] == [{"node": "1", "load": 0.5, "dst": "7", "start_ps": 0, "stop_ps": None}]
+    assert core["switch"]["thresholds"]["S1"]["capacity"] == 150_000 and core["switch"]["pause"] is False
+    # AD-ZRL: per-VOQ ingress 1.5 MB with drop; OB 1.5 MB with the S1 watermarks at d = 5 us
+    assert core["nic"] == {
+        "ingress": "per_voq",
+        "ingress_size": 1_500_000,
+        "on_full": "drop",
+        "egress_buffer": 1_500_000,
+        "egress_xoff": 1_484_500,
+        "egress_xon": 1_474_500,
+        "processing_delay_ps": 0,
+    }
+    assert core["metrics"]["hot_port"] == "S1/6"
+    assert core["metrics"]["window_ps"] == [100_000_000_000, 1_000_000_000_000]
+    assert core["metrics"]["per_flow"] == [["2", "6"], ["3", "6"], ["4", "6"], ["5", "6"], ["1", "7"]]
+    assert core["duration_ps"] == 2_000_000_000_000
+
+
+def test_eval_lowering() -> None:
+    core = load("eval-sh-og-2g").lower()
+    assert core["topology"]["nodes"] == [f"H{i}" for i in range(10)]
+    assert all(lk["delay_ps"] == 500_000 for lk in core["topology"]["links"])
+    assert core["switch"]["thresholds"] == {"S1": {"capacity": 150_000, "xoff": 130_000, "xon": 110_000}}
+    assert core["switch"]["processing_delay_ps"] == 1_000_000
+    assert core["nic"]["ingress"] == "shared" and core["nic"]["ingress_size"] == 150_000
+    assert core["nic"]["on_full"] == "block" and core["nic"]["processing_delay_ps"] == 1_000_000
+    assert core["nic"]["egress_buffer"] == 1500
+    assert core["hotspots"] == [{"node": "H0", "rate": 0.2, "start_ps": 100_000_000_000, "end_ps": 500_000_000_000}]
+    assert core["metrics"]["window_ps"] == [0, 1_000_000_000_000]
+    assert core["metrics"]["hot_port"] == "S1/H0"
+    assert core["metrics"]["per_flow"] == [[f"H{i}", "H0"] for i in range(1, 10)]
+    assert len(core["traffic"]["sources"]) == 10
+
+
+# ---- PAUSE watermarks (scenarios.md §1.1, D12) -------------------------------------------------
+
+
+def test_watermarks_s0_partitioned_and_shared() -> None:
+    part = load("zhb-og-single-hop").lower()["switch"]["thresholds"]["S1"]
+    assert (part["xoff"], part["xon"]) == (594_500, 297_250)
+    shared = load("zhb-og-single-hop").set("switch.buffer", "shared").lower()["switch"]["thresholds"]["S1"]
+    assert shared == {"capacity": 9_600_000, "xoff": 9_512_000, "xon": 4_756_000}
+
+
+@pytest.mark.parametrize(
+    ("delay", "xoff", "xon"),
+    [("5us", 1_484_500, 1_474_500), ("50us", 1_372_000, 1_362_000), ("500us", 247_000, 237_000)],
+)
+def test_watermarks_s1(delay: str, xoff: int, xon: int) -> None:
+    scen = (
+        load("zhb-og-single-hop")
+        .set("switch.memory_per_port", "1.5MB")
+        .set("switch.xon_rule", "minus_10KB")
+        .set("links.delay", delay)
+    )
+    t = scen.lower()["switch"]["thresholds"]["S1"]
+    assert (t["capacity"], t["xoff"], t["xon"]) == (1_500_000, xoff, xon)
+
+
+def test_watermarks_include_processing_delay() -> None:
+    # rtt*bw = 2*(1us + 1us)*10G/8 + 3000 = 8000 B
+    t = load("zhb-og-single-hop").set("switch.processing_delay", "1us").lower()["switch"]["thresholds"]["S1"]
+    assert t["xoff"] == 600_000 - 8_000
+
+
+def test_explicit_and_expression_watermarks() -> None:
+    t = load("zhb-og-single-hop").set("switch.xoff", "500KB").set("switch.xon", "xoff - 20KB").lower()
+    assert t["switch"]["thresholds"]["S1"] == {"capacity": 600_000, "xoff": 500_000, "xon": 480_000}
+    toml = load("zhb-og-single-hop").set("switch.xon", "xoff - 20KB").to_toml()
+    assert "xon = 574500  # = xoff - 20KB" in toml
+
+
+def test_watermarks_without_room_are_an_error() -> None:
+    with pytest.raises(ScenarioError, match="switch.xoff"):
+        load("zhb-og-single-hop").set("switch.memory_per_port", "5KB").lower()
+
+
+def test_graph_port_counts_and_shared_pool(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+duration = "10ms"
+[topology]
+kind = "graph"
+nodes = ["a", "b", "c"]
+switches = ["S1", "S2"]
+links = [{a = "S1", b = "a"}, {a = "S1", b = "b"}, {a = "S1", b = "S2", rate = "40Gbps"}, {a = "S2", b = "c"}]
+[switch]
+buffer = "shared"
+memory_per_port = "100KB"
+pause = true
+[traffic]
+flows = [{src = "a", dst = "c", rate = "5Gbps"}]
+[metrics]
+hot_port = "S1/S2"
+per_flow = "hot"
+""",
+    )
+    core = load(path).lower()
+    th = core["switch"]["thresholds"]
+    # S1: 3 ports; the 40G port needs 2*1us*40G/8 + 3000 = 13000 B, the 10G ones 5500 B
+    assert th["S1"] == {"capacity": 300_000, "xoff": 300_000 - 2 * 5_500 - 13_000, "xon": (300_000 - 24_000) // 2}
+    assert th["S2"]["capacity"] == 200_000
+    assert core["metrics"]["per_flow"] == [["a", "c"]]
+    assert core["metrics"]["queues"] == ["S1/S2"]
+
+
+# ---- cm: presets and expressions ------------------------------------------------------------
+
+
+def test_preset_selected_by_scheme_override() -> None:
+    r = load("zhb-og-single-hop").set("cm.scheme", "bcn").resolved
+    assert r.scheme == "bcn"
+    assert r.cm["gd"] == 1.6667e-6 and r.cm["gi"] == 6.6667e-4
+    assert r.cm["ru"] == 10_000_000 and r.cm["rmin"] == 10_000_000
+    assert r.cm["qeq"] == 150_000  # "m/4"
+    assert r.cm["w"] == 2.0
+
+
+def test_gd_expression_against_gd0() -> None:
+    r = load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.gd", "2.5*gd0").resolved
+    assert r.cm["gd"] == pytest.approx(1.6667e-6, rel=1e-4)
+    assert r.cm_exprs["gd"] == "2.5*gd0"
+    scen = load("kd-symmetric-single-hs").set("cm.scheme", "bcn").set("cm.gd", "2.5*gd0").set("cm.gi", "1000*gd0")
+    assert scen.resolved.cm["gi"] == pytest.approx(1000 * 0.5 / 750_000)
+    assert "gd = 1.6666666666666667e-06  # = 2.5*gd0" in scen.to_toml()
+
+
+def test_expressions_follow_overrides_in_dependency_order() -> None:
+    # qeq = m/4 follows a memory override; gd0 follows qeq and w
+    r = load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.gd", "gd0").set("cm.w", 4).set("switch.memory_per_port", "150KB").resolved
+    assert r.cm["qeq"] == 37_500
+    assert r.cm["gd"] == pytest.approx(0.5 / (9 * 37_500))
+
+
+def test_cnsim_defaults_for_a_scheme_without_preset() -> None:
+    r = load("zhb-og-single-hop").set("cm.scheme", "e2cm").resolved
+    assert r.cm["qeq"] == 150_000 and r.cm["w"] == 2.0 and r.cm["ru"] == 1_000_000
+    assert r.cm["gd"] == pytest.approx(0.5 / (5 * 150_000))
+    assert r.cm["gi"] == pytest.approx(0.1 * (1e10 / 1e6) / (5 * 150_000))
+    assert r.cm["rmin"] == r.cm["ru"]
+    assert r.cm["gd_flow"] == r.cm["gd"] and r.cm["qeq_flow"] == r.cm["qeq"]
+
+
+def test_quantised_defaults_and_unit_rule() -> None:
+    r = load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.fb_bits", 8).set("cm.gd", "gd0").set("cm.gi", "0.1*(rate/ru)/fbmax").resolved
+    assert r.cm["gd"] == pytest.approx(0.5 / 255)
+    assert r.cm["gi"] == pytest.approx(0.1 * 1000 / 255)  # ru = 10 Mb/s in PS-BCN-ZHB
+    r = load("kd-symmetric-single-hs").set("cm.scheme", "bcn").set("cm.gd0_rule", "unit").set("cm.gd", "gd0").resolved
+    assert r.cm["gd"] == pytest.approx(1 / 750_000)
+
+
+def test_qcnp_presets() -> None:
+    ecm = load("qcnp-ig-baseline").set("cm.scheme", "bcn").resolved.cm
+    assert ecm["fb_bits"] == 8 and ecm["quantize"] == "separate" and ecm["negative_only_above_qeq"] is True
+    assert ecm["ps"] == 0.01 and ecm["qeq"] == 37_500 and ecm["qmc"] == 150_000
+    qcn = load("qcnp-ig-baseline").set("cm.scheme", "qcn").resolved.cm
+    assert qcn["r_ai"] == 12_000_000 and qcn["hai"] is False and qcn["sampling"] == "linear"
+    plus = load("qcnp-ig-baseline").set("cm.scheme", "qcn-plus").resolved.cm
+    assert plus["qeq"] == 375_000
+    assert plus["gi_plus"] == pytest.approx(0.1 * 10_000 / 255)
+
+
+def test_resolution_order_file_params_only_for_own_scheme(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        MINIMAL
+        + """
+[cm]
+scheme = "bcn"
+w = 4.0
+[cm.presets.bcn]
+w = 8.0
+[cm.presets.qcn]
+w = 16.0
+""",
+    )
+    assert load(path).resolved.cm["w"] == 4.0  # [cm] of the own scheme; presets.bcn ignored
+    assert load(path).set("cm.scheme", "qcn").resolved.cm["w"] == 16.0  # presets of the selected scheme
+    assert load(path).set("cm.scheme", "qcn3pt").resolved.cm["w"] == 2.0  # cnsim default
+    assert load(path).set("cm.scheme", "qcn").set("cm.w", 32).resolved.cm["w"] == 32.0  # --set wins
+
+
+def test_cycle_is_an_error() -> None:
+    scen = load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.gd", "2.5*gd0").set("cm.qeq", "gd*1e11")
+    with pytest.raises(ScenarioError, match="cycle"):
+        scen.lower()
+
+
+def test_key_the_scheme_does_not_have() -> None:
+    with pytest.raises(ScenarioError) as err:
+        load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.refp", 0.1).lower()
+    assert 'cm.refp: scheme "bcn" has no parameter "refp"' in str(err.value)
+    with pytest.raises(ScenarioError, match="cm.gd"):
+        load("zhb-og-single-hop").set("cm.gd", 1e-6).lower()  # own scheme is "none"
+
+
+def test_unknown_names_and_bad_cm_values() -> None:
+    with pytest.raises(ScenarioError, match='unknown name "gdx"'):
+        load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.gd", "2*gdx").lower()
+    with pytest.raises(ScenarioError, match="cm.ps"):
+        load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.ps", 2).lower()
+    with pytest.raises(ScenarioError, match="cm.sampling"):
+        load("zhb-og-single-hop").set("cm.scheme", "bcn").set("cm.sampling", "sometimes").lower()
+    with pytest.raises(ScenarioError, match="cm.scheme"):
+        load("zhb-og-single-hop").set("cm.scheme", "tcp").lower()
+
+
+# ---- --set rules --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("true", True),
+        ("0.5", 0.5),
+        ("3", 3),
+        ("[0.2, 0.5]", [0.2, 0.5]),
+        ('{node = "1", rate = 0.1}', {"node": "1", "rate": 0.1}),
+        ("600KB", "600KB"),
+        ("2.5*gd0", "2.5*gd0"),
+        ("bcn", "bcn"),
+        ('"quoted"', "quoted"),
+        ("[]", []),
+    ],
+)
+def test_set_values(text: str, value: object) -> None:
+    assert parse_set_value(text) == value
+
+
+def test_split_key() -> None:
+    assert split_key("switch.memory_per_port") == ["switch", "memory_per_port"]
+    assert split_key('traffic.loads."3"') == ["traffic", "loads", "3"]
+    assert split_key("a.'b.c'.d") == ["a", "b.c", "d"]
+    with pytest.raises(ScenarioError):
+        split_key("a..b")
+
+
+def test_set_indexes_and_replaces_arrays() -> None:
+    core = load("zhb-og-single-hop").set("hotspots.0.rate", 0.05).lower()
+    assert core["hotspots"][0]["rate"] == 0.05
+    core = load("zhb-og-single-hop").set("hotspots", []).lower()
+    assert core["hotspots"] == []
+    core = load("kd-symmetric-single-hs").set("traffic.flows.1.rate", "2Gbps").lower()
+    assert core["traffic"]["sources"][1]["load"] == 0.2
+    with pytest.raises(ScenarioError, match="past the end"):
+        load("zhb-og-single-hop").set("hotspots.5.rate", 0.1)
+
+
+def test_set_creates_tables_and_per_node_loads() -> None:
+    core = load("zhb-og-single-hop").set('traffic.loads."3"', 0.0).set("traffic.loads.4", 0.5).lower()
+    loads = {s["node"]: s["load"] for s in core["traffic"]["sources"]}
+    assert "3" not in loads and loads["4"] == 0.5 and loads["5"] == 0.85
+
+
+def test_set_seed_duration_and_copy_independence() -> None:
+    base = load("zhb-og-single-hop")
+    other = base.copy().set("seed", 7).set("duration", "0.3s")
+    assert other.lower()["seed"] == 7 and other.lower()["duration_ps"] == 300_000_000_000
+    assert base.lower()["seed"] == 1
+
+
+# ---- validation messages ------------------------------------------------------------------
+
+
+def test_all_problems_in_one_message() -> None:
+    scen = (
+        load("zhb-og-single-hop")
+        .set("switch.memroy", 5)
+        .set("links.rate", "-5Gbps")
+        .set("switch.memory_per_port", "600 KBB")
+        .set("traffic.load", 1.5)
+    )
+    with pytest.raises(ScenarioError) as err:
+        scen.lower()
+    text = str(err.value)
+    assert len(err.value.problems) == 4
+    assert text.count("\n\n") == 3
+    assert "switch.memroy: unknown key; the keys allowed here are: buffer, memory_per_port" in text
+    assert "links.rate" in text and "negative" in text and '"-5Gbps"' in text
+    assert "switch.memory_per_port" in text and "unknown unit" in text
+    assert "traffic.load" in text and "1.5" in text
+
+
+def test_unknown_top_level_key_is_reported(tmp_path: Path) -> None:
+    path = write(tmp_path, 'durration = "1s"\n' + MINIMAL)
+    with pytest.raises(ScenarioError) as err:
+        load(path).lower()
+    assert "durration: unknown key" in str(err.value)
+    assert "duration" in str(err.value)
+
+
+def test_missing_duration(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="duration: this key is required"):
+        load(write(tmp_path, "[topology]\nnodes = 4\n")).lower()
+
+
+def test_unknown_names_and_ports() -> None:
+    scen = (
+        load("zhb-og-single-hop")
+        .set("hotspots.0.node", "17")
+        .set("metrics.hot_port", "S1/99")
+        .set("metrics.queues", ["S1/2", "S2/1"])
+        .set("traffic.flows", [{"src": "1", "dst": "X", "rate": "1Gbps"}])
+        .set("traffic.loads", {"Z": 0.1})
+    )
+    with pytest.raises(ScenarioError) as err:
+        scen.lower()
+    text = str(err.value)
+    for key in ("hotspots.0.node", "metrics.hot_port", "metrics.queues.1", "traffic.flows.0.dst", "traffic.loads.Z"):
+        assert key in text
+    assert "unknown node" in text and "unknown port" in text
+
+
+def test_negative_times_and_rates() -> None:
+    with pytest.raises(ScenarioError, match="traffic.flows.0.rate"):
+        load("kd-symmetric-single-hs").set("traffic.flows.0.rate", "-1Gbps").lower()
+    with pytest.raises(ScenarioError, match="hotspots.0.start"):
+        load("zhb-og-single-hop").set("hotspots.0.start", "-1s").lower()
+    with pytest.raises(ScenarioError, match="flows.0.rate"):
+        load("kd-symmetric-single-hs").set("traffic.flows.0.rate", "20Gbps").lower()  # above the link
+
+
+def test_unknown_scenario_id() -> None:
+    with pytest.raises(ScenarioError, match="unknown scenario 'no-such-id'"):
+        load("no-such-id")
+
+
+def test_bad_toml_file(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="not valid TOML"):
+        load(write(tmp_path, "duration = \n"))
+
+
+def test_scenario_error_is_value_error() -> None:
+    assert issubclass(ScenarioError, ValueError)
+
+
+# ---- window, hot port, per-flow ------------------------------------------------------------
+
+
+def test_window_rules() -> None:
+    w = lambda s: s.lower()["metrics"]["window_ps"]  # noqa: E731
+    base = load("zhb-og-single-hop")
+    assert w(base.copy().set("metrics.window", "hotspot")) == [100_000_000_000, 500_000_000_000]
+    assert w(base.copy().set("metrics.window", "run")) == [60_000_000_000, 600_000_000_000]
+    assert w(base.copy().set("metrics.window", ["0.3s", "2s"])) == [300_000_000_000, 600_000_000_000]
+    # empty after clipping → "run"
+    assert w(base.copy().set("metrics.window", ["1s", "2s"])) == [60_000_000_000, 600_000_000_000]
+    assert w(base.copy().set("duration", "0.2s")) == [20_000_000_000, 200_000_000_000]
+    assert w(base.copy().set("hotspots", []).set("metrics.window", "hotspot")) == [60_000_000_000, 600_000_000_000]
+
+
+def test_per_flow_modes() -> None:
+    pf = lambda s: s.lower()["metrics"]["per_flow"]  # noqa: E731
+    assert pf(load("zhb-og-single-hop").set("metrics.per_flow", "none")) == []
+    assert len(pf(load("zhb-og-single-hop").set("metrics.per_flow", "all"))) == 16 * 15
+    # "named" without named flows falls back to the flows into the hot node
+    assert pf(load("zhb-og-single-hop").set("metrics.per_flow", "named")) == [[str(i), "1"] for i in range(2, 17)]
+    assert pf(load("qcnp-ig-baseline").set("metrics.per_flow", "hot")) == [["2", "6"], ["3", "6"], ["4", "6"], ["5", "6"]]
+
+
+def test_hot_port_default_and_queues() -> None:
+    scen = load("zhb-og-single-hop").set("metrics.hot_port", None)
+    scen._doc["metrics"].pop("hot_port")
+    assert scen.lower()["metrics"]["hot_port"] == "S1/1"
+    core = load("zhb-og-single-hop").set("metrics.queues", ["S1/2"]).lower()
+    assert core["metrics"]["queues"] == ["S1/1", "S1/2"]  # the hot port is always recorded
+
+
+# ---- not yet supported ------------------------------------------------------------------------
+
+
+def test_fat_tree_validates_but_does_not_lower(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+duration = "10ms"
+[topology]
+kind = "fat_tree"
+fat_tree = {radix = 8, levels = 2, merged_top = true}
+[traffic]
+pattern = "uniform"
+load = 0.85
+[[hotspots]]
+node = "31"
+rate = 0.2
+start = 0
+end = "5ms"
+[metrics]
+hot_port = "L0.0/0"
+""",
+    )
+    scen = load(path).validate()
+    assert scen.resolved.nodes[-1] == "31"
+    with pytest.raises(ScenarioError, match="not yet supported"):
+        scen.lower()
+    with pytest.raises(ScenarioError, match="unknown node"):
+        load(path).set("hotspots.0.node", "32").validate()
+
+
+def test_geometric_sizes_are_not_lowered_yet() -> None:
+    with pytest.raises(ScenarioError, match="geometric"):
+        load("zhb-og-single-hop").set("traffic.sizes", "geometric").lower()
+
+
+def test_core_json_is_json() -> None:
+    assert json.loads(load("kd-symmetric-single-hs").core_json())["version"] == 1

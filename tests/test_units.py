@@ -1,0 +1,94 @@
+"""Units (contract "Command line": ps ns us ms s, bps Kbps Mbps Gbps, B KB MB; KB = 1000 B)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cnsim.units import (
+    UnitError,
+    format_rate,
+    format_size,
+    format_time,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "ps"),
+    [
+        ("500us", 500_000_000),
+        ("1us", 1_000_000),
+        ("0.5us", 500_000),
+        ("1.5 ms", 1_500_000_000),
+        ("0.1s", 100_000_000_000),
+        ("7ns", 7_000),
+        ("3ps", 3),
+        (0.6, 600_000_000_000),  # a bare number is seconds
+        (2, 2_000_000_000_000),
+        ("1e-6", 1_000_000),
+    ],
+)
+def test_times(text: object, ps: int) -> None:
+    assert parse_time(text) == ps
+
+
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [("10Gbps", 10**10), ("1 Mbps", 10**6), ("12Mbps", 12 * 10**6), ("2.5Gbps", 25 * 10**8), ("5Kbps", 5000), (1e9, 10**9), ("4Gb/s", 4 * 10**9)],
+)
+def test_rates(text: object, bps: int) -> None:
+    assert parse_rate(text) == bps
+
+
+@pytest.mark.parametrize(
+    ("text", "nbytes"),
+    [("600KB", 600_000), ("1.5 MB", 1_500_000), ("150KiB", 153_600), ("1MiB", 1_048_576), ("1500B", 1500), (1500, 1500), ("37.5KB", 37_500)],
+)
+def test_sizes(text: object, nbytes: int) -> None:
+    assert parse_size(text) == nbytes
+
+
+@pytest.mark.parametrize(
+    ("parser", "value", "fragment"),
+    [
+        (parse_time, "5 parsecs", "unknown unit 'parsecs'"),
+        (parse_time, "five us", "cannot read"),
+        (parse_time, "5xs", "unknown unit 'xs'"),
+        (parse_time, "-1us", "negative"),
+        (parse_time, "0.5ps", "whole number"),
+        (parse_time, True, "boolean"),
+        (parse_rate, "10Gbs", "unknown unit"),
+        (parse_rate, "-5Gbps", "negative"),
+        (parse_size, "1.5B", "whole number"),
+        (parse_size, "600KBB", "unknown unit"),
+        (parse_size, "", "cannot read"),
+        (parse_size, [1], "got list"),
+    ],
+)
+def test_bad_values(parser, value: object, fragment: str) -> None:
+    with pytest.raises(UnitError, match=fragment):
+        parser(value)
+
+
+def test_unit_error_is_value_error() -> None:
+    assert issubclass(UnitError, ValueError)
+
+
+def test_format_is_exact_and_shortest() -> None:
+    assert format_time(1_000_000) == "1us"
+    assert format_time(600_000_000_000) == "600ms"
+    assert format_time(1_500_000) == "1500ns"
+    assert format_rate(10**10) == "10Gbps"
+    assert format_size(594_500) == "594500B"
+    assert format_size(600_000) == "600KB"
+
+
+@given(st.integers(min_value=0, max_value=10**15))
+def test_round_trip(n: int) -> None:
+    assert parse_time(format_time(n)) == n
+    assert parse_rate(format_rate(n)) == n
+    assert parse_size(format_size(n)) == n
