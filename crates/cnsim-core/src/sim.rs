@@ -345,6 +345,7 @@ impl Simulator {
     /// Close every record at the end of the run and build the summary and the series.
     pub fn finish(mut self) -> RunResult {
         let end = self.now;
+        let in_flight_counted = self.in_flight_counted();
         let window = self.rec.window;
         let bins = self.rec.bins;
         for i in 0..self.ports.len() {
@@ -432,6 +433,7 @@ impl Simulator {
                 "dropped": self.stats.dropped,
                 "source_dropped": self.stats.source_dropped,
                 "in_flight": in_flight,
+                "in_flight_counted": in_flight_counted,
             },
         });
         let _ = self.hot_is_dynamic;

@@ -8,7 +8,6 @@ use cnsim_core::scenario::*;
 use cnsim_core::{CoreConfig, RunControl, RunResult, Simulator};
 
 pub const G10: u64 = 10_000_000_000;
-pub const US: u64 = 1_000_000;
 pub const MS: u64 = 1_000_000_000;
 
 /// A single switch "S1" with nodes "1".."n", all links `rate` / `delay`.
@@ -71,6 +70,7 @@ pub fn run(cfg: &CoreConfig) -> Outcome {
     sim.run(&RunControl::default()).expect("not interrupted");
     let counted = sim.in_flight_counted();
     let result = sim.finish();
+    assert_eq!(result.summary["conservation"]["in_flight_counted"].as_u64(), Some(counted));
     let c = &result.summary["conservation"];
     let g = c["generated"].as_u64().unwrap();
     let accounted = c["delivered"].as_u64().unwrap() + c["dropped"].as_u64().unwrap() + c["source_dropped"].as_u64().unwrap() + counted;
