@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
+
 use crate::cm::{AnyCp, Scheme};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::{Event, EventQueue, SimRng};
@@ -13,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::frame::FramePool;
 use crate::metrics::{gbps_bins, Bins, LevelTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
-use crate::net::{Nic, Port, Switch, PAUSE_FRAME_BYTES};
+use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Ingress, NicConfig};
 use crate::time::{tx_time, SimTime, PS_PER_S};
 use crate::topology::{Device, Topology};
@@ -151,19 +152,19 @@ impl Simulator {
             hotspots.push(Hotspot { port: topo.port_toward_node(n), rate: h.rate, start: SimTime(h.start_ps), end: SimTime(h.end_ps) });
         }
         let scheme = Scheme::from_config(&cfg.cm)?;
-        let cm_frame_bytes = cfg.cm.params.get("cnm_size").and_then(Value::as_u64).unwrap_or(PAUSE_FRAME_BYTES as u64) as u32;
+        let cm_frame_bytes = scheme.frame_bytes();
         let cps_active = scheme.has_congestion_points();
         let sink_events = scheme.needs_sink_events();
         let (cps, cp_rngs) = if cps_active {
+            let mut rngs: Vec<SimRng> = (0..ports.len()).map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64)).collect();
             let cps = ports
                 .iter()
                 .enumerate()
                 .map(|(i, p)| match p.spec.owner {
-                    Device::Switch(s) if !topo.legacy[s as usize] => Some(scheme.new_cp(i as u32)),
+                    Device::Switch(s) if !topo.legacy[s as usize] => Some(scheme.new_cp(i as u32, p.spec.rate.as_f64(), &mut rngs[i])),
                     _ => None,
                 })
                 .collect();
-            let rngs = (0..ports.len()).map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64)).collect();
             (cps, rngs)
         } else {
             (Vec::new(), Vec::new())
@@ -304,6 +305,7 @@ impl Simulator {
                     self.set_service_rate(h.port, if on { h.rate } else { 1.0 });
                 }
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
+                Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
             }
             if self.events & 0x3FFF == 0 {
                 ctl.progress_ps.store(t.0, Ordering::Relaxed);

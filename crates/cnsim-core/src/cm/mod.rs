@@ -12,6 +12,7 @@
 //! Scheme `none` (PAUSE or drops alone) creates no CP and no RP, so the hot loop skips every hook.
 
 pub mod none;
+pub mod sampling;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,27 +30,49 @@ pub struct CmConfig {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Message types carried in [`CmPayload::msg`].
+pub mod msg {
+    /// BCN/ECM feedback or a QCN CNM (backward, class (a)).
+    pub const FEEDBACK: u8 = 0;
+    /// BCN(0,0): stop the flow (backward, class (a)), D4.
+    pub const STOP: u8 = 1;
+    /// QCN-3pt reflection (Fb = 0) from the destination (backward, class (a)), §5.5.
+    pub const REFLECTION: u8 = 2;
+    /// A forward probe: E2CM probe, SONAR ping, QCN+ directed probe (class (b)), D6.
+    pub const PROBE: u8 = 3;
+    /// A returned probe or a CP's answer to a probe (backward, class (a)).
+    pub const PROBE_REPLY: u8 = 4;
+}
+
 /// Content of a CM control frame, and the CM tags a data frame carries. Fields a scheme does
 /// not use stay zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CmPayload {
-    /// Identity of the CP that generated a message (or that a data frame's RL is associated with).
+    /// One of [`msg`].
+    pub msg: u8,
+    /// Identity of the CP that generated a message; on a data frame with `tagged`, the CP its
+    /// rate limiter is associated with (RLT); on a probe, the CP (or destination) it is for.
     pub cpid: u32,
-    /// Feedback value in the scheme's unit (bytes, or quanta when quantised).
+    /// Feedback value in the scheme's unit (bytes, or quanta when quantised; QCN: QntzFb).
     pub fb: f64,
-    /// Flow the message is about: (source, destination) node indices.
+    /// The CP's Qoff and Qdelta in bytes at the sampling instant (ECM-Q, QCN+).
+    pub qoff: f64,
+    pub qdelta: f64,
+    /// The flow the message is about: (source, destination) node indices.
     pub flow_src: u32,
     pub flow_dst: u32,
-    /// Scheme-specific message type.
-    pub msg: u8,
-    /// Data frames: rate-limited tag (RLT) present.
-    pub tagged: bool,
-    /// Timestamp carried by probes.
+    /// Probe timestamps in ps: sent by the source, stamped by the destination or CP.
     pub stamp: u64,
+    pub stamp2: u64,
+    pub seq: u32,
+    /// Data frames: a rate-limited tag (RLT) naming `cpid` is present.
+    pub tagged: bool,
+    /// Data frames: QCN-3pt discard-eligible bit.
+    pub de: bool,
 }
 
 /// A per-flow rate limiter at the source NIC (algorithms.md §1.4, D7, D15). It paces its flow:
-/// the next frame may leave the VOQ at `t_last + 8·L/rate`.
+/// the next frame may leave the VOQ at `t_last + 8·L/rate`; a rate of 0 holds the flow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateLimiter {
     pub rate_bps: f64,
@@ -66,61 +89,84 @@ impl RateLimiter {
 /// What an RP hook asks of the NIC besides changing the limiter.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RpOutput {
-    /// (Re)arm the flow's timer at this instant (replaces any armed timer).
+    /// Wake the RP (`on_timer`) at this instant; replaces any earlier request. An RP with several
+    /// deadlines keeps them itself and asks for the earliest (algorithms.md §9, lazy timers).
     pub timer: Option<SimTime>,
-    /// Release the limiter: the flow runs unconstrained again (D7).
+    /// Release the limiter: the flow runs unconstrained again and the RP is dropped (D7).
     pub release: bool,
-    /// Send this message toward the flow's destination (forward probe, D6 class (b)).
+    /// Send this forward probe (class (b), D6) toward the flow's destination, right behind the
+    /// frame just moved to the output buffer and bypassing the limiter (D17).
     pub probe: Option<CmPayload>,
 }
 
 /// Congestion point: one per egress port of a CM-enabled switch.
 pub trait CongestionPoint {
     /// A data frame was admitted to this output queue; `q` (bytes) includes it. Return a backward
-    /// message for the frame's source, if this is a sampling instant that produces one.
+    /// message for the frame's source, if this is a sampling instant that produces one. The
+    /// engine fills `flow_src`/`flow_dst` and `cpid`; the CP may mark the frame (`frame.cm.de`).
     fn on_enqueue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame, _rng: &mut SimRng) -> Option<CmPayload> {
         None
     }
     /// A data frame starts leaving this output queue; `q` still includes it.
     fn on_dequeue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame) {}
+    /// A forward probe whose `cpid` names this CP reached it (`q` = current queue). Returning an
+    /// answer sends it back to the probe's source (class (a)) and consumes the probe.
+    fn on_probe(&mut self, _now: SimTime, _q: u64, _probe: &CmPayload) -> Option<CmPayload> {
+        None
+    }
 }
 
-/// Reaction point: one per flow with CM state at the source NIC.
+/// Reaction point: the CM state of one flow at its source NIC, driving the flow's limiter.
 pub trait ReactionPoint {
-    /// A backward message for this flow arrived. `rl` is the flow's limiter, created at line rate
-    /// by the NIC if the flow had none (the RP may ask for its release).
+    /// A backward message for this flow arrived. `rl` is the flow's limiter (created at line rate
+    /// by the NIC when [`Scheme::creates_limiter`] said so).
     fn on_message(&mut self, _now: SimTime, _msg: &CmPayload, _rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
         RpOutput::default()
     }
-    /// A frame of this flow left its VOQ (`bytes` long).
+    /// A frame of this flow (`bytes` long) left its VOQ for the output buffer.
     fn on_send(&mut self, _now: SimTime, _bytes: u64, _rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
         RpOutput::default()
     }
-    /// The flow's timer fired.
+    /// The wake-up requested through [`RpOutput::timer`] is due.
     fn on_timer(&mut self, _now: SimTime, _rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
         RpOutput::default()
     }
+    /// The CPID this flow's data frames carry in their rate-limited tag (RLT), if any.
+    fn tag(&self) -> Option<u32> {
+        None
+    }
 }
 
-/// The selected scheme with its parameters: a factory for CPs and RPs.
+/// CPIDs of destinations (E2CM probe feedback names the destination, §4): the node index with
+/// this bit set. CPIDs of congestion points are their egress port index.
+pub const NODE_CPID: u32 = 1 << 31;
+
+/// The selected scheme with its parameters: a factory for CPs and RPs and the scheme-wide hooks.
+///
+/// Adding a scheme: a variant here, in [`AnyCp`] and [`AnyRp`], an arm in every `match` below
+/// (the compiler lists them), and its name in [`Scheme::from_config`].
 #[derive(Clone, Debug)]
 pub enum Scheme {
     None(none::NoneParams),
 }
 
 impl Scheme {
-    /// Build the scheme named by `cm.scheme`, parsing its parameters.
+    /// Build the scheme named by `cm.scheme`, parsing its parameters (unknown keys rejected).
     pub fn from_config(cfg: &CmConfig) -> Result<Self> {
         let params = serde_json::Value::Object(cfg.params.clone());
-        let parse_err = |e: serde_json::Error| Error::config(format!("cm ({})", cfg.scheme), e, "the parameters of that scheme");
-        match cfg.scheme.as_str() {
-            "none" => Ok(Scheme::None(serde_json::from_value(params).map_err(parse_err)?)),
-            other => Err(Error::config(
-                "cm.scheme",
-                other,
-                "a scheme this engine implements: \"none\" (bcn, e2cm, qcn, qcn3pt, qcn-sonar and qcn-plus are not implemented yet)",
-            )),
-        }
+        let key = format!("cm ({})", cfg.scheme);
+        let parse_err = |e: serde_json::Error| Error::config(key.clone(), e, "the parameters of that scheme");
+        let scheme = match cfg.scheme.as_str() {
+            "none" => Scheme::None(serde_json::from_value(params).map_err(parse_err)?),
+            other => {
+                return Err(Error::config(
+                    "cm.scheme",
+                    other,
+                    "a scheme this engine implements: none",
+                ))
+            }
+        };
+        Ok(scheme)
     }
 
     pub fn name(&self) -> &'static str {
@@ -131,9 +177,7 @@ impl Scheme {
 
     /// Whether switches have CPs: `false` lets the hot loop skip every hook.
     pub fn has_congestion_points(&self) -> bool {
-        match self {
-            Scheme::None(_) => false,
-        }
+        !matches!(self, Scheme::None(_))
     }
 
     /// Whether the scheme acts on frames reaching their destination (QCN-3pt reflections, E2CM
@@ -144,15 +188,71 @@ impl Scheme {
         }
     }
 
-    pub fn new_cp(&self, _cpid: u32) -> AnyCp {
+    /// Whether every flow gets a limiter (at line rate) and an RP with its first frame (E2CM
+    /// probing-only, D17) instead of on its first congestion message.
+    pub fn limiter_from_start(&self) -> bool {
+        match self {
+            Scheme::None(_) => false,
+        }
+    }
+
+    /// Whether `msg` creates a limiter for a flow that has none (the first negative feedback,
+    /// §1.4); other messages for such a flow are ignored.
+    pub fn creates_limiter(&self, msg: &CmPayload) -> bool {
+        match self {
+            Scheme::None(_) => {
+                let _ = msg;
+                false
+            }
+        }
+    }
+
+    /// Size of CM control frames (bytes).
+    pub fn frame_bytes(&self) -> u32 {
+        match self {
+            Scheme::None(_) => 64,
+        }
+    }
+
+    /// Out-of-band feedback delay (`feedback = "oob"`): messages skip the network and reach the
+    /// source this long after they are sent. `None`: in-band on the reverse path (default).
+    pub fn oob_delay(&self) -> Option<SimTime> {
+        match self {
+            Scheme::None(_) => None,
+        }
+    }
+
+    /// The CP of the egress port with id `cpid` on a link of `link_rate_bps`.
+    pub fn new_cp(&self, cpid: u32, link_rate_bps: f64, rng: &mut SimRng) -> AnyCp {
+        let _ = (cpid, link_rate_bps, rng);
         match self {
             Scheme::None(_) => AnyCp::None(none::NoCp),
         }
     }
 
-    pub fn new_rp(&self) -> AnyRp {
+    /// The RP of a flow whose source link runs at `line_rate_bps`.
+    pub fn new_rp(&self, line_rate_bps: f64) -> AnyRp {
+        let _ = line_rate_bps;
         match self {
             Scheme::None(_) => AnyRp::None(none::NoRp),
+        }
+    }
+
+    /// A data frame reached its destination (only with [`Scheme::needs_sink_events`]): a backward
+    /// message to the frame's source, if the destination answers (QCN-3pt reflection).
+    pub fn sink_data(&self, now: SimTime, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
+        let _ = (now, frame, rng);
+        match self {
+            Scheme::None(_) => None,
+        }
+    }
+
+    /// A forward probe reached its destination: the reply to send back to its source, if any
+    /// (E2CM: the probe returned with the destination's timestamp).
+    pub fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
+        let _ = (now, probe);
+        match self {
+            Scheme::None(_) => None,
         }
     }
 }
@@ -163,18 +263,25 @@ pub enum AnyCp {
     None(none::NoCp),
 }
 
+macro_rules! dispatch_cp {
+    ($self:ident, $cp:ident => $body:expr) => {
+        match $self {
+            AnyCp::None($cp) => $body,
+        }
+    };
+}
+
 impl AnyCp {
     #[inline]
     pub fn on_enqueue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
-        match self {
-            AnyCp::None(cp) => cp.on_enqueue(now, q, frame, rng),
-        }
+        dispatch_cp!(self, cp => cp.on_enqueue(now, q, frame, rng))
     }
     #[inline]
     pub fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame) {
-        match self {
-            AnyCp::None(cp) => cp.on_dequeue(now, q, frame),
-        }
+        dispatch_cp!(self, cp => cp.on_dequeue(now, q, frame))
+    }
+    pub fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
+        dispatch_cp!(self, cp => cp.on_probe(now, q, probe))
     }
 }
 
@@ -184,21 +291,26 @@ pub enum AnyRp {
     None(none::NoRp),
 }
 
+macro_rules! dispatch_rp {
+    ($self:ident, $rp:ident => $body:expr) => {
+        match $self {
+            AnyRp::None($rp) => $body,
+        }
+    };
+}
+
 impl AnyRp {
     pub fn on_message(&mut self, now: SimTime, msg: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
-        match self {
-            AnyRp::None(rp) => rp.on_message(now, msg, rl, rng),
-        }
+        dispatch_rp!(self, rp => rp.on_message(now, msg, rl, rng))
     }
     pub fn on_send(&mut self, now: SimTime, bytes: u64, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
-        match self {
-            AnyRp::None(rp) => rp.on_send(now, bytes, rl, rng),
-        }
+        dispatch_rp!(self, rp => rp.on_send(now, bytes, rl, rng))
     }
     pub fn on_timer(&mut self, now: SimTime, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
-        match self {
-            AnyRp::None(rp) => rp.on_timer(now, rl, rng),
-        }
+        dispatch_rp!(self, rp => rp.on_timer(now, rl, rng))
+    }
+    pub fn tag(&self) -> Option<u32> {
+        dispatch_rp!(self, rp => rp.tag())
     }
 }
 
@@ -223,5 +335,6 @@ mod tests {
         assert!(e.to_string().contains("cm (none)"), "{e}");
         let e = Scheme::from_config(&cfg("bogus", serde_json::json!({}))).unwrap_err();
         assert!(e.to_string().starts_with("cm.scheme = bogus"), "{e}");
+        assert!(!Scheme::from_config(&cfg("none", serde_json::json!({}))).unwrap().needs_sink_events());
     }
 }

@@ -22,6 +22,8 @@ pub enum Event {
     NicWake { nic: u32 },
     /// Hotspot window `index` starts (`on`) or ends.
     Hotspot { index: u32, on: bool },
+    /// An out-of-band CM message (`feedback = "oob"`) reaches NIC `nic`.
+    Feedback { nic: u32, frame: FrameId },
     /// A reaction-point timer of flow `flow` at NIC `nic` (scheme specific; `token` detects stale timers).
     CmTimer { nic: u32, flow: u32, token: u32 },
 }

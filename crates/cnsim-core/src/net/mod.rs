@@ -11,7 +11,7 @@ pub mod switch;
 
 pub use nic::{Nic, Voq};
 pub use port::Port;
-pub use switch::Switch;
+pub use switch::{Origin, Switch};
 
 /// Size of a PAUSE frame and the default size of CM control frames (64 B minimum frame, D6).
 pub const PAUSE_FRAME_BYTES: u32 = 64;

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::cm::{AnyRp, CmPayload, RateLimiter, RpOutput};
 use crate::engine::{Event, SimRng};
 use crate::frame::{Frame, FrameId, FrameKind};
+use crate::net::Origin;
 use crate::scenario::{Ingress, NicConfig, OnFull};
 use crate::time::{tx_time_f64, BitRate, SimTime};
 use crate::Simulator;
@@ -151,6 +152,16 @@ impl Nic {
     }
 }
 
+/// The pacing gap of a limited flow: 8·L/R, or `NEVER` while the limiter holds it at rate 0.
+#[inline]
+fn pace(bytes: u64, rl: &RateLimiter) -> SimTime {
+    if rl.rate_bps > 0.0 {
+        tx_time_f64(bytes, rl.rate_bps)
+    } else {
+        SimTime::NEVER
+    }
+}
+
 impl Simulator {
     /// Bring NIC `n` up to date: pull arrivals, move eligible frames to the OB, start the link,
     /// and schedule the next wake-up if one is needed.
@@ -196,7 +207,15 @@ impl Simulator {
         let fs = self.frame_size as u64;
         let cfg: &NicConfig = &self.nic_cfg;
         let nic = &mut self.nics[n as usize];
+        let known = nic.voqs.len();
         let v = nic.voq_index(dst);
+        if nic.voqs.len() > known && self.scheme.limiter_from_start() {
+            // E2CM probing-only (D17): every flow is limited (at line rate) from its first frame
+            let line = nic.line_rate.as_f64();
+            let voq = &mut nic.voqs[v as usize];
+            voq.limiter = Some(RateLimiter::new(line));
+            voq.rp = Some(self.scheme.new_rp(line));
+        }
         let fits = match cfg.ingress {
             Ingress::Unlimited => true,
             Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
@@ -219,11 +238,11 @@ impl Simulator {
         voq.bytes += fs;
         nic.ingress_bytes += fs;
         if voq.state == VoqState::Idle {
-            let at = match voq.limiter {
-                Some(rl) => voq.t_last + tx_time_f64(fs, rl.rate_bps),
-                None => t,
+            let at = match &voq.limiter {
+                Some(rl) => voq.t_last.0.saturating_add(pace(fs, rl).0),
+                None => t.0,
             };
-            nic.schedule_voq(v, at.max(t), t);
+            nic.schedule_voq(v, SimTime(at).max(t), t);
         }
     }
 
@@ -252,7 +271,10 @@ impl Simulator {
             let mut frame = Frame::data(node, dst, fs as u32, gen_time);
             frame.counted = true;
             frame.ready_at = now;
-            frame.cm.tagged = voq.limiter.is_some();
+            if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
+                frame.cm.tagged = true;
+                frame.cm.cpid = cpid;
+            }
             let f = self.pool.alloc(frame);
             let ob = &mut self.ports[port as usize];
             ob.oq.push_back(f);
@@ -272,8 +294,8 @@ impl Simulator {
             if voq.frames.is_empty() {
                 voq.state = VoqState::Idle;
             } else {
-                let at = match voq.limiter {
-                    Some(rl) => now + tx_time_f64(fs, rl.rate_bps),
+                let at = match &voq.limiter {
+                    Some(rl) => SimTime(now.0.saturating_add(pace(fs, rl).0)),
                     None => now,
                 };
                 nic.schedule_voq(v, at, now);
@@ -326,9 +348,21 @@ impl Simulator {
         let frame = *self.pool.get(f);
         self.pool.free(f);
         match frame.kind {
-            FrameKind::Data => self.deliver(n, &frame, self.now),
+            FrameKind::Data => {
+                self.deliver(n, &frame, self.now);
+                if self.sink_events {
+                    if let Some(reply) = self.scheme.sink_data(self.now, &frame, &mut self.nics[n as usize].rng) {
+                        self.send_control(Origin::Nic(n), frame.src, reply);
+                    }
+                }
+            }
             FrameKind::Control => self.rp_message(n, &frame.cm),
-            FrameKind::Probe | FrameKind::Pause { .. } => {}
+            FrameKind::Probe => {
+                if let Some(reply) = self.scheme.sink_probe(self.now, &frame.cm) {
+                    self.send_control(Origin::Nic(n), frame.cm.flow_src, reply);
+                }
+            }
+            FrameKind::Pause { .. } => {}
         }
     }
 
@@ -353,8 +387,11 @@ impl Simulator {
         let line = nic.line_rate.as_f64();
         let voq = &mut nic.voqs[v as usize];
         if voq.limiter.is_none() {
+            if !self.scheme.creates_limiter(msg) {
+                return; // e.g. positive feedback for a flow that is not limited (§3.3 step 2)
+            }
             voq.limiter = Some(RateLimiter::new(line));
-            voq.rp = Some(self.scheme.new_rp());
+            voq.rp = Some(self.scheme.new_rp(line));
         }
         let rl = voq.limiter.as_mut().expect("just created");
         let out = voq.rp.as_mut().expect("an RP drives a limiter").on_message(now, msg, rl, &mut nic.rng);
@@ -362,8 +399,26 @@ impl Simulator {
         self.limiter_changed(n, v);
     }
 
-    /// Carry out what an RP asked for: timers and release (probes arrive with the schemes).
+    /// Carry out what an RP asked for: a probe behind the frame just sent, a wake-up, a release.
     fn apply_rp_output(&mut self, n: u32, v: u32, out: RpOutput) {
+        let now = self.now;
+        if let Some(mut probe) = out.probe {
+            let nic = &self.nics[n as usize];
+            let dst = nic.voqs[v as usize].dst;
+            probe.msg = crate::cm::msg::PROBE;
+            probe.flow_src = nic.node;
+            probe.flow_dst = dst;
+            let mut frame = Frame::data(nic.node, dst, self.cm_frame_bytes, now);
+            frame.kind = FrameKind::Probe;
+            frame.cm = probe;
+            frame.counted = true;
+            frame.ready_at = now;
+            self.rec.on_cm(now, frame.size as u64);
+            let f = self.pool.alloc(frame);
+            let ob = &mut self.ports[nic.port as usize];
+            ob.oq.push_back(f);
+            ob.q_bytes += self.cm_frame_bytes as u64;
+        }
         let voq = &mut self.nics[n as usize].voqs[v as usize];
         if let Some(t) = out.timer {
             voq.timer_token = voq.timer_token.wrapping_add(1);
@@ -416,8 +471,8 @@ impl Simulator {
         let rate = voq.limiter.map_or(f64::NAN, |rl| rl.rate_bps / 1e9);
         self.rec.on_rate(now, nic.node, voq.dst, rate);
         if voq.state == VoqState::Waiting {
-            let at = match voq.limiter {
-                Some(rl) => voq.t_last + tx_time_f64(fs, rl.rate_bps),
+            let at = match &voq.limiter {
+                Some(rl) => SimTime(voq.t_last.0.saturating_add(pace(fs, rl).0)),
                 None => now,
             };
             nic.schedule_voq(v, at.max(now), now);

@@ -29,6 +29,13 @@ pub struct Switch {
     pub legacy: bool,
 }
 
+/// Where a control message starts its way.
+#[derive(Clone, Copy, Debug)]
+pub enum Origin {
+    Switch(u32),
+    Nic(u32),
+}
+
 /// The switch parameters common to every switch of a run.
 #[derive(Clone, Copy, Debug)]
 pub struct SwitchParams {
@@ -53,6 +60,21 @@ impl Simulator {
             self.ports[out as usize].ctrl.push_back(f);
             self.try_start(out);
             return;
+        }
+        if frame.kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
+            // a probe addressed to this CP: the CP may answer it (and consume it), D6 class (b)
+            let q = self.ports[out as usize].q_bytes;
+            if let Some(cp) = self.cps[out as usize].as_mut() {
+                if let Some(mut answer) = cp.on_probe(now, q, &frame.cm) {
+                    answer.msg = crate::cm::msg::PROBE_REPLY;
+                    answer.cpid = out;
+                    answer.flow_src = frame.cm.flow_src;
+                    answer.flow_dst = frame.cm.flow_dst;
+                    self.pool.free(f);
+                    self.send_control(Origin::Switch(s), frame.cm.flow_src, answer);
+                    return;
+                }
+            }
         }
         let size = frame.size as u64;
         let params = self.sw_params;
@@ -101,24 +123,42 @@ impl Simulator {
         let Some(cp) = self.cps[out as usize].as_mut() else { return };
         let rng = &mut self.cp_rngs[out as usize];
         let frame = self.pool.get_mut(f);
-        if let Some(msg) = cp.on_enqueue(now, q, frame, rng) {
+        if let Some(mut msg) = cp.on_enqueue(now, q, frame, rng) {
+            msg.cpid = out;
+            msg.flow_src = frame.src;
+            msg.flow_dst = frame.dst;
             let target = frame.src;
-            self.send_control_from_switch(s, target, msg);
+            self.send_control(Origin::Switch(s), target, msg);
         }
     }
 
-    /// Send a class (a) backward message from switch `s` to node `target` (D6).
-    pub(crate) fn send_control_from_switch(&mut self, s: u32, target: u32, msg: crate::cm::CmPayload) {
+    /// Send a class (a) backward message from a switch or a NIC to node `target` (D6): at the
+    /// head of the data at the first egress, routed by the normal tables; or out of band after
+    /// the scheme's fixed delay.
+    pub(crate) fn send_control(&mut self, origin: Origin, target: u32, msg: crate::cm::CmPayload) {
         let now = self.now;
-        let mut frame = Frame::data(u32::MAX, target, self.cm_frame_bytes, now);
+        let src = if let Origin::Nic(n) = origin { n } else { u32::MAX };
+        let mut frame = Frame::data(src, target, self.cm_frame_bytes, now);
         frame.kind = FrameKind::Control;
         frame.cm = msg;
         self.rec.on_cm(now, frame.size as u64);
         let f = self.pool.alloc(frame);
-        let out_local = self.topo.route(s, target).expect("routes are complete");
-        let out = self.switches[s as usize].ports[out_local as usize];
+        if let Some(delay) = self.scheme.oob_delay() {
+            self.queue.push(now + delay, crate::engine::Event::Feedback { nic: target, frame: f });
+            return;
+        }
+        let out = match origin {
+            Origin::Switch(s) => {
+                let out_local = self.topo.route(s, target).expect("routes are complete");
+                self.switches[s as usize].ports[out_local as usize]
+            }
+            Origin::Nic(n) => self.nics[n as usize].port,
+        };
         self.ports[out as usize].ctrl.push_back(f);
-        self.try_start(out);
+        match origin {
+            Origin::Switch(_) => self.try_start(out),
+            Origin::Nic(n) => self.nic_service(n),
+        }
     }
 
     /// XOFF at the admission instant of the frame that makes occupancy reach the watermark (D12).
