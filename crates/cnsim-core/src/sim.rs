@@ -325,6 +325,25 @@ impl Simulator {
         voqs + self.pool.live_data() + self.stats.sink_pending
     }
 
+    /// The forward delay of a `bytes`-long frame from `src` to `dst` without queueing: every
+    /// link's serialisation and propagation plus every switch's processing (E2CM's known D0).
+    pub fn base_delay(&self, src: u32, dst: u32, bytes: u64) -> SimTime {
+        let mut port = self.topo.node_port[src as usize];
+        let mut total = SimTime::ZERO;
+        loop {
+            let spec = &self.topo.ports[port as usize];
+            total += tx_time(bytes, spec.rate) + spec.delay;
+            match spec.peer {
+                Device::Nic(_) => return total,
+                Device::Switch(s) => {
+                    total += self.sw_params.processing_delay;
+                    let local = self.topo.route(s, dst).expect("routes are complete");
+                    port = self.topo.switch_ports[s as usize][local as usize];
+                }
+            }
+        }
+    }
+
     /// The service-rate fraction of port `p` at each instant, as (start, end, rate) pieces over the
     /// window (the hot port's capacity for utilisation and underrun).
     fn capacity_pieces(&self, p: u32, window: &Window) -> Vec<(u64, u64, f64)> {

@@ -11,8 +11,12 @@
 //!
 //! Scheme `none` (PAUSE or drops alone) creates no CP and no RP, so the hot loop skips every hook.
 
+pub mod bcn;
+pub mod e2cm;
 pub mod none;
 pub mod sampling;
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +68,8 @@ pub struct CmPayload {
     /// Probe timestamps in ps: sent by the source, stamped by the destination or CP.
     pub stamp: u64,
     pub stamp2: u64,
+    /// Probes: the known forward delay of the probe's path without queueing (E2CM `d0`, D17).
+    pub base_delay: u64,
     pub seq: u32,
     /// Data frames: a rate-limited tag (RLT) naming `cpid` is present.
     pub tagged: bool,
@@ -148,6 +154,8 @@ pub const NODE_CPID: u32 = 1 << 31;
 #[derive(Clone, Debug)]
 pub enum Scheme {
     None(none::NoneParams),
+    Bcn(Arc<bcn::BcnParams>),
+    E2cm(Arc<e2cm::E2cmParams>),
 }
 
 impl Scheme {
@@ -158,11 +166,13 @@ impl Scheme {
         let parse_err = |e: serde_json::Error| Error::config(key.clone(), e, "the parameters of that scheme");
         let scheme = match cfg.scheme.as_str() {
             "none" => Scheme::None(serde_json::from_value(params).map_err(parse_err)?),
+            "bcn" => Scheme::Bcn(Arc::new(serde_json::from_value(params).map_err(parse_err)?)),
+            "e2cm" => Scheme::E2cm(Arc::new(e2cm::E2cmParams::from_map(&cfg.params)?)),
             other => {
                 return Err(Error::config(
                     "cm.scheme",
                     other,
-                    "a scheme this engine implements: none",
+                    "a scheme this engine implements: none, bcn, e2cm",
                 ))
             }
         };
@@ -172,19 +182,25 @@ impl Scheme {
     pub fn name(&self) -> &'static str {
         match self {
             Scheme::None(_) => "none",
+            Scheme::Bcn(_) => "bcn",
+            Scheme::E2cm(_) => "e2cm",
         }
     }
 
     /// Whether switches have CPs: `false` lets the hot loop skip every hook.
     pub fn has_congestion_points(&self) -> bool {
-        !matches!(self, Scheme::None(_))
+        match self {
+            Scheme::None(_) => false,
+            Scheme::E2cm(p) => p.probe.bcn,
+            _ => true,
+        }
     }
 
     /// Whether the scheme acts on frames reaching their destination (QCN-3pt reflections, E2CM
     /// probes): otherwise the engine records deliveries without an arrival event.
     pub fn needs_sink_events(&self) -> bool {
         match self {
-            Scheme::None(_) => false,
+            Scheme::None(_) | Scheme::Bcn(_) | Scheme::E2cm(_) => false,
         }
     }
 
@@ -192,7 +208,8 @@ impl Scheme {
     /// probing-only, D17) instead of on its first congestion message.
     pub fn limiter_from_start(&self) -> bool {
         match self {
-            Scheme::None(_) => false,
+            Scheme::None(_) | Scheme::Bcn(_) => false,
+            Scheme::E2cm(p) => !p.probe.bcn,
         }
     }
 
@@ -200,10 +217,9 @@ impl Scheme {
     /// §1.4); other messages for such a flow are ignored.
     pub fn creates_limiter(&self, msg: &CmPayload) -> bool {
         match self {
-            Scheme::None(_) => {
-                let _ = msg;
-                false
-            }
+            Scheme::None(_) => false,
+            // §1.4: the first negative feedback (or a stop, D4) installs the limiter
+            Scheme::Bcn(_) | Scheme::E2cm(_) => msg.msg == msg::STOP || (msg.msg == msg::FEEDBACK && msg.fb < 0.0),
         }
     }
 
@@ -211,30 +227,38 @@ impl Scheme {
     pub fn frame_bytes(&self) -> u32 {
         match self {
             Scheme::None(_) => 64,
+            Scheme::Bcn(p) => p.cnm_size,
+            Scheme::E2cm(p) => p.bcn.cnm_size,
         }
     }
 
     /// Out-of-band feedback delay (`feedback = "oob"`): messages skip the network and reach the
     /// source this long after they are sent. `None`: in-band on the reverse path (default).
     pub fn oob_delay(&self) -> Option<SimTime> {
+        let bcn_oob = |p: &bcn::BcnParams| (p.feedback == bcn::Feedback::Oob).then_some(SimTime(p.feedback_delay_ps));
         match self {
             Scheme::None(_) => None,
+            Scheme::Bcn(p) => bcn_oob(p),
+            Scheme::E2cm(p) => bcn_oob(&p.bcn),
         }
     }
 
     /// The CP of the egress port with id `cpid` on a link of `link_rate_bps`.
     pub fn new_cp(&self, cpid: u32, link_rate_bps: f64, rng: &mut SimRng) -> AnyCp {
-        let _ = (cpid, link_rate_bps, rng);
+        let _ = link_rate_bps;
         match self {
             Scheme::None(_) => AnyCp::None(none::NoCp),
+            Scheme::Bcn(p) => AnyCp::Bcn(bcn::BcnCp::new(p.clone(), cpid, rng)),
+            Scheme::E2cm(p) => AnyCp::Bcn(bcn::BcnCp::new(Arc::new(p.bcn.clone()), cpid, rng)),
         }
     }
 
     /// The RP of a flow whose source link runs at `line_rate_bps`.
     pub fn new_rp(&self, line_rate_bps: f64) -> AnyRp {
-        let _ = line_rate_bps;
         match self {
             Scheme::None(_) => AnyRp::None(none::NoRp),
+            Scheme::Bcn(p) => AnyRp::Bcn(bcn::BcnRp::new(p.clone(), line_rate_bps)),
+            Scheme::E2cm(p) => AnyRp::E2cm(e2cm::E2cmRp::new(p.clone(), line_rate_bps)),
         }
     }
 
@@ -243,16 +267,16 @@ impl Scheme {
     pub fn sink_data(&self, now: SimTime, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
         let _ = (now, frame, rng);
         match self {
-            Scheme::None(_) => None,
+            Scheme::None(_) | Scheme::Bcn(_) | Scheme::E2cm(_) => None,
         }
     }
 
     /// A forward probe reached its destination: the reply to send back to its source, if any
     /// (E2CM: the probe returned with the destination's timestamp).
     pub fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
-        let _ = (now, probe);
         match self {
-            Scheme::None(_) => None,
+            Scheme::None(_) | Scheme::Bcn(_) => None,
+            Scheme::E2cm(_) => Some(e2cm::return_probe(now, probe)),
         }
     }
 }
@@ -261,12 +285,14 @@ impl Scheme {
 #[derive(Clone, Debug)]
 pub enum AnyCp {
     None(none::NoCp),
+    Bcn(bcn::BcnCp),
 }
 
 macro_rules! dispatch_cp {
     ($self:ident, $cp:ident => $body:expr) => {
         match $self {
             AnyCp::None($cp) => $body,
+            AnyCp::Bcn($cp) => $body,
         }
     };
 }
@@ -289,12 +315,16 @@ impl AnyCp {
 #[derive(Clone, Debug)]
 pub enum AnyRp {
     None(none::NoRp),
+    Bcn(bcn::BcnRp),
+    E2cm(e2cm::E2cmRp),
 }
 
 macro_rules! dispatch_rp {
     ($self:ident, $rp:ident => $body:expr) => {
         match $self {
             AnyRp::None($rp) => $body,
+            AnyRp::Bcn($rp) => $body,
+            AnyRp::E2cm($rp) => $body,
         }
     };
 }

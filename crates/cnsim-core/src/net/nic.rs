@@ -408,6 +408,7 @@ impl Simulator {
             probe.msg = crate::cm::msg::PROBE;
             probe.flow_src = nic.node;
             probe.flow_dst = dst;
+            probe.base_delay = self.base_delay(nic.node, dst, self.cm_frame_bytes as u64).0;
             let mut frame = Frame::data(nic.node, dst, self.cm_frame_bytes, now);
             frame.kind = FrameKind::Probe;
             frame.cm = probe;

@@ -92,6 +92,12 @@ impl Simulator {
             port.oq.pop_front();
             (f, port.data_rate)
         };
+        if let Device::Nic(_) = port.spec.owner {
+            let frame = self.pool.get_mut(f);
+            if frame.kind == FrameKind::Probe {
+                frame.cm.stamp = now.0; // t_src: the probe's transmission start (D17)
+            }
+        }
         let size = self.pool.get(f).size as u64;
         port.busy = true;
         port.current = f;

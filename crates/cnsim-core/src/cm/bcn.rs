@@ -1,0 +1,417 @@
+//! BCN / ECM — Backward Congestion Notification (algorithms.md §3, §1.2–1.4, D2–D5, D7, D18).
+//!
+//! **CP** (§3.2), per egress queue: at each sampling instant (q includes the arriving frame)
+//! Qoff = q − Qeq, Qdelta = q − q_old (q_old updated at every sample), Fb = −(Qoff + w·Qdelta)
+//! clamped to ±Fbmax = ±(2w+1)·Qeq, optionally quantised (D18). BCN(0,0) above Qsc sends a stop
+//! (D4); BCN_MAX above Qmc forces −Fbmax (D5). Negative feedback goes to the source of the
+//! sampled frame (optionally only while q > Qeq, D3); positive feedback only to frames whose
+//! rate-limited tag names this CP.
+//!
+//! **RP** (§3.3), per flow: R ← max(Rmin, R·(1 + Gd·Fb)) on Fb < 0 (and the limiter is associated
+//! with that CP); R ← min(R_line, R + Gi·Fb·Ru) on Fb > 0 from the associated CP; a stop holds the
+//! flow for U(0, T_stop) then resumes at max(Rmin, R/2); optional drift adds R_drift every
+//! T_drift; the limiter is released when R reaches the line rate (D7). Gi is stated for
+//! `links.rate`: an RP on another link rate uses Gi × (its rate / that rate) (contract).
+
+use std::sync::Arc;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::sampling::{Sampler, SamplingMode, SamplingParams};
+use super::{msg, CmPayload, CongestionPoint, RateLimiter, ReactionPoint, RpOutput};
+use crate::engine::SimRng;
+use crate::frame::Frame;
+use crate::time::SimTime;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantize {
+    /// Fb itself is quantised to `fb_bits` (§1.3).
+    Fb,
+    /// ECM-Q: Qoff and Qdelta quantised separately, Fb reconstructed (§1.3, D18).
+    Separate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feedback {
+    Inband,
+    Oob,
+}
+
+/// The `[cm]` parameters of `bcn` in base units (bytes, bit/s, ps), as the front end lowers them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BcnParams {
+    pub w: f64,
+    pub qeq: f64,
+    /// Decrease gain per byte of Fb (per quantum when `fb_bits` > 0).
+    pub gd: f64,
+    /// Increase gain per byte of Fb (per quantum when `fb_bits` > 0), stated for `gi_rate_bps`.
+    pub gi: f64,
+    pub ru_bps: f64,
+    pub rmin_bps: f64,
+    /// How `gd0` was defined (used by the front end's expressions; recorded here).
+    pub gd0_rule: String,
+    pub sampling: SamplingMode,
+    pub ps: f64,
+    pub sample_bytes: f64,
+    pub sample_jitter: f64,
+    pub pmin: f64,
+    pub pmax: f64,
+    pub oversample_factor: f64,
+    /// 0 = raw bytes.
+    pub fb_bits: u32,
+    pub quantize: Quantize,
+    pub bcn_max: bool,
+    pub qmc: f64,
+    pub bcn00: bool,
+    pub qsc: f64,
+    pub stop_time_ps: u64,
+    pub drift_rate_bps: f64,
+    pub drift_period_ps: u64,
+    pub negative_only_above_qeq: bool,
+    pub cnm_size: u32,
+    pub feedback: Feedback,
+    pub feedback_delay_ps: u64,
+    /// The link rate `gi` is stated for (`links.rate`).
+    pub gi_rate_bps: f64,
+}
+
+impl BcnParams {
+    pub fn fbmax(&self) -> f64 {
+        fbmax(self.w, self.qeq)
+    }
+
+    pub fn sampling(&self) -> SamplingParams {
+        SamplingParams {
+            mode: self.sampling,
+            ps: self.ps,
+            sample_bytes: self.sample_bytes,
+            sample_jitter: self.sample_jitter,
+            pmin: self.pmin,
+            pmax: self.pmax,
+            oversample_factor: self.oversample_factor,
+        }
+    }
+}
+
+/// Fbmax = (2w+1)·Qeq (§1.3).
+pub fn fbmax(w: f64, qeq: f64) -> f64 {
+    (2.0 * w + 1.0) * qeq
+}
+
+/// Fb = −(Qoff + w·Qdelta), clamped to ±Fbmax (§1.3).
+pub fn feedback(qoff: f64, qdelta: f64, w: f64, qeq: f64) -> f64 {
+    let m = fbmax(w, qeq);
+    (-(qoff + w * qdelta)).clamp(-m, m)
+}
+
+/// Fbq = sign(Fb)·min(2^b − 1, floor(|Fb|·(2^b − 1)/Fbmax)) (D18).
+pub fn quantize_fb(fb: f64, fbmax: f64, bits: u32) -> f64 {
+    let top = ((1u64 << bits) - 1) as f64;
+    fb.signum() * top.min((fb.abs() * top / fbmax).floor())
+}
+
+/// ECM-Q (§1.3 proposal, D18): Qoff on ±Qeq and Qdelta on ±2·Qeq, each a signed `bits`-bit value
+/// (2^(b−1) − 1 levels each side, truncated toward zero, clamped); returns the reconstructed
+/// (Qoff, Qdelta) in bytes.
+pub fn quantize_separately(qoff: f64, qdelta: f64, qeq: f64, bits: u32) -> (f64, f64) {
+    let levels = ((1u64 << (bits - 1)) - 1) as f64;
+    let q = |x: f64, scale: f64| (x / scale * levels).clamp(-levels, levels).trunc() * scale / levels;
+    (q(qoff, qeq), q(qdelta, 2.0 * qeq))
+}
+
+/// The BCN congestion point of one egress queue.
+#[derive(Clone, Debug)]
+pub struct BcnCp {
+    p: Arc<BcnParams>,
+    cpid: u32,
+    sampler: Sampler,
+    q_old: f64,
+}
+
+impl BcnCp {
+    pub fn new(p: Arc<BcnParams>, cpid: u32, rng: &mut SimRng) -> Self {
+        let sampler = Sampler::new(p.sampling(), rng);
+        BcnCp { p, cpid, sampler, q_old: 0.0 }
+    }
+
+    /// The feedback of a sampling instant at queue `q` (§3.2 steps 3–5): the message, if any.
+    pub fn sample(&mut self, q: f64, tagged_by_me: bool, rng: &mut SimRng) -> Option<CmPayload> {
+        let p = &self.p;
+        let qoff = q - p.qeq;
+        let qdelta = q - self.q_old;
+        self.q_old = q;
+        let m = p.fbmax();
+        let mut fb = feedback(qoff, qdelta, p.w, p.qeq);
+        let severity = if fb < 0.0 { -fb / m } else { 0.0 };
+        let index = ((severity * 63.0).floor().min(63.0) as usize) / 8;
+        self.sampler.next(severity, index, rng);
+        if p.bcn00 && q >= p.qsc {
+            return Some(CmPayload { msg: msg::STOP, qoff, qdelta, ..Default::default() });
+        }
+        if p.fb_bits > 0 {
+            fb = match p.quantize {
+                Quantize::Fb => quantize_fb(fb, m, p.fb_bits),
+                Quantize::Separate => {
+                    let (qo, qd) = quantize_separately(qoff, qdelta, p.qeq, p.fb_bits);
+                    quantize_fb(feedback(qo, qd, p.w, p.qeq), m, p.fb_bits)
+                }
+            };
+        }
+        if p.bcn_max && q >= p.qmc {
+            fb = if p.fb_bits > 0 { -(((1u64 << p.fb_bits) - 1) as f64) } else { -m };
+        }
+        let send = if fb < 0.0 {
+            !p.negative_only_above_qeq || q > p.qeq
+        } else {
+            fb > 0.0 && tagged_by_me
+        };
+        send.then_some(CmPayload { msg: msg::FEEDBACK, fb, qoff, qdelta, ..Default::default() })
+    }
+}
+
+impl CongestionPoint for BcnCp {
+    fn on_enqueue(&mut self, _now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
+        if !self.sampler.is_sample(frame.size as u64, q as f64 > self.p.qeq, rng) {
+            return None;
+        }
+        let tagged_by_me = frame.cm.tagged && frame.cm.cpid == self.cpid;
+        self.sample(q as f64, tagged_by_me, rng)
+    }
+}
+
+/// The BCN reaction point of one flow.
+#[derive(Clone, Debug)]
+pub struct BcnRp {
+    p: Arc<BcnParams>,
+    /// Gi for this RP's link rate.
+    gi: f64,
+    /// The CP the limiter is associated with (its frames carry RLT(cpid)).
+    pub cpid: Option<u32>,
+    /// BCN(0,0): the flow is held until this instant, then resumes at max(Rmin, `resume_from`/2).
+    stopped_until: Option<SimTime>,
+    resume_from: f64,
+    next_drift: Option<SimTime>,
+}
+
+impl BcnRp {
+    pub fn new(p: Arc<BcnParams>, line_rate_bps: f64) -> Self {
+        let gi = p.gi * line_rate_bps / p.gi_rate_bps;
+        BcnRp { p, gi, cpid: None, stopped_until: None, resume_from: 0.0, next_drift: None }
+    }
+
+    /// The rate the feedback acts on: the limiter's, or while stopped the rate to resume from.
+    fn rate_mut<'a>(&'a mut self, rl: &'a mut RateLimiter) -> &'a mut f64 {
+        if self.stopped_until.is_some() {
+            &mut self.resume_from
+        } else {
+            &mut rl.rate_bps
+        }
+    }
+
+    /// §3.3 steps 1–2 for feedback `fb` from CP `cpid`.
+    pub fn apply_feedback(&mut self, fb: f64, cpid: u32, rl: &mut RateLimiter) {
+        let (gd, gi, ru, rmin, line) = (self.p.gd, self.gi, self.p.ru_bps, self.p.rmin_bps, rl.line_rate_bps);
+        if fb < 0.0 {
+            let r = self.rate_mut(rl);
+            *r = (*r * (1.0 + gd * fb)).max(rmin);
+            self.cpid = Some(cpid);
+        } else if fb > 0.0 && self.cpid == Some(cpid) {
+            let r = self.rate_mut(rl);
+            *r = (*r + gi * fb * ru).min(line);
+        }
+    }
+
+    /// Release at line rate (D7), else a wake-up for the next stop end or drift step.
+    pub fn output_for(&self, rl: &RateLimiter) -> RpOutput {
+        if self.stopped_until.is_none() && rl.rate_bps >= rl.line_rate_bps {
+            return RpOutput { release: true, ..Default::default() };
+        }
+        let timer = [self.stopped_until, self.next_drift].into_iter().flatten().min();
+        RpOutput { timer, ..Default::default() }
+    }
+}
+
+impl ReactionPoint for BcnRp {
+    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+        if self.next_drift.is_none() && self.p.drift_rate_bps > 0.0 {
+            self.next_drift = Some(now + SimTime(self.p.drift_period_ps));
+        }
+        match m.msg {
+            msg::FEEDBACK => self.apply_feedback(m.fb, m.cpid, rl),
+            msg::STOP if self.stopped_until.is_none() => {
+                // D4: hold for U(0, T_stop), then resume at max(Rmin, R/2)
+                self.resume_from = rl.rate_bps;
+                rl.rate_bps = 0.0;
+                self.stopped_until = Some(now + SimTime(rng.gen_range(0..=self.p.stop_time_ps)));
+                self.cpid = Some(m.cpid);
+            }
+            _ => {}
+        }
+        self.output_for(rl)
+    }
+
+    fn on_timer(&mut self, now: SimTime, rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
+        if self.stopped_until.is_some_and(|t| t <= now) {
+            self.stopped_until = None;
+            rl.rate_bps = (self.resume_from / 2.0).max(self.p.rmin_bps);
+        }
+        if let Some(t) = self.next_drift.filter(|&t| t <= now) {
+            let (drift, line) = (self.p.drift_rate_bps, rl.line_rate_bps);
+            let r = self.rate_mut(rl);
+            *r = (*r + drift).min(line);
+            self.next_drift = Some(t + SimTime(self.p.drift_period_ps));
+        }
+        self.output_for(rl)
+    }
+
+    fn tag(&self) -> Option<u32> {
+        self.cpid
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::engine::rng::{stream, StreamKind};
+
+    /// PS-BCN-ZHB: W 2, Qeq 150 KB, Gd 1.6667e-6, Gi 6.6667e-4, Ru = Rmin = 10 Mb/s, 2 % sampling.
+    pub fn zhb() -> BcnParams {
+        serde_json::from_value(serde_json::json!({
+            "w": 2.0, "qeq": 150000.0, "gd": 1.6667e-06, "gi": 0.00066667, "ru_bps": 1e7, "rmin_bps": 1e7,
+            "gd0_rule": "half", "sampling": "interval", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
+            "pmin": 0.01, "pmax": 0.1, "oversample_factor": 1.0, "fb_bits": 0, "quantize": "fb", "bcn_max": false,
+            "qmc": 600000.0, "bcn00": false, "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
+            "drift_period_ps": 20000000000u64, "negative_only_above_qeq": false, "cnm_size": 64, "feedback": "inband",
+            "feedback_delay_ps": 0, "gi_rate_bps": 1e10
+        }))
+        .unwrap()
+    }
+
+    fn rng() -> SimRng {
+        stream(1, StreamKind::CongestionPoint, 0)
+    }
+
+    #[test]
+    fn cp_feedback_follows_a_queue_trace_exactly() {
+        let mut cp = BcnCp::new(Arc::new(zhb()), 7, &mut rng());
+        let mut r = rng();
+        // samples at q = 100 KB, 200 KB, 260 KB, 250 KB, 100 KB (q_old starts at 0)
+        let trace = [100_000.0, 200_000.0, 260_000.0, 250_000.0, 100_000.0];
+        let got: Vec<Option<f64>> = trace.iter().map(|&q| cp.sample(q, false, &mut r).map(|m| m.fb)).collect();
+        // Fb = −((q − 150000) + 2·(q − q_old)), clamped at ±750000; positive Fb needs a tag
+        let expect = [
+            -((100_000.0 - 150_000.0) + 2.0 * 100_000.0),  // −150000
+            -((200_000.0 - 150_000.0) + 2.0 * 100_000.0),  // −250000
+            -((260_000.0 - 150_000.0) + 2.0 * 60_000.0),   // −230000
+            -((250_000.0 - 150_000.0) + 2.0 * -10_000.0),  // −80000
+        ];
+        assert_eq!(got[..4], expect.map(Some));
+        assert_eq!(got[4], None, "Fb = +350000 > 0 but the frame is untagged");
+        assert_eq!(cp.sample(100_000.0, true, &mut r).map(|m| m.fb), Some(50_000.0), "tagged: positive sent");
+        // q 150 KB after 100 KB: Qoff 0, Qdelta 50000 → Fb = −100000
+        assert_eq!(cp.sample(150_000.0, true, &mut r).map(|m| m.fb), Some(-100_000.0));
+        assert_eq!(cp.sample(150_000.0, true, &mut r), None, "Fb = 0: nothing");
+    }
+
+    #[test]
+    fn clamps_bcn_max_stop_and_the_qeq_gate() {
+        let mut p = zhb();
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
+        let mut r = rng();
+        let m = cp.sample(1_000_000.0, false, &mut r).unwrap();
+        assert_eq!(m.fb, -750_000.0, "clamped at −(2w+1)Qeq");
+        assert_eq!((m.qoff, m.qdelta), (850_000.0, 1_000_000.0));
+        p.bcn_max = true;
+        p.qmc = 300_000.0;
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
+        cp.q_old = 300_000.0;
+        assert_eq!(cp.sample(300_000.0, false, &mut r).unwrap().fb, -750_000.0, "BCN_MAX forces −Fbmax");
+        p.bcn00 = true;
+        p.qsc = 300_000.0;
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
+        assert_eq!(cp.sample(300_000.0, false, &mut r).unwrap().msg, msg::STOP);
+        let mut p = zhb();
+        p.negative_only_above_qeq = true;
+        let mut cp = BcnCp::new(Arc::new(p), 1, &mut rng());
+        assert_eq!(cp.sample(140_000.0, false, &mut r), None, "Fb = −270000 but q <= Qeq");
+        assert!(cp.sample(160_000.0, false, &mut r).is_some());
+    }
+
+    #[test]
+    fn quantisation_boundaries() {
+        let m = 750_000.0;
+        assert_eq!(quantize_fb(-750_000.0, m, 8), -255.0);
+        assert_eq!(quantize_fb(-749_999.0, m, 8), -254.0);
+        assert_eq!(quantize_fb(-2_941.0, m, 8), 0.0, "just below one quantum (2941.18 B)");
+        assert_eq!(quantize_fb(-2_942.0, m, 8), -1.0);
+        assert_eq!(quantize_fb(10_000.0, m, 6), 0.0f64.max((10_000.0f64 * 63.0 / m).floor()));
+        // ECM-Q: Qoff 75000 of ±150000 → 63 of 127 levels; Qdelta −1000 of ±300000 → 0 (toward zero)
+        let (qo, qd) = quantize_separately(75_000.0, -1_000.0, 150_000.0, 8);
+        assert_eq!(qo, 63.0 * 150_000.0 / 127.0);
+        assert_eq!(qd, 0.0);
+        let (qo, qd) = quantize_separately(900_000.0, -900_000.0, 150_000.0, 8);
+        assert_eq!((qo, qd), (150_000.0, -300_000.0), "clamped to full scale");
+    }
+
+    #[test]
+    fn rp_trajectory_decrease_floor_increase_association_release() {
+        let p = Arc::new(zhb());
+        let mut rp = BcnRp::new(p, 1e10);
+        let mut rl = RateLimiter::new(1e10);
+        let mut r = rng();
+        let fb = |fb: f64, cpid: u32| CmPayload { msg: msg::FEEDBACK, fb, cpid, ..Default::default() };
+        // R = 10G·(1 − 1.6667e-6·150000) = 10G·0.749995
+        rp.on_message(SimTime::ZERO, &fb(-150_000.0, 3), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 1e10 * (1.0 + 1.6667e-6 * -150_000.0));
+        assert_eq!(rp.tag(), Some(3));
+        // Gd·|Fb| = 1.25 > 1: floored at Rmin
+        rp.on_message(SimTime::ZERO, &fb(-750_000.0, 3), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 1e7);
+        // positive from another CP: ignored; from the associated CP: + Gi·Fb·Ru
+        rp.on_message(SimTime::ZERO, &fb(50_000.0, 4), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 1e7);
+        let out = rp.on_message(SimTime::ZERO, &fb(50_000.0, 3), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 1e7 + 0.00066667 * 50_000.0 * 1e7);
+        assert!(!out.release);
+        // the largest increase is Gi·Fbmax·Ru = 5 Gb/s (I-3); two of them reach the line rate:
+        // capped and released
+        let r1 = rl.rate_bps;
+        let out = rp.on_message(SimTime::ZERO, &fb(750_000.0, 3), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, r1 + 0.00066667 * 750_000.0 * 1e7);
+        assert!(!out.release);
+        let out = rp.on_message(SimTime::ZERO, &fb(750_000.0, 3), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 1e10);
+        assert!(out.release);
+    }
+
+    #[test]
+    fn gi_scales_with_the_rp_link_rate() {
+        let rp = BcnRp::new(Arc::new(zhb()), 1e9);
+        assert_eq!(rp.gi, 0.00066667 * 0.1);
+    }
+
+    #[test]
+    fn stop_holds_then_resumes_at_half_and_drift_adds() {
+        let mut p = zhb();
+        p.drift_rate_bps = 4e6;
+        let mut rp = BcnRp::new(Arc::new(p), 1e10);
+        let mut rl = RateLimiter::new(1e10);
+        rl.rate_bps = 4e9;
+        let mut r = rng();
+        let out = rp.on_message(SimTime::ms(1), &CmPayload { msg: msg::STOP, cpid: 2, ..Default::default() }, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 0.0);
+        let until = rp.stopped_until.unwrap();
+        assert!(until >= SimTime::ms(1) && until <= SimTime::ms(2));
+        assert_eq!(out.timer, Some(until), "the stop ends before the first drift (21 ms)");
+        let out = rp.on_timer(until, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 2e9);
+        assert_eq!(out.timer, Some(SimTime::ms(21)));
+        let out = rp.on_timer(SimTime::ms(21), &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 2e9 + 4e6);
+        assert_eq!(out.timer, Some(SimTime::ms(41)));
+    }
+}
