@@ -65,9 +65,15 @@ impl Counter {
     }
     #[inline]
     pub fn add(&mut self, bins: &Bins, window: &Window, t: SimTime, amount: u64) {
-        self.bins[bins.index(t)] += amount;
+        self.add_at(bins.index(t), window.contains(t), amount);
+    }
+
+    /// Add at a bin index and window membership computed once for several counters.
+    #[inline]
+    pub fn add_at(&mut self, bin: usize, in_window: bool, amount: u64) {
+        self.bins[bin] += amount;
         self.total += amount;
-        if window.contains(t) {
+        if in_window {
             self.window += amount;
         }
     }

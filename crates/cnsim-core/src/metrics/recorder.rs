@@ -72,14 +72,15 @@ impl Recorder {
     /// A data frame generated at `gen` by `src` was delivered to `dst` at `t`.
     #[inline]
     pub fn on_delivered(&mut self, t: SimTime, src: u32, dst: u32, bytes: u64, gen: SimTime) {
-        self.aggregate.add(&self.bins, &self.window, t, bytes);
-        self.nodes[dst as usize].add(&self.bins, &self.window, t, bytes);
+        let (b, w) = (self.bins.index(t), self.window.contains(t));
+        self.aggregate.add_at(b, w, bytes);
+        self.nodes[dst as usize].add_at(b, w, bytes);
         if !self.flow_index.is_empty() {
             if let Some(&i) = self.flow_index.get(&(src, dst)) {
-                self.flows[i as usize].add(&self.bins, &self.window, t, bytes);
+                self.flows[i as usize].add_at(b, w, bytes);
             }
         }
-        if self.window.contains(t) {
+        if w {
             self.latency_window_ps += (t.0 - gen.0) as u128;
         }
     }

@@ -349,7 +349,7 @@ impl Simulator {
         self.pool.free(f);
         match frame.kind {
             FrameKind::Data => {
-                self.deliver(n, &frame, self.now);
+                self.deliver(n, frame.src, frame.size as u64, frame.gen_time, self.now);
                 if self.sink_events {
                     if let Some(reply) = self.scheme.sink_data(self.now, &frame, &mut self.nics[n as usize].rng) {
                         self.send_control(Origin::Nic(n), frame.src, reply);
@@ -368,13 +368,13 @@ impl Simulator {
 
     /// The last bit of data `frame` reaches the sink of NIC `n` at `arrival`; it is delivered
     /// `nic.processing_delay` later (D15), or is still in flight if that is after the end.
-    pub(crate) fn deliver(&mut self, n: u32, frame: &Frame, arrival: SimTime) {
+    pub(crate) fn deliver(&mut self, n: u32, src: u32, size: u64, gen_time: SimTime, arrival: SimTime) {
         let t = arrival + SimTime(self.nic_cfg.processing_delay_ps);
         if t >= self.end {
             self.stats.sink_pending += 1;
         } else {
             self.stats.delivered += 1;
-            self.rec.on_delivered(t, frame.src, n, frame.size as u64, frame.gen_time);
+            self.rec.on_delivered(t, src, n, size, gen_time);
         }
     }
 

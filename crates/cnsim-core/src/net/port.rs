@@ -38,6 +38,8 @@ pub struct Port {
     pub queue_rec: Option<u32>,
     /// Index of this port's throughput recorder, if recorded.
     pub tput_rec: Option<u32>,
+    /// The last serialisation time computed: (bytes, rate, time) — nearly every frame repeats it.
+    tx_memo: (u64, BitRate, SimTime),
 }
 
 impl Port {
@@ -58,6 +60,7 @@ impl Port {
             wake_at: SimTime::NEVER,
             queue_rec: None,
             tput_rec: None,
+            tx_memo: (0, BitRate(0), SimTime::ZERO),
         }
     }
 }
@@ -102,7 +105,10 @@ impl Simulator {
         port.busy = true;
         port.current = f;
         port.tx_start = now;
-        let done = now + tx_time(size, rate);
+        if port.tx_memo.0 != size || port.tx_memo.1 != rate {
+            port.tx_memo = (size, rate, tx_time(size, rate));
+        }
+        let done = now + port.tx_memo.2;
         self.queue.push(done, Event::TxDone { port: p });
         if self.cps_active {
             if let Device::Switch(_) = port.spec.owner {
@@ -123,33 +129,38 @@ impl Simulator {
         let port = &mut self.ports[p as usize];
         port.busy = false;
         let f = port.current;
-        let frame = *self.pool.get(f);
+        let (counted, size, in_local, kind) = {
+            let fr = self.pool.get(f);
+            (fr.counted, fr.size as u64, fr.in_local, fr.kind)
+        };
         let owner = port.spec.owner;
         let delay = port.spec.delay;
-        if frame.counted {
-            port.q_bytes -= frame.size as u64;
+        if counted {
+            port.q_bytes -= size;
             let q = port.q_bytes;
             let tx_start = port.tx_start;
             if let Some(r) = port.queue_rec {
                 self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
             }
             if let Some(r) = port.tput_rec {
-                self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, frame.size as u64);
+                self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, size);
             }
             if Some(p) == self.rec.hot_port {
                 self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
             }
             self.pool.get_mut(f).counted = false;
             if let Device::Switch(s) = owner {
-                self.switch_departed(s, frame.in_local, frame.size as u64);
+                self.switch_departed(s, in_local, size);
             }
         }
         match self.ports[p as usize].spec.peer {
             // A data frame into a sink that nothing watches: record its delivery now instead of
             // spending an event on its arrival (same instant, same accounting).
-            Device::Nic(n) if frame.kind == FrameKind::Data && !self.sink_events => {
+            Device::Nic(n) if kind == FrameKind::Data && !self.sink_events => {
+                let fr = self.pool.get(f);
+                let (src, gen_time) = (fr.src, fr.gen_time);
                 self.pool.free(f);
-                self.deliver(n, &frame, now + delay);
+                self.deliver(n, src, size, gen_time, now + delay);
             }
             _ => self.queue.push(now + delay, Event::Arrive { port: p, frame: f }),
         }

@@ -49,34 +49,35 @@ impl Simulator {
     /// Frame `f` was received on input `in_local` of switch `s`.
     pub(crate) fn switch_receive(&mut self, s: u32, in_local: u32, f: FrameId) {
         let now = self.now;
-        let frame = *self.pool.get(f);
+        let frame = self.pool.get(f);
+        let (kind, dst, size) = (frame.kind, frame.dst, frame.size as u64);
         let sw = &self.switches[s as usize];
-        let Some(out_local) = self.topo.route(s, frame.dst) else {
+        let Some(out_local) = self.topo.route(s, dst) else {
             unreachable!("routes are complete: the topology is checked to be connected");
         };
         let out = sw.ports[out_local as usize];
-        if frame.kind == FrameKind::Control && !sw.legacy {
+        if kind == FrameKind::Control && !sw.legacy {
             // class (a): strict priority, not buffered, never dropped (D6)
             self.ports[out as usize].ctrl.push_back(f);
             self.try_start(out);
             return;
         }
-        if frame.kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
+        if kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
             // a probe addressed to this CP: the CP may answer it (and consume it), D6 class (b)
+            let probe = frame.cm;
             let q = self.ports[out as usize].q_bytes;
             if let Some(cp) = self.cps[out as usize].as_mut() {
-                if let Some(mut answer) = cp.on_probe(now, q, &frame.cm) {
+                if let Some(mut answer) = cp.on_probe(now, q, &probe) {
                     answer.msg = crate::cm::msg::PROBE_REPLY;
                     answer.cpid = out;
-                    answer.flow_src = frame.cm.flow_src;
-                    answer.flow_dst = frame.cm.flow_dst;
+                    answer.flow_src = probe.flow_src;
+                    answer.flow_dst = probe.flow_dst;
                     self.pool.free(f);
-                    self.send_control(Origin::Switch(s), frame.cm.flow_src, answer);
+                    self.send_control(Origin::Switch(s), probe.flow_src, answer);
                     return;
                 }
             }
         }
-        let size = frame.size as u64;
         let params = self.sw_params;
         let q_out = self.ports[out as usize].q_bytes;
         let admitted = match params.buffer {
@@ -85,8 +86,8 @@ impl Simulator {
             BufferModel::Egress => q_out + size <= sw.limits.capacity,
         } && params.oq_limit.map_or(true, |limit| q_out + size <= limit);
         if !admitted {
-            self.rec.on_drop(now, size, frame.kind != FrameKind::Data);
-            if frame.kind == FrameKind::Data {
+            self.rec.on_drop(now, size, kind != FrameKind::Data);
+            if kind == FrameKind::Data {
                 self.stats.dropped += 1;
             }
             self.pool.free(f);
@@ -104,7 +105,7 @@ impl Simulator {
             fr.counted = true;
             fr.ready_at = now + params.processing_delay;
         }
-        if self.cps_active && !legacy && frame.kind == FrameKind::Data {
+        if self.cps_active && !legacy && kind == FrameKind::Data {
             self.congestion_point_sample(s, out, q, f);
         }
         if params.pause {
