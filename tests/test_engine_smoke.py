@@ -33,8 +33,3 @@ def test_short_run_summary_and_series(tmp_path: Path) -> None:
     assert r.series("throughput").num_rows > 0
     out = r.save(tmp_path / "run", plots=False)
     assert json.loads((out / "summary.json").read_text())["scenario"] == "kd-symmetric-single-hs"
-
-
-def test_unimplemented_scheme_is_bad_input() -> None:
-    with pytest.raises(cnsim.ScenarioError, match="engine refused"):
-        cnsim.run("kd-symmetric-single-hs", set={"cm.scheme": "qcn"}, duration="1ms")

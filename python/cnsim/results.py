@@ -78,7 +78,8 @@ def decode_series(kind: str, raw: dict[str, Any] | None) -> pa.Table:
     bins = int(raw.get("bins", 0))
     bin_s = float(raw.get("bin_s", 0.0))
     n = len(entities)
-    t = (np.arange(1, bins + 1, dtype=np.float64) * bin_s) if bins else np.zeros(0)
+    # bin ends, rounded to the picosecond so that 26 ms reads 0.026
+    t = np.round(np.arange(1, bins + 1, dtype=np.float64) * bin_s, 12) if bins else np.zeros(0)
     columns: dict[str, Any] = {"t_s": np.tile(t, n), ent_col: np.repeat(np.array(entities, dtype=object), bins)}
     raw_cols = raw.get("columns", {})
     for col in val_cols:
@@ -90,6 +91,10 @@ def decode_series(kind: str, raw: dict[str, Any] | None) -> pa.Table:
             if values.size != n * bins:
                 raise ValueError(f"series {kind}.{col}: {values.size} values for {n} entities x {bins} bins")
         columns[col] = values
+    # NaN marks "no value at this bin end" (a flow without a rate limiter): such rows are left out
+    keep = ~np.all(np.isnan(np.vstack([columns[c] for c in val_cols])), axis=0)
+    if not keep.all():
+        columns = {k: v[keep] for k, v in columns.items()}
     return pa.table(columns, schema=schema)
 
 
