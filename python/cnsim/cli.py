@@ -166,11 +166,12 @@ def run_cmd(
 @app.command()
 def bench(
     scenario: str = typer.Argument("zhb-og-single-hop", metavar="[ID]", help="Catalog id or scenario file."),
-    duration: str = typer.Option("0.2s", "--duration", help="Simulated time to run."),
+    duration: Optional[str] = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's)."),
+    set_: Optional[List[str]] = SetOpt,
 ) -> None:
     """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
     with _guard():
-        result = run(scenario, duration=parse_set_value(duration))
+        result = run(scenario, set=parse_overrides(set_), duration=parse_set_value(duration) if duration else None)
         m = result.manifest
         typer.echo(f"scenario           {result.scenario.id} (scheme {result.summary.get('scheme')}, {m['sim_s']:g} s simulated)")
         typer.echo(f"wall time          {m['wall_s']:.3f} s")

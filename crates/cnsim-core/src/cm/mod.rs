@@ -14,6 +14,7 @@
 pub mod bcn;
 pub mod e2cm;
 pub mod none;
+pub mod qcn;
 pub mod sampling;
 
 use std::sync::Arc;
