@@ -5,6 +5,9 @@
 use crate::cm::CmPayload;
 use crate::time::SimTime;
 
+/// `Frame::flow_rec` of a flow whose throughput is not recorded.
+pub const NO_RECORD: u32 = u32::MAX;
+
 /// Handle of a frame in the [`FramePool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FrameId(pub u32);
@@ -46,6 +49,8 @@ pub struct Frame {
     pub ready_at: SimTime,
     /// Charged to a buffer (switch memory or NIC OB) whose counters drop when its last bit leaves.
     pub counted: bool,
+    /// Index of the flow's throughput recorder, `NO_RECORD` if the flow is not recorded.
+    pub flow_rec: u32,
     /// Scheme-specific content of control frames and tags of data frames.
     pub cm: CmPayload,
 }
@@ -61,6 +66,7 @@ impl Frame {
             gen_time,
             ready_at: SimTime::ZERO,
             counted: false,
+            flow_rec: NO_RECORD,
             cm: CmPayload::default(),
         }
     }

@@ -122,7 +122,7 @@ impl Simulator {
         let mut nics: Vec<Nic> = (0..n_nodes)
             .map(|i| {
                 let p = topo.node_port[i];
-                Nic::new(i as u32, p, topo.ports[p as usize].rate, stream(cfg.seed, StreamKind::ReactionPoint, i as u64))
+                Nic::new(i as u32, p, topo.ports[p as usize].rate, n_nodes, stream(cfg.seed, StreamKind::ReactionPoint, i as u64))
             })
             .collect();
         let node = |key: String, name: &str| topo.node_by_name(name).ok_or_else(|| Error::config(key, name, "a node name"));

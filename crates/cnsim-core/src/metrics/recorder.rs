@@ -69,16 +69,20 @@ impl Recorder {
         }
     }
 
-    /// A data frame generated at `gen` by `src` was delivered to `dst` at `t`.
+    /// The recorder slot of flow (src, dst), if its throughput is recorded (looked up once per
+    /// flow, when its VOQ is created; frames carry it).
+    pub fn flow_slot(&self, src: u32, dst: u32) -> Option<u32> {
+        self.flow_index.get(&(src, dst)).copied()
+    }
+
+    /// A data frame of recorder slot `flow_rec`, generated at `gen`, was delivered to `dst` at `t`.
     #[inline]
-    pub fn on_delivered(&mut self, t: SimTime, src: u32, dst: u32, bytes: u64, gen: SimTime) {
+    pub fn on_delivered(&mut self, t: SimTime, flow_rec: u32, dst: u32, bytes: u64, gen: SimTime) {
         let (b, w) = (self.bins.index(t), self.window.contains(t));
         self.aggregate.add_at(b, w, bytes);
         self.nodes[dst as usize].add_at(b, w, bytes);
-        if !self.flow_index.is_empty() {
-            if let Some(&i) = self.flow_index.get(&(src, dst)) {
-                self.flows[i as usize].add_at(b, w, bytes);
-            }
+        if flow_rec != crate::frame::NO_RECORD {
+            self.flows[flow_rec as usize].add_at(b, w, bytes);
         }
         if w {
             self.latency_window_ps += (t.0 - gen.0) as u128;

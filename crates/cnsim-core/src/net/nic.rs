@@ -44,7 +44,20 @@ pub struct Voq {
     pub limiter: Option<RateLimiter>,
     pub rp: Option<AnyRp>,
     pub timer_token: u32,
+    /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
+    pub flow_rec: u32,
 }
+
+/// VOQ lookup by destination: a dense table for networks of up to `DENSE_VOQ_INDEX` nodes (4·N
+/// bytes per NIC), a hash map beyond (so that 2,048+ hosts stay linear in what is used).
+#[derive(Debug)]
+enum VoqIndex {
+    Dense(Vec<u32>),
+    Sparse(FxHashMap<u32, u32>),
+}
+
+const DENSE_VOQ_INDEX: usize = 4096;
+const NO_VOQ: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub struct Nic {
@@ -53,7 +66,7 @@ pub struct Nic {
     pub port: u32,
     pub line_rate: BitRate,
     pub voqs: Vec<Voq>,
-    voq_of_dst: FxHashMap<u32, u32>,
+    voq_of_dst: VoqIndex,
     ready: VecDeque<u32>,
     waiting: BinaryHeap<Reverse<(SimTime, u32)>>,
     /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
@@ -69,13 +82,17 @@ pub struct Nic {
 }
 
 impl Nic {
-    pub fn new(node: u32, port: u32, line_rate: BitRate, rng: SimRng) -> Self {
+    pub fn new(node: u32, port: u32, line_rate: BitRate, n_nodes: usize, rng: SimRng) -> Self {
         Nic {
             node,
             port,
             line_rate,
             voqs: Vec::new(),
-            voq_of_dst: FxHashMap::default(),
+            voq_of_dst: if n_nodes <= DENSE_VOQ_INDEX {
+                VoqIndex::Dense(vec![NO_VOQ; n_nodes])
+            } else {
+                VoqIndex::Sparse(FxHashMap::default())
+            },
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
             ob_stopped: false,
@@ -88,8 +105,9 @@ impl Nic {
     }
 
     /// The VOQ toward `dst`, created on first use.
+    #[inline]
     pub fn voq_index(&mut self, dst: u32) -> u32 {
-        if let Some(&v) = self.voq_of_dst.get(&dst) {
+        if let Some(v) = self.find_voq(dst) {
             return v;
         }
         let v = self.voqs.len() as u32;
@@ -103,13 +121,23 @@ impl Nic {
             limiter: None,
             rp: None,
             timer_token: 0,
+            flow_rec: crate::frame::NO_RECORD,
         });
-        self.voq_of_dst.insert(dst, v);
+        match &mut self.voq_of_dst {
+            VoqIndex::Dense(t) => t[dst as usize] = v,
+            VoqIndex::Sparse(m) => {
+                m.insert(dst, v);
+            }
+        }
         v
     }
 
+    #[inline]
     pub fn find_voq(&self, dst: u32) -> Option<u32> {
-        self.voq_of_dst.get(&dst).copied()
+        match &self.voq_of_dst {
+            VoqIndex::Dense(t) => Some(t[dst as usize]).filter(|&v| v != NO_VOQ),
+            VoqIndex::Sparse(m) => m.get(&dst).copied(),
+        }
     }
 
     /// Make VOQ `v` (non-empty) eligible at `at`: into the ring if due, else onto the waiting heap.
@@ -126,7 +154,11 @@ impl Nic {
     }
 
     /// Move the VOQs whose limiter released them by `t` into the ring, in release order.
+    #[inline]
     fn promote(&mut self, t: SimTime) {
+        if self.waiting.is_empty() {
+            return;
+        }
         while let Some(&Reverse((at, v))) = self.waiting.peek() {
             if at > t {
                 break;
@@ -184,6 +216,16 @@ impl Simulator {
     /// Admit every generator arrival up to now, in time order (ties: generator order).
     fn pull_arrivals(&mut self, n: u32) {
         let now = self.now;
+        if let [g] = self.nics[n as usize].gens[..] {
+            // one generator, never blocked by another: no merge needed
+            while self.gens[g as usize].next <= now && self.nics[n as usize].blocked.is_none() {
+                let (t, dst) = self.gens[g as usize].pop_arrival();
+                self.nics[n as usize].promote(t);
+                self.admit(n, g, t, dst);
+            }
+            self.nics[n as usize].promote(now);
+            return;
+        }
         loop {
             let nic = &self.nics[n as usize];
             let blocked_gen = nic.blocked.map(|b| b.0);
@@ -202,20 +244,31 @@ impl Simulator {
         self.nics[n as usize].promote(now);
     }
 
-    /// A generated frame (generation time `t`) asks to enter its VOQ (ingress model, D15).
-    fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32) {
-        let fs = self.frame_size as u64;
-        let cfg: &NicConfig = &self.nic_cfg;
+    /// The VOQ of NIC `n` toward `dst`, created on first use with its recorder slot (and, for
+    /// schemes that limit every flow from the start, its limiter).
+    fn voq(&mut self, n: u32, dst: u32) -> u32 {
         let nic = &mut self.nics[n as usize];
         let known = nic.voqs.len();
         let v = nic.voq_index(dst);
-        if nic.voqs.len() > known && self.scheme.limiter_from_start() {
-            // E2CM probing-only (D17): every flow is limited (at line rate) from its first frame
-            let line = nic.line_rate.as_f64();
+        if nic.voqs.len() > known {
             let voq = &mut nic.voqs[v as usize];
-            voq.limiter = Some(RateLimiter::new(line));
-            voq.rp = Some(self.scheme.new_rp(line));
+            voq.flow_rec = self.rec.flow_slot(nic.node, dst).unwrap_or(crate::frame::NO_RECORD);
+            if self.scheme.limiter_from_start() {
+                // E2CM probing-only (D17): every flow is limited (at line rate) from its first frame
+                let line = nic.line_rate.as_f64();
+                voq.limiter = Some(RateLimiter::new(line));
+                voq.rp = Some(self.scheme.new_rp(line));
+            }
         }
+        v
+    }
+
+    /// A generated frame (generation time `t`) asks to enter its VOQ (ingress model, D15).
+    fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32) {
+        let fs = self.frame_size as u64;
+        let v = self.voq(n, dst);
+        let cfg: &NicConfig = &self.nic_cfg;
+        let nic = &mut self.nics[n as usize];
         let fits = match cfg.ingress {
             Ingress::Unlimited => true,
             Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
@@ -271,6 +324,7 @@ impl Simulator {
             let mut frame = Frame::data(node, dst, fs as u32, gen_time);
             frame.counted = true;
             frame.ready_at = now;
+            frame.flow_rec = voq.flow_rec;
             if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
                 frame.cm.tagged = true;
                 frame.cm.cpid = cpid;
@@ -349,7 +403,7 @@ impl Simulator {
         self.pool.free(f);
         match frame.kind {
             FrameKind::Data => {
-                self.deliver(n, frame.src, frame.size as u64, frame.gen_time, self.now);
+                self.deliver(n, frame.flow_rec, frame.size as u64, frame.gen_time, self.now);
                 if self.sink_events {
                     if let Some(reply) = self.scheme.sink_data(self.now, &frame, &mut self.nics[n as usize].rng) {
                         self.send_control(Origin::Nic(n), frame.src, reply);
@@ -368,13 +422,13 @@ impl Simulator {
 
     /// The last bit of data `frame` reaches the sink of NIC `n` at `arrival`; it is delivered
     /// `nic.processing_delay` later (D15), or is still in flight if that is after the end.
-    pub(crate) fn deliver(&mut self, n: u32, src: u32, size: u64, gen_time: SimTime, arrival: SimTime) {
+    pub(crate) fn deliver(&mut self, n: u32, flow_rec: u32, size: u64, gen_time: SimTime, arrival: SimTime) {
         let t = arrival + SimTime(self.nic_cfg.processing_delay_ps);
         if t >= self.end {
             self.stats.sink_pending += 1;
         } else {
             self.stats.delivered += 1;
-            self.rec.on_delivered(t, src, n, size, gen_time);
+            self.rec.on_delivered(t, flow_rec, n, size, gen_time);
         }
     }
 
@@ -382,8 +436,8 @@ impl Simulator {
     /// the flow has none, then let the RP react.
     fn rp_message(&mut self, n: u32, msg: &CmPayload) {
         let now = self.now;
+        let v = self.voq(n, msg.flow_dst);
         let nic = &mut self.nics[n as usize];
-        let v = nic.voq_index(msg.flow_dst);
         let line = nic.line_rate.as_f64();
         let voq = &mut nic.voqs[v as usize];
         if voq.limiter.is_none() {
@@ -448,8 +502,8 @@ impl Simulator {
     /// Install, change or remove (`None`) the rate limiter of flow (node `n` → `dst`). The engine's
     /// own entry point for schemes and for tests of the pacing mechanism.
     pub fn set_flow_rate(&mut self, n: u32, dst: u32, rate_bps: Option<f64>) {
+        let v = self.voq(n, dst);
         let nic = &mut self.nics[n as usize];
-        let v = nic.voq_index(dst);
         let line = nic.line_rate.as_f64();
         let voq = &mut nic.voqs[v as usize];
         match rate_bps {

@@ -158,9 +158,9 @@ impl Simulator {
             // spending an event on its arrival (same instant, same accounting).
             Device::Nic(n) if kind == FrameKind::Data && !self.sink_events => {
                 let fr = self.pool.get(f);
-                let (src, gen_time) = (fr.src, fr.gen_time);
+                let (flow_rec, gen_time) = (fr.flow_rec, fr.gen_time);
                 self.pool.free(f);
-                self.deliver(n, src, size, gen_time, now + delay);
+                self.deliver(n, flow_rec, size, gen_time, now + delay);
             }
             _ => self.queue.push(now + delay, Event::Arrive { port: p, frame: f }),
         }
