@@ -15,6 +15,9 @@ pub mod bcn;
 pub mod e2cm;
 pub mod none;
 pub mod qcn;
+pub mod qcn3pt;
+pub mod qcn_plus;
+pub mod qcn_sonar;
 pub mod sampling;
 
 use std::sync::Arc;
@@ -157,6 +160,10 @@ pub enum Scheme {
     None(none::NoneParams),
     Bcn(Arc<bcn::BcnParams>),
     E2cm(Arc<e2cm::E2cmParams>),
+    Qcn(Arc<qcn::QcnParams>),
+    Qcn3pt(Arc<qcn3pt::Qcn3ptParams>),
+    QcnSonar(Arc<qcn_sonar::SonarParams>),
+    QcnPlus(Arc<qcn_plus::PlusParams>),
 }
 
 impl Scheme {
@@ -169,11 +176,15 @@ impl Scheme {
             "none" => Scheme::None(serde_json::from_value(params).map_err(parse_err)?),
             "bcn" => Scheme::Bcn(Arc::new(serde_json::from_value(params).map_err(parse_err)?)),
             "e2cm" => Scheme::E2cm(Arc::new(e2cm::E2cmParams::from_map(&cfg.params)?)),
+            "qcn" => Scheme::Qcn(Arc::new(qcn::QcnParams::parse(params).map_err(parse_err)?)),
+            "qcn3pt" => Scheme::Qcn3pt(Arc::new(qcn3pt::Qcn3ptParams::parse(params).map_err(parse_err)?)),
+            "qcn-sonar" => Scheme::QcnSonar(Arc::new(qcn_sonar::SonarParams::parse(params).map_err(parse_err)?)),
+            "qcn-plus" => Scheme::QcnPlus(Arc::new(qcn_plus::PlusParams::parse(params).map_err(parse_err)?)),
             other => {
                 return Err(Error::config(
                     "cm.scheme",
                     other,
-                    "a scheme this engine implements: none, bcn, e2cm",
+                    "a scheme this engine implements: none, bcn, e2cm, qcn, qcn3pt, qcn-sonar, qcn-plus",
                 ))
             }
         };
@@ -185,6 +196,10 @@ impl Scheme {
             Scheme::None(_) => "none",
             Scheme::Bcn(_) => "bcn",
             Scheme::E2cm(_) => "e2cm",
+            Scheme::Qcn(_) => "qcn",
+            Scheme::Qcn3pt(_) => "qcn3pt",
+            Scheme::QcnSonar(_) => "qcn-sonar",
+            Scheme::QcnPlus(_) => "qcn-plus",
         }
     }
 
@@ -202,6 +217,9 @@ impl Scheme {
     pub fn needs_sink_events(&self) -> bool {
         match self {
             Scheme::None(_) | Scheme::Bcn(_) | Scheme::E2cm(_) => false,
+            // §5.5: the destination reflects DE = 0 data frames
+            Scheme::Qcn3pt(_) => true,
+            Scheme::Qcn(_) | Scheme::QcnSonar(_) | Scheme::QcnPlus(_) => false,
         }
     }
 
@@ -211,6 +229,7 @@ impl Scheme {
         match self {
             Scheme::None(_) | Scheme::Bcn(_) => false,
             Scheme::E2cm(p) => !p.probe.bcn,
+            Scheme::Qcn(_) | Scheme::Qcn3pt(_) | Scheme::QcnSonar(_) | Scheme::QcnPlus(_) => false,
         }
     }
 
@@ -221,6 +240,11 @@ impl Scheme {
             Scheme::None(_) => false,
             // §1.4: the first negative feedback (or a stop, D4) installs the limiter
             Scheme::Bcn(_) | Scheme::E2cm(_) => msg.msg == msg::STOP || (msg.msg == msg::FEEDBACK && msg.fb < 0.0),
+            // §5.3 step 1.1: a CNM (QntzFb > 0); reflections and answers never create one
+            Scheme::Qcn(p) => p.creates_limiter(msg),
+            Scheme::Qcn3pt(p) => p.creates_limiter(msg),
+            Scheme::QcnSonar(p) => p.creates_limiter(msg),
+            Scheme::QcnPlus(p) => p.creates_limiter(msg),
         }
     }
 
@@ -230,6 +254,10 @@ impl Scheme {
             Scheme::None(_) => 64,
             Scheme::Bcn(p) => p.cnm_size,
             Scheme::E2cm(p) => p.bcn.cnm_size,
+            Scheme::Qcn(p) => p.frame_bytes(),
+            Scheme::Qcn3pt(p) => p.qcn.frame_bytes(),
+            Scheme::QcnSonar(p) => p.qcn.frame_bytes(),
+            Scheme::QcnPlus(p) => p.qcn.frame_bytes(),
         }
     }
 
@@ -241,6 +269,10 @@ impl Scheme {
             Scheme::None(_) => None,
             Scheme::Bcn(p) => bcn_oob(p),
             Scheme::E2cm(p) => bcn_oob(&p.bcn),
+            Scheme::Qcn(p) => p.oob_delay(),
+            Scheme::Qcn3pt(p) => p.qcn.oob_delay(),
+            Scheme::QcnSonar(p) => p.qcn.oob_delay(),
+            Scheme::QcnPlus(p) => p.qcn.oob_delay(),
         }
     }
 
@@ -251,6 +283,10 @@ impl Scheme {
             Scheme::None(_) => AnyCp::None(none::NoCp),
             Scheme::Bcn(p) => AnyCp::Bcn(bcn::BcnCp::new(p.clone(), cpid, rng)),
             Scheme::E2cm(p) => AnyCp::Bcn(bcn::BcnCp::new(Arc::new(p.bcn.clone()), cpid, rng)),
+            Scheme::Qcn(p) => AnyCp::Qcn(qcn::QcnCp::new(p, rng)),
+            Scheme::Qcn3pt(p) => AnyCp::Qcn3pt(qcn3pt::Qcn3ptCp::new(p, rng)),
+            Scheme::QcnSonar(p) => AnyCp::QcnSonar(qcn_sonar::SonarCp::new(p, rng)),
+            Scheme::QcnPlus(p) => AnyCp::QcnPlus(qcn_plus::PlusCp::new(p, rng)),
         }
     }
 
@@ -260,15 +296,21 @@ impl Scheme {
             Scheme::None(_) => AnyRp::None(none::NoRp),
             Scheme::Bcn(p) => AnyRp::Bcn(bcn::BcnRp::new(p.clone(), line_rate_bps)),
             Scheme::E2cm(p) => AnyRp::E2cm(e2cm::E2cmRp::new(p.clone(), line_rate_bps)),
+            Scheme::Qcn(p) => AnyRp::Qcn(qcn::QcnReaction::new(p.clone(), line_rate_bps)),
+            Scheme::Qcn3pt(p) => AnyRp::Qcn3pt(qcn3pt::Qcn3ptRp::new(p, line_rate_bps)),
+            Scheme::QcnSonar(p) => AnyRp::QcnSonar(qcn_sonar::SonarRp::new(p.clone(), line_rate_bps)),
+            Scheme::QcnPlus(p) => AnyRp::QcnPlus(qcn_plus::PlusRp::new(p.clone(), line_rate_bps)),
         }
     }
 
     /// A data frame reached its destination (only with [`Scheme::needs_sink_events`]): a backward
     /// message to the frame's source, if the destination answers (QCN-3pt reflection).
     pub fn sink_data(&self, now: SimTime, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
-        let _ = (now, frame, rng);
+        let _ = now;
         match self {
             Scheme::None(_) | Scheme::Bcn(_) | Scheme::E2cm(_) => None,
+            Scheme::Qcn3pt(p) => p.sink_data(frame, rng),
+            Scheme::Qcn(_) | Scheme::QcnSonar(_) | Scheme::QcnPlus(_) => None,
         }
     }
 
@@ -278,6 +320,9 @@ impl Scheme {
         match self {
             Scheme::None(_) | Scheme::Bcn(_) => None,
             Scheme::E2cm(_) => Some(e2cm::return_probe(now, probe)),
+            // QCN+: the destination is the last chance to answer a directed probe (§5.7)
+            Scheme::QcnPlus(p) => p.sink_probe(now, probe),
+            Scheme::Qcn(_) | Scheme::Qcn3pt(_) | Scheme::QcnSonar(_) => None,
         }
     }
 }
@@ -287,6 +332,10 @@ impl Scheme {
 pub enum AnyCp {
     None(none::NoCp),
     Bcn(bcn::BcnCp),
+    Qcn(qcn::QcnCp),
+    Qcn3pt(qcn3pt::Qcn3ptCp),
+    QcnSonar(qcn_sonar::SonarCp),
+    QcnPlus(qcn_plus::PlusCp),
 }
 
 macro_rules! dispatch_cp {
@@ -294,6 +343,10 @@ macro_rules! dispatch_cp {
         match $self {
             AnyCp::None($cp) => $body,
             AnyCp::Bcn($cp) => $body,
+            AnyCp::Qcn($cp) => $body,
+            AnyCp::Qcn3pt($cp) => $body,
+            AnyCp::QcnSonar($cp) => $body,
+            AnyCp::QcnPlus($cp) => $body,
         }
     };
 }
@@ -318,6 +371,10 @@ pub enum AnyRp {
     None(none::NoRp),
     Bcn(bcn::BcnRp),
     E2cm(e2cm::E2cmRp),
+    Qcn(qcn::QcnReaction),
+    Qcn3pt(qcn3pt::Qcn3ptRp),
+    QcnSonar(qcn_sonar::SonarRp),
+    QcnPlus(qcn_plus::PlusRp),
 }
 
 macro_rules! dispatch_rp {
@@ -326,6 +383,10 @@ macro_rules! dispatch_rp {
             AnyRp::None($rp) => $body,
             AnyRp::Bcn($rp) => $body,
             AnyRp::E2cm($rp) => $body,
+            AnyRp::Qcn($rp) => $body,
+            AnyRp::Qcn3pt($rp) => $body,
+            AnyRp::QcnSonar($rp) => $body,
+            AnyRp::QcnPlus($rp) => $body,
         }
     };
 }

@@ -12,6 +12,8 @@
 //! Units: queue lengths and Fb in bytes, rates in b/s, times in ps; QntzFb in quanta of
 //! Fbmax/(2^b − 1), Fbmax = (2w + 1)·Qeq.
 
+use std::sync::Arc;
+
 use rand::Rng;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -136,7 +138,7 @@ impl QcnParams {
         pos("bc", self.bc)?;
         pos("ai_byte_count", self.ai_byte_count)?;
         pos("rmin_bps", self.rmin_bps)?;
-        if !(self.w >= 0.0) {
+        if self.w.is_nan() || self.w < 0.0 {
             return Err(format!("w = {}: must be >= 0", self.w));
         }
         if !(1..=30).contains(&self.fb_bits) {
@@ -203,7 +205,7 @@ impl QcnParams {
 
 /// min(2^b − 1, ⌊x·(2^b − 1)/Fbmax⌋) for a feedback magnitude x ≥ 0 (§1.3 HPE form, D18).
 pub fn quantize(x: f64, fbmax: f64, levels: u32) -> u32 {
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     let q = (x * levels as f64 / fbmax).floor();
@@ -344,7 +346,7 @@ pub enum Phase {
 /// QCN reaction point of one flow (§5.3; D7–D9, D17, D18). The flow's limiter rate is CR.
 #[derive(Clone, Debug)]
 pub struct QcnRp {
-    pub p: QcnParams,
+    pub p: Arc<QcnParams>,
     pub line: f64,
     /// Current rate CR and target rate TR, b/s.
     pub cr: f64,
@@ -364,13 +366,15 @@ pub struct QcnRp {
     pub drift_at: SimTime,
     /// The RL has been activated by a first decrease.
     pub active: bool,
+    /// The CPID of the last CNM (set by the scheme's RP: SONAR pings and QCN+ probes go there).
+    pub cpid: u32,
 }
 
 impl QcnRp {
     /// A new RP: CR = TR = line rate, stages 0 (§5.3 step 1.1, D7); inactive until its first CNM.
-    pub fn new(p: &QcnParams, line_rate_bps: f64) -> Self {
+    pub fn new(p: Arc<QcnParams>, line_rate_bps: f64) -> Self {
         QcnRp {
-            p: *p,
+            p,
             line: line_rate_bps,
             cr: line_rate_bps,
             tr: line_rate_bps,
@@ -383,6 +387,7 @@ impl QcnRp {
             timer_at: SimTime::NEVER,
             drift_at: SimTime::NEVER,
             active: false,
+            cpid: 0,
         }
     }
 
@@ -542,7 +547,7 @@ pub struct QcnReaction {
 }
 
 impl QcnReaction {
-    pub fn new(p: &QcnParams, line_rate_bps: f64) -> Self {
+    pub fn new(p: Arc<QcnParams>, line_rate_bps: f64) -> Self {
         QcnReaction { core: QcnRp::new(p, line_rate_bps), wake: Wake::default() }
     }
     fn out(&mut self, rl: &mut RateLimiter) -> RpOutput {
@@ -554,6 +559,7 @@ impl QcnReaction {
 impl ReactionPoint for QcnReaction {
     fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
         if m.msg == msg::FEEDBACK && m.fb > 0.0 {
+            self.core.cpid = m.cpid;
             self.core.decrease(now, m.fb.round() as u32, rng);
         }
         self.out(rl)
@@ -781,7 +787,7 @@ pub(crate) mod tests {
     // ---------------------------------------------------------------- reaction point
 
     fn new_rp(p: &QcnParams) -> (QcnReaction, RateLimiter, SimRng) {
-        (QcnReaction::new(p, LINE), RateLimiter::new(LINE), rng())
+        (QcnReaction::new(Arc::new(*p), LINE), RateLimiter::new(LINE), rng())
     }
 
     /// Send `n` frames of 1500 B; returns the outputs of the last one.
@@ -837,18 +843,18 @@ pub(crate) mod tests {
     fn ai_byte_count_sets_the_cycle_after_fr() {
         // seed 004: FR cycles of 150 000 B, AI cycles of ai_byte_count, halved by "own" -> 12 frames
         let p = rp_params(serde_json::json!({"ai_byte_count": 37500, "halving": "own"}));
-        let mut rp = QcnRp::new(&p, LINE);
+        let mut rp = QcnRp::new(Arc::new(p), LINE);
         rp.byte_stage = 4;
         assert_eq!(rp.byte_period(), 150_000.0);
         rp.byte_stage = 5;
         assert_eq!(rp.byte_period(), 18_750.0);
         let p = rp_params(serde_json::json!({"ai_byte_count": 37500, "halving": "hai", "hai": false}));
-        let mut rp = QcnRp::new(&p, LINE);
+        let mut rp = QcnRp::new(Arc::new(p), LINE);
         rp.byte_stage = 9;
         rp.time_stage = 9;
         assert_eq!(rp.byte_period(), 37_500.0, "hai off: no halving with halving = hai");
         let p = rp_params(serde_json::json!({"halving": "hai"}));
-        let mut rp = QcnRp::new(&p, LINE);
+        let mut rp = QcnRp::new(Arc::new(p), LINE);
         rp.byte_stage = 6;
         rp.time_stage = 5;
         assert_eq!(rp.byte_period(), 150_000.0);
@@ -986,7 +992,7 @@ pub(crate) mod tests {
         }
         // hai off: both past F is still AI
         let p = rp_params(serde_json::json!({"hai": false}));
-        let mut c = QcnRp::new(&p, LINE);
+        let mut c = QcnRp::new(Arc::new(p), LINE);
         c.byte_stage = 9;
         c.time_stage = 9;
         assert_eq!(c.phase(), Phase::ActiveIncrease);
@@ -1018,7 +1024,7 @@ pub(crate) mod tests {
         let mut lo = f64::MAX;
         let mut hi = 0.0f64;
         for i in 0..2000u64 {
-            let mut rp = QcnReaction::new(&p, LINE);
+            let mut rp = QcnReaction::new(Arc::new(p), LINE);
             let mut rl = RateLimiter::new(LINE);
             let now = SimTime::ms(i);
             let out = rp.on_message(now, &cnm(1), &mut rl, &mut r);
@@ -1039,5 +1045,62 @@ pub(crate) mod tests {
         assert_eq!(w.request(SimTime::ms(1)), Some(SimTime::ms(1)));
         assert_eq!(w.request(SimTime::ms(1)), None);
         assert_eq!(w.request(SimTime::ms(2)), Some(SimTime::ms(2)));
+    }
+}
+
+#[cfg(test)]
+mod scheme_tests {
+    use super::tests::json;
+    use crate::cm::{msg, CmConfig, CmPayload, Scheme};
+    use crate::engine::rng::{stream, StreamKind};
+    use crate::frame::Frame;
+    use crate::time::SimTime;
+
+    fn cfg(scheme: &str, extra: serde_json::Value) -> CmConfig {
+        let mut params = json().as_object().cloned().unwrap();
+        for (k, v) in extra.as_object().unwrap() {
+            params.insert(k.clone(), v.clone());
+        }
+        CmConfig { scheme: scheme.into(), params }
+    }
+
+    /// The four QCN-family names build from the front end's lowered keys, with their hooks.
+    #[test]
+    fn the_family_builds_from_config_with_its_hooks() {
+        let three = serde_json::json!({"refp": 0.04, "de_rule": "q_above_qeq"});
+        let sonar = serde_json::json!({"wp_ps": 10000000000u64, "we_ps": 2000000000u64, "sf_ps": 500000000u64,
+            "nc_threshold": 15000, "nc_interval_ps": 10000000000u64, "recovery": "cr_to_tr"});
+        let plus = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": 15.873015873015873,
+            "probe_period_ps": null, "to_threshold": 150000});
+        let cnm = CmPayload { msg: msg::FEEDBACK, fb: 5.0, ..CmPayload::default() };
+        let refl = CmPayload { msg: msg::REFLECTION, ..CmPayload::default() };
+        for (name, extra, sink) in [("qcn", serde_json::json!({}), false), ("qcn3pt", three.clone(), true), ("qcn-sonar", sonar.clone(), false), ("qcn-plus", plus.clone(), false)] {
+            let s = Scheme::from_config(&cfg(name, extra)).unwrap();
+            assert_eq!(s.name(), name);
+            assert!(s.has_congestion_points());
+            assert_eq!(s.needs_sink_events(), sink, "{name}");
+            assert!(!s.limiter_from_start());
+            assert!(s.creates_limiter(&cnm));
+            assert!(!s.creates_limiter(&refl));
+            assert_eq!(s.frame_bytes(), 64);
+            assert_eq!(s.oob_delay(), None);
+            let mut r = stream(1, StreamKind::CongestionPoint, 0);
+            let _ = s.new_cp(3, 10e9, &mut r);
+            let _ = s.new_rp(10e9);
+        }
+        // another scheme's keys are rejected, naming the key
+        let e = Scheme::from_config(&cfg("qcn", three)).unwrap_err().to_string();
+        assert!(e.contains("cm (qcn)") && e.contains("unknown field `de_rule`"), "{e}");
+        let e = Scheme::from_config(&cfg("qcn-sonar", plus)).unwrap_err().to_string();
+        assert!(e.contains("unknown field `base_w`"), "{e}");
+        // out-of-band feedback and the control-frame size
+        let s = Scheme::from_config(&cfg("qcn", serde_json::json!({"feedback": "oob", "feedback_delay_ps": 5000000, "cnm_size": 80}))).unwrap();
+        assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
+        assert_eq!(s.frame_bytes(), 80);
+        // 3pt reflects through the scheme hook
+        let s = Scheme::from_config(&cfg("qcn3pt", serde_json::json!({"refp": 1.0, "de_rule": "q_above_qeq"}))).unwrap();
+        let mut r = stream(1, StreamKind::Sink, 0);
+        let m = s.sink_data(SimTime::ZERO, &Frame::data(2, 7, 1500, SimTime::ZERO), &mut r).unwrap();
+        assert_eq!((m.msg, m.flow_src, m.flow_dst), (msg::REFLECTION, 2, 7));
     }
 }
