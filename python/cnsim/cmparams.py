@@ -186,7 +186,7 @@ SCHEMES: Final[dict[str, dict[str, Param]]] = {
 }
 
 #: schemes the engine simulates today (the others validate and lower; the engine refuses them)
-SIMULATED_SCHEMES: Final = ("none",)
+SIMULATED_SCHEMES: Final = ("none", "bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
 BCN_FAMILY: Final = ("bcn", "e2cm")
 QCN_FAMILY: Final = ("qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
 
