@@ -32,6 +32,22 @@ pub struct TopologyConfig {
     pub links: Vec<LinkConfig>,
     pub legacy: Vec<String>,
     pub routing: Routing,
+    /// A fat tree the engine builds itself (then `switches` and `links` are empty).
+    #[serde(default)]
+    pub fat_tree: Option<FatTreeConfig>,
+}
+
+/// A k-ary n-tree, or two of them merged at the top (docs/core-config.md).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeConfig {
+    /// Ports per switch: 2k.
+    pub radix: u32,
+    /// Levels n.
+    pub levels: u32,
+    pub merged_top: bool,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +142,24 @@ pub struct SourceConfig {
     pub dst: Option<String>,
     pub start_ps: u64,
     pub stop_ps: Option<u64>,
+    /// `fixed`: a frame per arrival; `geometric`: a flow of geometric size per arrival (TG-GEO).
+    #[serde(default)]
+    pub sizes: Sizes,
+    /// Mean flow size in frames (1 for fixed sizes).
+    #[serde(default = "one")]
+    pub mean_frames: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sizes {
+    #[default]
+    Fixed,
+    Geometric,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -183,6 +217,9 @@ impl CoreConfig {
             if !(0.0..=1.0).contains(&s.load) || s.load.is_nan() {
                 return err(&format!("traffic.sources.{i}.load"), s.load, "a fraction in [0, 1]");
             }
+            if !(s.mean_frames >= 1.0) || (s.sizes == Sizes::Fixed && s.mean_frames != 1.0) {
+                return err(&format!("traffic.sources.{i}.mean_frames"), s.mean_frames, "at least 1 (exactly 1 with fixed sizes)");
+            }
         }
         for (i, h) in self.hotspots.iter().enumerate() {
             if !(0.0..=1.0).contains(&h.rate) || h.rate.is_nan() {
@@ -190,6 +227,14 @@ impl CoreConfig {
             }
             if h.end_ps < h.start_ps {
                 return err(&format!("hotspots.{i}.end"), h.end_ps, "a time not before hotspots.start");
+            }
+        }
+        if let Some(ft) = &self.topology.fat_tree {
+            if ft.radix < 2 || ft.radix % 2 != 0 || ft.levels < 1 || (ft.merged_top && ft.levels < 2) {
+                return err("topology.fat_tree", format!("radix {} levels {}", ft.radix, ft.levels), "an even radix >= 2 and levels >= 1 (>= 2 with merged_top)");
+            }
+            if !self.topology.switches.is_empty() || !self.topology.links.is_empty() {
+                return err("topology.links", "non-empty", "no switches or links with a fat tree (the engine builds them)");
             }
         }
         if self.metrics.bin_ps == 0 {

@@ -5,6 +5,8 @@
 //! next hops a switch takes the one on its lowest local port (ports are numbered in link
 //! declaration order). Nodes are end points, never transit.
 
+pub mod fattree;
+
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -62,7 +64,23 @@ fn check_name(key: &str, name: &str) -> Result<()> {
 }
 
 impl Topology {
+    /// Build a topology: the fat tree the config describes, or its explicit switches and links.
     pub fn build(cfg: &TopologyConfig) -> Result<Self> {
+        if let Some(ft) = &cfg.fat_tree {
+            return fattree::build(cfg, ft);
+        }
+        let mut topo = Self::build_graph(cfg)?;
+        match cfg.routing {
+            Routing::Shortest => topo.routes = topo.shortest_path_routes(),
+            Routing::Dmodk => {
+                return Err(Error::config("topology.routing", "dmodk", "\"shortest\" (d-mod-k needs a fat tree)"))
+            }
+        }
+        Ok(topo)
+    }
+
+    /// Switches, nodes and links into ports, without routes.
+    pub(crate) fn build_graph(cfg: &TopologyConfig) -> Result<Self> {
         let mut devices: FxHashMap<String, Device> = FxHashMap::default();
         for (i, n) in cfg.nodes.iter().enumerate() {
             check_name(&format!("topology.nodes.{i}"), n)?;
@@ -136,7 +154,7 @@ impl Topology {
             }
         }
         let node_by_name = cfg.nodes.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
-        let mut topo = Topology {
+        Ok(Topology {
             nodes: cfg.nodes.clone(),
             switches: cfg.switches.clone(),
             ports,
@@ -146,18 +164,11 @@ impl Topology {
             legacy,
             port_by_name,
             node_by_name,
-        };
-        match cfg.routing {
-            Routing::Shortest => topo.routes = topo.shortest_path_routes(),
-            Routing::Dmodk => {
-                return Err(Error::config("topology.routing", "dmodk", "\"shortest\" (d-mod-k arrives with the fat-tree builders)"))
-            }
-        }
-        Ok(topo)
+        })
     }
 
     /// Shortest-path next hops by one BFS per destination over the switch graph.
-    fn shortest_path_routes(&self) -> Vec<Vec<u32>> {
+    pub(crate) fn shortest_path_routes(&self) -> Vec<Vec<u32>> {
         let ns = self.switches.len();
         let mut routes = vec![vec![NO_ROUTE; self.nodes.len()]; ns];
         let mut dist = vec![u32::MAX; ns];
@@ -258,6 +269,7 @@ mod tests {
             links,
             legacy: vec![],
             routing: Routing::Shortest,
+            fat_tree: None,
         }
     }
 

@@ -21,7 +21,7 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
         seed: 1,
         duration_ps: 10 * MS,
         run_to_completion: false,
-        topology: TopologyConfig { switches: vec!["S1".into()], nodes, links, legacy: vec![], routing: Routing::Shortest },
+        topology: TopologyConfig { switches: vec!["S1".into()], nodes, links, legacy: vec![], routing: Routing::Shortest, fat_tree: None },
         switch: SwitchConfig {
             buffer: BufferModel::Partitioned,
             memory_per_port: u64::MAX / 4,
@@ -47,7 +47,7 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
 }
 
 pub fn source(node: &str, dst: Option<&str>, load: f64) -> SourceConfig {
-    SourceConfig { node: node.into(), load, dst: dst.map(String::from), start_ps: 0, stop_ps: None }
+    SourceConfig { node: node.into(), load, dst: dst.map(String::from), start_ps: 0, stop_ps: None, sizes: Sizes::Fixed, mean_frames: 1.0 }
 }
 
 pub fn set_thresholds(cfg: &mut CoreConfig, buffer: BufferModel, capacity: u64, xoff: u64, xon: u64, pause: bool) {
