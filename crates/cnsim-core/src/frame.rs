@@ -51,6 +51,8 @@ pub struct Frame {
     pub counted: bool,
     /// Index of the flow's throughput recorder, `NO_RECORD` if the flow is not recorded.
     pub flow_rec: u32,
+    /// The finite flow (TG-GEO) the frame belongs to, `metrics::NO_FLOW` if none.
+    pub flow_inst: u32,
     /// Scheme-specific content of control frames and tags of data frames.
     pub cm: CmPayload,
 }
@@ -67,6 +69,7 @@ impl Frame {
             ready_at: SimTime::ZERO,
             counted: false,
             flow_rec: NO_RECORD,
+            flow_inst: crate::metrics::NO_FLOW,
             cm: CmPayload::default(),
         }
     }

@@ -12,7 +12,7 @@ use crate::engine::rng::{stream, StreamKind};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::frame::FramePool;
-use crate::metrics::{gbps_bins, Bins, LevelTracker, Recorder, Series, Window};
+use crate::metrics::{gbps_bins, Bins, FlowTracker, LevelTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
 use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Ingress, NicConfig};
@@ -83,15 +83,17 @@ pub struct Simulator {
     pub(crate) rec: Recorder,
     pub(crate) stats: Stats,
     pub(crate) events: u64,
-    hot_is_dynamic: bool,
+    /// Finite flows in progress and their completion times.
+    pub(crate) flows: FlowTracker,
+    /// Generators that will generate nothing more.
+    pub(crate) gens_done: usize,
+    /// End when every source has stopped and no data frame is left (or at the cap).
+    run_to_completion: bool,
 }
 
 impl Simulator {
     pub fn new(cfg: &CoreConfig) -> Result<Self> {
         cfg.check()?;
-        if cfg.run_to_completion {
-            return Err(Error::config("traffic.run_to_completion", true, "false (runs to completion arrive with finite flows)"));
-        }
         let topo = Topology::build(&cfg.topology)?;
         for (s, name) in topo.switches.iter().enumerate() {
             for (d, node) in topo.nodes.iter().enumerate() {
@@ -142,7 +144,8 @@ impl Simulator {
             let rate = nics[n as usize].line_rate;
             let stop = src.stop_ps.map_or(SimTime::NEVER, SimTime);
             let rng = stream(cfg.seed, StreamKind::Traffic, i as u64);
-            let g = Generator::new(n, dst, src.load, tx_time(cfg.traffic.frame_size as u64, rate), SimTime(src.start_ps), stop, n_nodes as u32, rng);
+            let slot = tx_time(cfg.traffic.frame_size as u64, rate);
+            let g = Generator::with_flows(n, dst, src.load, src.mean_frames, slot, SimTime(src.start_ps), stop, n_nodes as u32, rng);
             nics[n as usize].gens.push(gens.len() as u32);
             gens.push(g);
         }
@@ -183,23 +186,21 @@ impl Simulator {
         let mut rec = Recorder::new(bins, window, n_nodes, &flows);
         let mut sim_ports = ports;
         let port_named = |key: &str, name: &str| topo.port_by_name(name).ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"));
-        let hot_is_dynamic = cfg.metrics.hot_port == "hotspot";
-        let hot = if hot_is_dynamic {
-            let mut ps: Vec<u32> = hotspots.iter().map(|h| h.port).collect();
-            ps.dedup();
-            match ps.as_slice() {
-                [p] => *p,
-                [] => return Err(Error::config("metrics.hot_port", "hotspot", "a port name (the scenario has no hotspot)")),
-                _ => return Err(Error::config("metrics.hot_port", "hotspot", "a port name (a moving hotspot is not supported yet)")),
+        let mut recorded = Vec::new();
+        if cfg.metrics.hot_port == "hotspot" {
+            // D16: the hot port is whichever port is hot at each instant
+            if hotspots.is_empty() {
+                return Err(Error::config("metrics.hot_port", "hotspot", "a port name (the scenario has no hotspot)"));
             }
+            rec.hot_dynamic = true;
         } else {
-            port_named("metrics.hot_port", &cfg.metrics.hot_port)?
-        };
-        if !matches!(topo.ports[hot as usize].owner, Device::Switch(_)) {
-            return Err(Error::config("metrics.hot_port", &cfg.metrics.hot_port, "a switch egress port"));
+            let hot = port_named("metrics.hot_port", &cfg.metrics.hot_port)?;
+            if !matches!(topo.ports[hot as usize].owner, Device::Switch(_)) {
+                return Err(Error::config("metrics.hot_port", &cfg.metrics.hot_port, "a switch egress port"));
+            }
+            rec.hot_port = Some(hot);
+            recorded.push(hot);
         }
-        rec.hot_port = Some(hot);
-        let mut recorded = vec![hot];
         for (i, q) in cfg.metrics.queues.iter().enumerate() {
             let p = port_named(&format!("metrics.queues.{i}"), q)?;
             if !recorded.contains(&p) {
@@ -219,6 +220,7 @@ impl Simulator {
             Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
             _ => u64::MAX,
         };
+        let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let mut queue = EventQueue::new();
         for (i, h) in hotspots.iter().enumerate() {
             queue.push(h.start, Event::Hotspot { index: i as u32, on: true });
@@ -253,7 +255,9 @@ impl Simulator {
             rec,
             stats: Stats::default(),
             events: 0,
-            hot_is_dynamic,
+            flows: FlowTracker::default(),
+            gens_done,
+            run_to_completion: cfg.run_to_completion,
         })
     }
 
@@ -303,9 +307,17 @@ impl Simulator {
                 Event::Hotspot { index, on } => {
                     let h = self.hotspots[index as usize];
                     self.set_service_rate(h.port, if on { h.rate } else { 1.0 });
+                    if self.rec.hot_dynamic {
+                        let q = self.ports[h.port as usize].q_bytes;
+                        self.rec.move_hot_port(t, h.port, on, q);
+                    }
                 }
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
                 Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
+            }
+            if self.run_to_completion && self.all_done() {
+                self.end = t;
+                break;
             }
             if self.events & 0x3FFF == 0 {
                 ctl.progress_ps.store(t.0, Ordering::Relaxed);
@@ -314,9 +326,17 @@ impl Simulator {
                 }
             }
         }
-        self.now = until;
-        ctl.progress_ps.store(until.0, Ordering::Relaxed);
+        self.now = until.min(self.end);
+        ctl.progress_ps.store(self.now.0, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Every source has stopped and no data frame is left anywhere (run to completion).
+    fn all_done(&self) -> bool {
+        let s = &self.stats;
+        s.generated == s.delivered + s.dropped + s.source_dropped
+            && self.gens_done == self.gens.len()
+            && self.nics.iter().all(|n| !n.is_blocked())
     }
 
     /// Data frames inside the network, counted where they are (VOQs, OBs, links, switches, sinks).
@@ -346,9 +366,12 @@ impl Simulator {
 
     /// The service-rate fraction of port `p` at each instant, as (start, end, rate) pieces over the
     /// window (the hot port's capacity for utilisation and underrun).
-    fn capacity_pieces(&self, p: u32, window: &Window) -> Vec<(u64, u64, f64)> {
+    /// `p = None`: the moving hot port (D16) — capacity only while some hotspot is active.
+    fn capacity_pieces(&self, p: Option<u32>, window: &Window) -> Vec<(u64, u64, f64)> {
+        let mine = |h: &&Hotspot| p.map_or(true, |p| h.port == p);
+        let idle_rate = if p.is_some() { 1.0 } else { 0.0 };
         let mut cuts = vec![window.t0, window.t1];
-        for h in self.hotspots.iter().filter(|h| h.port == p) {
+        for h in self.hotspots.iter().filter(mine) {
             cuts.extend([h.start.0.clamp(window.t0, window.t1), h.end.0.clamp(window.t0, window.t1)]);
         }
         cuts.sort_unstable();
@@ -357,7 +380,7 @@ impl Simulator {
             .map(|w| {
                 let mid = SimTime(w[0]);
                 // the last window that covers the piece wins, as the events apply in that order
-                let rate = self.hotspots.iter().filter(|h| h.port == p && h.start <= mid && mid < h.end).last().map_or(1.0, |h| h.rate);
+                let rate = self.hotspots.iter().filter(mine).filter(|h| h.start <= mid && mid < h.end).last().map_or(idle_rate, |h| h.rate);
                 (w[0], w[1], rate)
             })
             .collect()
@@ -367,8 +390,12 @@ impl Simulator {
     pub fn finish(mut self) -> RunResult {
         let end = self.now;
         let in_flight_counted = self.in_flight_counted();
+        // a run to completion may end before the cap: the window and the bins end with it
+        self.rec.window.t1 = self.rec.window.t1.min(end.0);
+        self.rec.window.t0 = self.rec.window.t0.min(self.rec.window.t1);
         let window = self.rec.window;
-        let bins = self.rec.bins;
+        let bins = Bins::new(self.rec.bins.width, end.0.max(1));
+        self.rec.truncate(bins.n);
         for i in 0..self.ports.len() {
             if self.ports[i].paused {
                 let since = self.ports[i].paused_since;
@@ -382,7 +409,7 @@ impl Simulator {
                 self.rec.blocked_window_ps += window.overlap(s, end);
             }
         }
-        let hot = self.rec.hot_port.expect("set at build");
+        let hot = self.rec.hot_port;
         let pieces = self.capacity_pieces(hot, &window);
         let len_s = window.len_s();
         let gbps = |bytes: u64| if len_s > 0.0 { bytes as f64 * 8.0 / len_s / 1e9 } else { 0.0 };
@@ -390,15 +417,21 @@ impl Simulator {
 
         let per_node: Map<String, Value> = self.topo.nodes.iter().zip(&rec.nodes).map(|(n, c)| (n.clone(), json!(gbps(c.window)))).collect();
         let per_flow: Map<String, Value> = rec.flow_names.iter().zip(&rec.flows).map(|(n, c)| (n.clone(), json!(gbps(c.window)))).collect();
-        let hot_rec = self.ports[hot as usize].tput_rec.expect("the hot port is recorded") as usize;
-        let hot_gbps = gbps(rec.ports[hot_rec].window);
+        let hot_gbps = match hot {
+            Some(h) => gbps(rec.ports[self.ports[h as usize].tput_rec.expect("the hot port is recorded") as usize].window),
+            None => gbps(rec.hot_tput.window),
+        };
 
         let mut queue_stats = Map::new();
-        let hot_q = self.ports[hot as usize].queue_rec.expect("the hot queue is recorded") as usize;
+        let hot_q = hot.map(|h| self.ports[h as usize].queue_rec.expect("the hot queue is recorded") as usize);
+        if hot.is_none() {
+            let (mean, std, max) = rec.hot_queue.finish(&bins, &window, end);
+            queue_stats.insert("hot".into(), json!({"mean": mean, "std": std, "max": max}));
+        }
         for (i, q) in rec.queues.iter_mut().enumerate() {
             let (mean, std, max) = q.finish(&bins, &window, end);
             let stats = json!({"mean": mean, "std": std, "max": max});
-            if i == hot_q {
+            if Some(i) == hot_q {
                 queue_stats.insert("hot".into(), stats.clone());
             }
             queue_stats.insert(q.name.clone(), stats);
@@ -415,7 +448,10 @@ impl Simulator {
         let sources = self.nics.iter().filter(|n| !n.gens.is_empty()).count().max(1) as f64;
         let blocked = if window_ps == 0.0 { 0.0 } else { rec.blocked_window_ps as f64 / sources / window_ps };
 
-        let line = self.ports[hot as usize].spec.rate.as_f64();
+        let line = match hot {
+            Some(h) => self.ports[h as usize].spec.rate.as_f64(),
+            None => self.ports[self.hotspots[0].port as usize].spec.rate.as_f64(),
+        };
         let cap_bits: f64 = pieces.iter().map(|(a, b, f)| (b - a) as f64 / PS_PER_S as f64 * f * line).sum();
         let serving_ps: u64 = pieces.iter().filter(|p| p.2 > 0.0).map(|(a, b, _)| b - a).sum();
         let underrun = if window_ps == 0.0 { 0.0 } else { (serving_ps.saturating_sub(rec.hot_busy_window)) as f64 / window_ps };
@@ -443,7 +479,7 @@ impl Simulator {
             "pause_frames": rec.pause_frames,
             "cm": {"frames": rec.cm_frames.window, "bytes": rec.cm_bytes.window,
                    "mbps": if len_s > 0.0 { rec.cm_bytes.window as f64 * 8.0 / len_s / 1e6 } else { 0.0 }},
-            "fct_ms": Value::Null,
+            "fct_ms": if self.gens.iter().any(|g| g.makes_flows()) { self.flows.summary() } else { Value::Null },
             "latency_us": {"mean": latency_us},
             "underrun": underrun,
             "bottleneck_utilisation": utilisation,
@@ -457,7 +493,6 @@ impl Simulator {
                 "in_flight_counted": in_flight_counted,
             },
         });
-        let _ = self.hot_is_dynamic;
 
         let mut series = Vec::new();
         let mut tput = Series::new(&["gbps"]);
@@ -471,8 +506,14 @@ impl Simulator {
         for (n, c) in rec.port_names.iter().zip(&rec.ports) {
             tput.push(format!("port:{n}"), &[&gbps_bins(&bins, &c.bins)]);
         }
+        if hot.is_none() {
+            tput.push("port:hotspot".into(), &[&gbps_bins(&bins, &rec.hot_tput.bins)]);
+        }
         series.push(("throughput".to_string(), tput));
         let mut queue = Series::new(&["bytes", "bytes_max"]);
+        if hot.is_none() {
+            queue.push("hotspot".into(), &[&rec.hot_queue.end_values, &rec.hot_queue.max_values]);
+        }
         for q in &rec.queues {
             queue.push(q.name.clone(), &[&q.end_values, &q.max_values]);
         }

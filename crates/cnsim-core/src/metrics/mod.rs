@@ -256,3 +256,5 @@ mod tests {
 
 pub mod recorder;
 pub use recorder::Recorder;
+pub mod fct;
+pub use fct::{FlowTracker, NO_FLOW};

@@ -33,6 +33,12 @@ pub struct Recorder {
     pub blocked_window_ps: u64,
     /// The hot port (global index) when it is a fixed port.
     pub hot_port: Option<u32>,
+    /// D16: the hot port moves with the hotspot; `current_hot` is the port hot now, if any, and
+    /// `hot_queue`/`hot_tput` follow it.
+    pub hot_dynamic: bool,
+    pub current_hot: Option<u32>,
+    pub hot_queue: LevelTracker,
+    pub hot_tput: Counter,
     pub hot_busy_window: u64,
     /// Sum of delivery latencies (ps) of frames delivered in the window.
     pub latency_window_ps: u128,
@@ -62,6 +68,10 @@ impl Recorder {
             blocked_since: vec![None; n_nodes],
             blocked_window_ps: 0,
             hot_port: None,
+            hot_dynamic: false,
+            current_hot: None,
+            hot_queue: LevelTracker::new("hotspot".into(), &bins),
+            hot_tput: Counter::new(&bins),
             hot_busy_window: 0,
             latency_window_ps: 0,
             bins,
@@ -114,6 +124,49 @@ impl Recorder {
         if let Some(&i) = self.flow_index.get(&(src, dst)) {
             self.rates[i as usize].set(&self.bins, t, gbps);
         }
+    }
+
+    /// A hotspot window starts (`on`) or ends on `port`, whose queue is `q` (moving hot port, D16).
+    pub fn move_hot_port(&mut self, t: SimTime, port: u32, on: bool, q: u64) {
+        if on {
+            self.current_hot = Some(port);
+            self.hot_queue.set(&self.bins, &self.window, t, q);
+        } else if self.current_hot == Some(port) {
+            self.current_hot = None;
+            self.hot_queue.set(&self.bins, &self.window, t, 0);
+        }
+    }
+
+    /// A data frame served over [start, t) left the moving hot port, whose queue is now `q`.
+    pub fn on_hot_departure(&mut self, t: SimTime, start: SimTime, bytes: u64, q: u64) {
+        self.hot_tput.add(&self.bins, &self.window, t, bytes);
+        self.hot_busy_window += self.window.overlap(start, t);
+        self.hot_queue.set(&self.bins, &self.window, t, q);
+    }
+
+    /// Keep the first `n` bins of every series (a run that ended before its cap).
+    pub fn truncate(&mut self, n: usize) {
+        if n >= self.bins.n {
+            return;
+        }
+        self.bins.n = n;
+        for c in [&mut self.aggregate, &mut self.drop_frames, &mut self.drop_bytes, &mut self.source_drop_frames]
+            .into_iter()
+            .chain([&mut self.source_drop_bytes, &mut self.cm_frames, &mut self.cm_bytes, &mut self.hot_tput])
+            .chain(self.nodes.iter_mut())
+            .chain(self.flows.iter_mut())
+            .chain(self.ports.iter_mut())
+        {
+            c.bins.truncate(n);
+        }
+        for q in self.queues.iter_mut().chain(std::iter::once(&mut self.hot_queue)) {
+            q.end_values.truncate(n);
+            q.max_values.truncate(n);
+        }
+        for r in self.rates.iter_mut() {
+            r.end_values.truncate(n);
+        }
+        self.paused_bins.truncate(n);
     }
 
     /// A transmitter was paused over [from, to).

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::cm::{AnyRp, CmPayload, RateLimiter, RpOutput};
 use crate::engine::{Event, SimRng};
 use crate::frame::{Frame, FrameId, FrameKind};
+use crate::metrics::NO_FLOW;
 use crate::net::Origin;
 use crate::scenario::{Ingress, NicConfig, OnFull};
 use crate::time::{tx_time_f64, BitRate, SimTime};
@@ -35,7 +36,11 @@ pub enum VoqState {
 #[derive(Debug)]
 pub struct Voq {
     pub dst: u32,
+    /// Generation time of every queued frame.
     pub frames: VecDeque<SimTime>,
+    /// The finite flows the queued frames belong to, as runs (flow, frames) in queue order
+    /// (`NO_FLOW` runs for frames of no flow).
+    pub runs: VecDeque<(u32, u32)>,
     pub bytes: u64,
     pub state: VoqState,
     /// When the flow's previous frame left the VOQ.
@@ -46,6 +51,16 @@ pub struct Voq {
     pub timer_token: u32,
     /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
     pub flow_rec: u32,
+}
+
+/// A generator waiting for room in a full shared ingress (AD-CNSIM, D15): the rest of its arrival.
+#[derive(Clone, Copy, Debug)]
+struct Blocked {
+    gen: u32,
+    t: SimTime,
+    dst: u32,
+    frames: u32,
+    flow: u32,
 }
 
 /// VOQ lookup by destination: a dense table for networks of up to `DENSE_VOQ_INDEX` nodes (4·N
@@ -76,8 +91,8 @@ pub struct Nic {
     wake_at: SimTime,
     /// Bytes in all VOQs (the shared ingress pool).
     pub ingress_bytes: u64,
-    /// A generator blocked on a full shared ingress, with its pending frame (time, destination).
-    blocked: Option<(u32, SimTime, u32)>,
+    /// A generator blocked on a full shared ingress, with what it still has to admit.
+    blocked: Option<Blocked>,
     pub rng: SimRng,
 }
 
@@ -114,6 +129,7 @@ impl Nic {
         self.voqs.push(Voq {
             dst,
             frames: VecDeque::new(),
+            runs: VecDeque::new(),
             bytes: 0,
             state: VoqState::Idle,
             t_last: SimTime::ZERO,
@@ -130,6 +146,12 @@ impl Nic {
             }
         }
         v
+    }
+
+    #[inline]
+    /// A generator of this NIC waits for room in its ingress buffer.
+    pub fn is_blocked(&self) -> bool {
+        self.blocked.is_some()
     }
 
     #[inline]
@@ -219,16 +241,14 @@ impl Simulator {
         if let [g] = self.nics[n as usize].gens[..] {
             // one generator, never blocked by another: no merge needed
             while self.gens[g as usize].next <= now && self.nics[n as usize].blocked.is_none() {
-                let (t, dst) = self.gens[g as usize].pop_arrival();
-                self.nics[n as usize].promote(t);
-                self.admit(n, g, t, dst);
+                self.pop_arrival(n, g);
             }
             self.nics[n as usize].promote(now);
             return;
         }
         loop {
             let nic = &self.nics[n as usize];
-            let blocked_gen = nic.blocked.map(|b| b.0);
+            let blocked_gen = nic.blocked.map(|b| b.gen);
             let mut best: Option<(SimTime, u32)> = None;
             for &g in &nic.gens {
                 let t = self.gens[g as usize].next;
@@ -237,9 +257,7 @@ impl Simulator {
                 }
             }
             let Some((_, g)) = best else { break };
-            let (t, dst) = self.gens[g as usize].pop_arrival();
-            self.nics[n as usize].promote(t);
-            self.admit(n, g, t, dst);
+            self.pop_arrival(n, g);
         }
         self.nics[n as usize].promote(now);
     }
@@ -263,33 +281,66 @@ impl Simulator {
         v
     }
 
-    /// A generated frame (generation time `t`) asks to enter its VOQ (ingress model, D15).
-    fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32) {
+    /// Take generator `g`'s next arrival (a frame, or a flow of frames) into NIC `n`.
+    fn pop_arrival(&mut self, n: u32, g: u32) {
+        let gen = &mut self.gens[g as usize];
+        let (t, dst, frames) = gen.pop_arrival();
+        let flow = if gen.makes_flows() { self.flows.start(t, frames) } else { NO_FLOW };
+        if gen.next == SimTime::NEVER {
+            self.gens_done += 1;
+        }
+        self.nics[n as usize].promote(t);
+        self.admit(n, g, t, dst, frames, flow);
+    }
+
+    /// `frames` frames generated at `t` (of finite flow `flow`, or `NO_FLOW`) ask to enter their
+    /// VOQ (ingress model, D15); on a full blocking ingress the rest waits at the generator.
+    fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32, frames: u32, flow: u32) {
         let fs = self.frame_size as u64;
         let v = self.voq(n, dst);
-        let cfg: &NicConfig = &self.nic_cfg;
-        let nic = &mut self.nics[n as usize];
-        let fits = match cfg.ingress {
-            Ingress::Unlimited => true,
-            Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
-            Ingress::Shared => nic.ingress_bytes + fs <= cfg.ingress_size,
-        };
-        if !fits {
-            if cfg.ingress == Ingress::Shared && cfg.on_full == OnFull::Block {
-                nic.blocked = Some((g, t, dst));
-                self.rec.blocked_since[n as usize] = Some(t);
-                return;
+        for i in 0..frames {
+            let cfg: &NicConfig = &self.nic_cfg;
+            let nic = &mut self.nics[n as usize];
+            let fits = match cfg.ingress {
+                Ingress::Unlimited => true,
+                Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
+                Ingress::Shared => nic.ingress_bytes + fs <= cfg.ingress_size,
+            };
+            if !fits {
+                if cfg.ingress == Ingress::Shared && cfg.on_full == OnFull::Block {
+                    nic.blocked = Some(Blocked { gen: g, t, dst, frames: frames - i, flow });
+                    if self.rec.blocked_since[n as usize].is_none() {
+                        self.rec.blocked_since[n as usize] = Some(t);
+                    }
+                    return;
+                }
+                self.stats.generated += 1;
+                self.stats.source_dropped += 1;
+                self.rec.on_source_drop(t, fs);
+                if flow != NO_FLOW {
+                    self.flows.frame_done(flow, t, false);
+                }
+                continue;
             }
             self.stats.generated += 1;
-            self.stats.source_dropped += 1;
-            self.rec.on_source_drop(t, fs);
-            return;
+            let voq = &mut nic.voqs[v as usize];
+            voq.frames.push_back(t);
+            match voq.runs.back_mut() {
+                Some(run) if run.0 == flow => run.1 += 1,
+                _ => voq.runs.push_back((flow, 1)),
+            }
+            voq.bytes += fs;
+            nic.ingress_bytes += fs;
+            self.queue_voq(n, v, t);
         }
-        self.stats.generated += 1;
+    }
+
+    /// A frame entered VOQ `v` at `t`: an idle VOQ becomes eligible (now, or when its limiter
+    /// releases it).
+    fn queue_voq(&mut self, n: u32, v: u32, t: SimTime) {
+        let fs = self.frame_size as u64;
+        let nic = &mut self.nics[n as usize];
         let voq = &mut nic.voqs[v as usize];
-        voq.frames.push_back(t);
-        voq.bytes += fs;
-        nic.ingress_bytes += fs;
         if voq.state == VoqState::Idle {
             let at = match &voq.limiter {
                 Some(rl) => voq.t_last.0.saturating_add(pace(fs, rl).0),
@@ -317,6 +368,12 @@ impl Simulator {
             let node = nic.node;
             let voq = &mut nic.voqs[v as usize];
             let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
+            let run = voq.runs.front_mut().expect("runs cover the frames");
+            let flow_inst = run.0;
+            run.1 -= 1;
+            if run.1 == 0 {
+                voq.runs.pop_front();
+            }
             voq.bytes -= fs;
             voq.t_last = now;
             let dst = voq.dst;
@@ -325,6 +382,7 @@ impl Simulator {
             frame.counted = true;
             frame.ready_at = now;
             frame.flow_rec = voq.flow_rec;
+            frame.flow_inst = flow_inst;
             if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
                 frame.cm.tagged = true;
                 frame.cm.cpid = cpid;
@@ -363,18 +421,25 @@ impl Simulator {
         let now = self.now;
         let fs = self.frame_size as u64;
         let nic = &self.nics[n as usize];
-        let Some((g, t, dst)) = nic.blocked else { return };
+        let Some(b) = nic.blocked else { return };
         if nic.ingress_bytes + fs > self.nic_cfg.ingress_size {
             return;
         }
         self.nics[n as usize].blocked = None;
+        self.admit(n, b.gen, b.t, b.dst, b.frames, b.flow);
+        if self.nics[n as usize].blocked.is_some() {
+            return; // the rest of a flow still does not fit
+        }
         if let Some(since) = self.rec.blocked_since[n as usize].take() {
             self.rec.blocked_window_ps += self.rec.window.overlap(since, now);
         }
-        self.admit(n, g, t, dst);
-        let gen = &mut self.gens[g as usize];
+        let gen = &mut self.gens[b.gen as usize];
         let origin = gen.origin;
+        let was_done = gen.next == SimTime::NEVER;
         gen.resume_after(now, origin);
+        if gen.next == SimTime::NEVER && !was_done {
+            self.gens_done += 1;
+        }
     }
 
     fn nic_schedule_wake(&mut self, n: u32) {
@@ -384,7 +449,7 @@ impl Simulator {
         if nic.ob_stopped || ob_bytes + fs > self.nic_cfg.egress_buffer {
             return; // the next departure services the NIC
         }
-        let blocked_gen = nic.blocked.map(|b| b.0);
+        let blocked_gen = nic.blocked.map(|b| b.gen);
         let mut next = nic.next_release();
         for &g in &nic.gens {
             if Some(g) != blocked_gen {
@@ -403,7 +468,7 @@ impl Simulator {
         self.pool.free(f);
         match frame.kind {
             FrameKind::Data => {
-                self.deliver(n, frame.flow_rec, frame.size as u64, frame.gen_time, self.now);
+                self.deliver(n, frame.flow_rec, frame.flow_inst, frame.size as u64, frame.gen_time, self.now);
                 if self.sink_events {
                     if let Some(reply) = self.scheme.sink_data(self.now, &frame, &mut self.nics[n as usize].rng) {
                         self.send_control(Origin::Nic(n), frame.src, reply);
@@ -422,13 +487,16 @@ impl Simulator {
 
     /// The last bit of data `frame` reaches the sink of NIC `n` at `arrival`; it is delivered
     /// `nic.processing_delay` later (D15), or is still in flight if that is after the end.
-    pub(crate) fn deliver(&mut self, n: u32, flow_rec: u32, size: u64, gen_time: SimTime, arrival: SimTime) {
+    pub(crate) fn deliver(&mut self, n: u32, flow_rec: u32, flow_inst: u32, size: u64, gen_time: SimTime, arrival: SimTime) {
         let t = arrival + SimTime(self.nic_cfg.processing_delay_ps);
         if t >= self.end {
             self.stats.sink_pending += 1;
         } else {
             self.stats.delivered += 1;
             self.rec.on_delivered(t, flow_rec, n, size, gen_time);
+            if flow_inst != NO_FLOW {
+                self.flows.frame_done(flow_inst, t, true);
+            }
         }
     }
 

@@ -147,6 +147,8 @@ impl Simulator {
             }
             if Some(p) == self.rec.hot_port {
                 self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
+            } else if Some(p) == self.rec.current_hot {
+                self.rec.on_hot_departure(now, tx_start, size, q);
             }
             self.pool.get_mut(f).counted = false;
             if let Device::Switch(s) = owner {
@@ -158,9 +160,9 @@ impl Simulator {
             // spending an event on its arrival (same instant, same accounting).
             Device::Nic(n) if kind == FrameKind::Data && !self.sink_events => {
                 let fr = self.pool.get(f);
-                let (flow_rec, gen_time) = (fr.flow_rec, fr.gen_time);
+                let (flow_rec, flow_inst, gen_time) = (fr.flow_rec, fr.flow_inst, fr.gen_time);
                 self.pool.free(f);
-                self.deliver(n, flow_rec, size, gen_time, now + delay);
+                self.deliver(n, flow_rec, flow_inst, size, gen_time, now + delay);
             }
             _ => self.queue.push(now + delay, Event::Arrive { port: p, frame: f }),
         }

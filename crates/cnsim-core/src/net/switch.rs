@@ -89,6 +89,10 @@ impl Simulator {
             self.rec.on_drop(now, size, kind != FrameKind::Data);
             if kind == FrameKind::Data {
                 self.stats.dropped += 1;
+                let flow = self.pool.get(f).flow_inst;
+                if flow != crate::metrics::NO_FLOW {
+                    self.flows.frame_done(flow, now, false);
+                }
             }
             self.pool.free(f);
             return;
@@ -115,6 +119,9 @@ impl Simulator {
         port.oq.push_back(f);
         if let Some(r) = port.queue_rec {
             self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
+        }
+        if Some(out) == self.rec.current_hot {
+            self.rec.hot_queue.set(&self.rec.bins, &self.rec.window, now, q);
         }
         self.try_start(out);
     }

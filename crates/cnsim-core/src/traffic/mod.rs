@@ -1,7 +1,8 @@
-//! Traffic generators: Bernoulli slotted arrivals of fixed-size frames (scenarios.md §1.3,
-//! TG-BERN). In every frame slot of the node's link a frame is created with probability `load`;
-//! the generator draws the geometric gap to the next arrival instead of visiting every slot, so
-//! an arrival costs O(1) whatever the load.
+//! Traffic generators: Bernoulli slotted arrivals (scenarios.md §1.3). TG-BERN: in every frame
+//! slot of the node's link a frame is created with probability `load`. TG-GEO: a flow arrives in
+//! a slot with probability `load / mean_frames`, with a size geometric on {1, 2, …} frames of mean
+//! `mean_frames`. The generator draws the geometric gap to the next arrival instead of visiting
+//! every slot, so an arrival costs O(1) whatever the load.
 
 use rand::Rng;
 
@@ -26,21 +27,32 @@ pub struct Generator {
     stop: SimTime,
     /// ln(1 - load), cached for the geometric draw.
     ln_idle: f64,
-    /// (1 - load)^j for j = 1..=GAP_TABLE: the inverse CDF of short gaps without a logarithm.
+    /// (1 - p)^j for j = 1..=GAP_TABLE (p = arrival probability per slot): the inverse CDF of
+    /// short gaps without a logarithm.
     idle_pow: [f64; GAP_TABLE],
+    /// Flow sizes: ln(1 − 1/mean_frames), or `None` for one frame per arrival.
+    ln_size: Option<f64>,
     n_nodes: u32,
     rng: SimRng,
 }
 
 impl Generator {
     pub fn new(node: u32, dst: Option<u32>, load: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+        Self::with_flows(node, dst, load, 1.0, slot, start, stop, n_nodes, rng)
+    }
+
+    /// A TG-GEO source: flows of geometric size with mean `mean_frames` (1: TG-BERN).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_flows(node: u32, dst: Option<u32>, load: f64, mean_frames: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+        let load = load / mean_frames;
+        let ln_size = (mean_frames > 1.0).then(|| libm::log(1.0 - 1.0 / mean_frames));
         let mut idle_pow = [0.0; GAP_TABLE];
         let mut q = 1.0;
         for x in idle_pow.iter_mut() {
             q *= 1.0 - load;
             *x = q;
         }
-        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), idle_pow, n_nodes, rng };
+        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), idle_pow, ln_size, n_nodes, rng };
         if load > 0.0 && !(dst.is_none() && n_nodes < 2) {
             // the first slot starts at `start`: the first arrival is in slot k - 1
             let k = g.gap_slots();
@@ -69,8 +81,25 @@ impl Generator {
         self.next = if t < self.stop { t } else { SimTime::NEVER };
     }
 
-    /// Draw the destination of the arrival at `self.next` and advance to the following arrival.
-    pub fn pop_arrival(&mut self) -> (SimTime, u32) {
+    /// Frames in the arriving flow: 1, or geometric on {1, 2, …} with the configured mean.
+    fn flow_frames(&mut self) -> u32 {
+        match self.ln_size {
+            None => 1,
+            Some(ln_q) => {
+                let u: f64 = 1.0 - self.rng.gen::<f64>();
+                (1 + (libm::log(u) / ln_q).floor() as u64).min(u32::MAX as u64) as u32
+            }
+        }
+    }
+
+    /// Whether this generator makes flows of several frames (TG-GEO).
+    pub fn makes_flows(&self) -> bool {
+        self.ln_size.is_some()
+    }
+
+    /// The arrival at `self.next`: its instant, destination and frame count; then advance to the
+    /// following arrival.
+    pub fn pop_arrival(&mut self) -> (SimTime, u32, u32) {
         let t = self.next;
         let dst = match self.dst {
             Some(d) => d,
@@ -83,9 +112,10 @@ impl Generator {
                 }
             }
         };
+        let frames = self.flow_frames();
         let k = self.gap_slots();
         self.set_next(SimTime(t.0 + k * self.slot.0));
-        (t, dst)
+        (t, dst, frames)
     }
 
     /// After a blocked generator's frame was admitted at `now` (D15, AD-CNSIM): generation resumes
@@ -113,7 +143,7 @@ mod tests {
         let mut last = SimTime::ZERO;
         let mut hits = [0u64; 16];
         for _ in 0..n {
-            let (t, d) = g.pop_arrival();
+            let (t, d, _) = g.pop_arrival();
             assert_eq!(t.0 % 1_200_000, 0);
             assert!(t > last || last == SimTime::ZERO);
             assert_ne!(d, 0, "never to itself");
@@ -133,7 +163,24 @@ mod tests {
     fn full_load_fills_every_slot_and_stop_is_honoured() {
         let mut g = Generator::new(3, Some(1), 1.0, SimTime::us(1), SimTime::us(5), SimTime::us(8), 4, stream(1, StreamKind::Traffic, 3));
         let got: Vec<_> = std::iter::from_fn(|| (g.next != SimTime::NEVER).then(|| g.pop_arrival())).collect();
-        assert_eq!(got, vec![(SimTime::us(5), 1), (SimTime::us(6), 1), (SimTime::us(7), 1)]);
+        assert_eq!(got, vec![(SimTime::us(5), 1, 1), (SimTime::us(6), 1, 1), (SimTime::us(7), 1, 1)]);
+    }
+
+    #[test]
+    fn geometric_flows_have_the_mean_size_and_the_offered_load() {
+        // mean 60 000 B = 40 frames at 50 % load: a flow every 80 slots on average
+        let mut g = Generator::with_flows(0, None, 0.5, 40.0, SimTime::ns(1200), SimTime::ZERO, SimTime::NEVER, 16, stream(4, StreamKind::Traffic, 0));
+        let (mut frames, mut last, n) = (0u64, SimTime::ZERO, 20_000);
+        for _ in 0..n {
+            let (t, _, k) = g.pop_arrival();
+            assert!(k >= 1);
+            frames += k as u64;
+            last = t;
+        }
+        let mean = frames as f64 / n as f64;
+        assert!((mean - 40.0).abs() < 1.0, "mean size {mean}");
+        let load = frames as f64 / (last.0 / 1_200_000) as f64;
+        assert!((load - 0.5).abs() < 0.02, "load {load}");
     }
 
     #[test]

@@ -6,3 +6,4 @@ mod common;
 mod determinism;
 mod pause;
 mod pacing;
+mod workloads;
