@@ -51,6 +51,8 @@ pub struct Voq {
     pub timer_token: u32,
     /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
     pub flow_rec: u32,
+    /// In use (a recycled slot waits in the NIC's free list).
+    live: bool,
 }
 
 /// A generator waiting for room in a full shared ingress (AD-CNSIM, D15): the rest of its arrival.
@@ -64,14 +66,15 @@ struct Blocked {
 }
 
 /// VOQ lookup by destination: a dense table for networks of up to `DENSE_VOQ_INDEX` nodes (4·N
-/// bytes per NIC), a hash map beyond (so that 2,048+ hosts stay linear in what is used).
+/// bytes per NIC), a hash map of the live VOQs beyond (so that 2,048+ hosts stay linear in what
+/// is used and the working set stays in cache).
 #[derive(Debug)]
 enum VoqIndex {
     Dense(Vec<u32>),
     Sparse(FxHashMap<u32, u32>),
 }
 
-const DENSE_VOQ_INDEX: usize = 4096;
+const DENSE_VOQ_INDEX: usize = 256;
 const NO_VOQ: u32 = u32::MAX;
 
 #[derive(Debug)]
@@ -82,8 +85,12 @@ pub struct Nic {
     pub line_rate: BitRate,
     pub voqs: Vec<Voq>,
     voq_of_dst: VoqIndex,
+    /// VOQ slots free for reuse: a VOQ lives while it holds frames or a rate limiter, so a NIC
+    /// talking to thousands of destinations keeps only a handful of VOQs.
+    free_voqs: Vec<u32>,
     ready: VecDeque<u32>,
-    waiting: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// Limited VOQs by release time; ties by destination, so the order does not depend on slots.
+    waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
     /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
     ob_stopped: bool,
     /// Generators (global indices) at this node.
@@ -108,6 +115,7 @@ impl Nic {
             } else {
                 VoqIndex::Sparse(FxHashMap::default())
             },
+            free_voqs: Vec::new(),
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
             ob_stopped: false,
@@ -119,17 +127,16 @@ impl Nic {
         }
     }
 
-    /// The VOQ toward `dst`, created on first use.
+    /// The VOQ toward `dst`, created on first use; `true` when it was created.
     #[inline]
-    pub fn voq_index(&mut self, dst: u32) -> u32 {
+    pub fn voq_index(&mut self, dst: u32) -> (u32, bool) {
         if let Some(v) = self.find_voq(dst) {
-            return v;
+            return (v, false);
         }
-        let v = self.voqs.len() as u32;
-        self.voqs.push(Voq {
+        let fresh = |frames, runs| Voq {
             dst,
-            frames: VecDeque::new(),
-            runs: VecDeque::new(),
+            frames,
+            runs,
             bytes: 0,
             state: VoqState::Idle,
             t_last: SimTime::ZERO,
@@ -138,17 +145,50 @@ impl Nic {
             rp: None,
             timer_token: 0,
             flow_rec: crate::frame::NO_RECORD,
-        });
+            live: true,
+        };
+        let v = match self.free_voqs.pop() {
+            Some(v) => {
+                // keep the old slot's queue buffers (and its timer token, so that a stale timer
+                // of the previous flow cannot fire on this one)
+                let old = &mut self.voqs[v as usize];
+                let token = old.timer_token.wrapping_add(1);
+                let (frames, runs) = (std::mem::take(&mut old.frames), std::mem::take(&mut old.runs));
+                *old = fresh(frames, runs);
+                old.timer_token = token;
+                v
+            }
+            None => {
+                self.voqs.push(fresh(VecDeque::new(), VecDeque::new()));
+                self.voqs.len() as u32 - 1
+            }
+        };
         match &mut self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize] = v,
             VoqIndex::Sparse(m) => {
                 m.insert(dst, v);
             }
         }
-        v
+        (v, true)
     }
 
     #[inline]
+    /// Free VOQ `v` if it holds no frame and no limiter (its flow has nothing the NIC must keep).
+    fn maybe_recycle(&mut self, v: u32) {
+        let voq = &mut self.voqs[v as usize];
+        if !voq.live || !voq.frames.is_empty() || voq.limiter.is_some() || voq.state != VoqState::Idle {
+            return;
+        }
+        voq.live = false;
+        match &mut self.voq_of_dst {
+            VoqIndex::Dense(t) => t[voq.dst as usize] = NO_VOQ,
+            VoqIndex::Sparse(m) => {
+                m.remove(&voq.dst);
+            }
+        }
+        self.free_voqs.push(v);
+    }
+
     /// A generator of this NIC waits for room in its ingress buffer.
     pub fn is_blocked(&self) -> bool {
         self.blocked.is_some()
@@ -171,7 +211,8 @@ impl Nic {
             self.ready.push_back(v);
         } else {
             voq.state = VoqState::Waiting;
-            self.waiting.push(Reverse((at, v)));
+            let dst = voq.dst;
+            self.waiting.push(Reverse((at, dst, v)));
         }
     }
 
@@ -181,7 +222,7 @@ impl Nic {
         if self.waiting.is_empty() {
             return;
         }
-        while let Some(&Reverse((at, v))) = self.waiting.peek() {
+        while let Some(&Reverse((at, _, v))) = self.waiting.peek() {
             if at > t {
                 break;
             }
@@ -195,7 +236,7 @@ impl Nic {
     }
 
     fn next_release(&mut self) -> SimTime {
-        while let Some(&Reverse((at, v))) = self.waiting.peek() {
+        while let Some(&Reverse((at, _, v))) = self.waiting.peek() {
             let voq = &self.voqs[v as usize];
             if voq.state == VoqState::Waiting && voq.eligible_at == at {
                 return at;
@@ -266,9 +307,8 @@ impl Simulator {
     /// schemes that limit every flow from the start, its limiter).
     fn voq(&mut self, n: u32, dst: u32) -> u32 {
         let nic = &mut self.nics[n as usize];
-        let known = nic.voqs.len();
-        let v = nic.voq_index(dst);
-        if nic.voqs.len() > known {
+        let (v, created) = nic.voq_index(dst);
+        if created {
             let voq = &mut nic.voqs[v as usize];
             voq.flow_rec = self.rec.flow_slot(nic.node, dst).unwrap_or(crate::frame::NO_RECORD);
             if self.scheme.limiter_from_start() {
@@ -405,6 +445,7 @@ impl Simulator {
             let voq = &mut nic.voqs[v as usize];
             if voq.frames.is_empty() {
                 voq.state = VoqState::Idle;
+                nic.maybe_recycle(v);
             } else {
                 let at = match &voq.limiter {
                     Some(rl) => SimTime(now.0.saturating_add(pace(fs, rl).0)),
@@ -510,6 +551,7 @@ impl Simulator {
         let voq = &mut nic.voqs[v as usize];
         if voq.limiter.is_none() {
             if !self.scheme.creates_limiter(msg) {
+                nic.maybe_recycle(v);
                 return; // e.g. positive feedback for a flow that is not limited (§3.3 step 2)
             }
             voq.limiter = Some(RateLimiter::new(line));
@@ -551,6 +593,7 @@ impl Simulator {
             voq.limiter = None;
             voq.rp = None;
             voq.timer_token = voq.timer_token.wrapping_add(1);
+            self.nics[n as usize].maybe_recycle(v);
         }
     }
 
@@ -600,6 +643,7 @@ impl Simulator {
             };
             nic.schedule_voq(v, at.max(now), now);
         }
+        nic.maybe_recycle(v);
         self.nic_service(n);
     }
 }
