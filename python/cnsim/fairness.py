@@ -14,8 +14,14 @@ compete for the links), on the directed links of the topology:
 * progressive filling: all unfrozen flows grow together until a link saturates or a flow
   reaches its demand; those flows freeze; repeat.
 
-Checks (tests/test_fairness.py): qcnp-ig-baseline gives 2.5 Gb/s per culprit and 5 Gb/s to
-the victim; kd-symmetric-single-hs 2.5 Gb/s each; zhb-og-single-hop 2/15 Gb/s per hot flow.
+Proportional fairness (maximise Σ log x_f, :func:`proportional_fair`) is offered as a second
+reference for the parking lot (scenarios.md §3 qcnp-parking-lot: 1.67 / 3.33 Gb/s).
+
+Checks (tests/test_fairness.py, tests/test_fairness_catalog.py): the allocations the spec
+states — 0.5/7 Gb/s in zhb-og-multi-hop, 2.5/7.5 in the dual-CP cases, 2.0 in the parking lot and
+the non-CM domain, 0.1 Gb/s per hot flow in e2cm-mixed-speed-og and the exact water-filling value
+of e2cm-mixed-speed-ig (550 Mb/s = 68.75 MB/s, inside I-10's [62.5, 68.75] MB/s) — plus property
+tests (no link over capacity, every flow demand-limited or bottlenecked).
 """
 
 from __future__ import annotations
@@ -26,7 +32,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .scenario import Resolved
 
-__all__ = ["water_fill", "fair_shares", "fairness_metrics", "MAX_FLOWS"]
+__all__ = [
+    "water_fill",
+    "proportional_fair",
+    "reference_problem",
+    "fair_shares",
+    "proportional_shares",
+    "fairness_metrics",
+    "MAX_FLOWS",
+]
 
 #: above this many flows the reference allocation is not computed (fairness → null)
 MAX_FLOWS = 200_000
@@ -41,39 +55,114 @@ def water_fill(
 ) -> dict[Hashable, float]:
     """Max-min fair rates of flows with ``demands`` over links of ``capacity``.
 
-    ``paths[f]`` lists the links flow ``f`` crosses. Returns ``{flow: rate}``. A flow with no
-    links is limited only by its demand.
+    ``paths[f]`` lists the links flow ``f`` crosses (a link missing from ``capacity`` is
+    unconstrained). Returns ``{flow: rate}``. A flow with no links is limited only by its demand.
+
+    Progressive filling: every unfrozen flow holds the same rate, the fill *level*; the level
+    rises to the next event (a flow reaches its demand, or a link saturates), the flows that hit
+    it freeze, and the filling continues. Each round costs O(links with unfrozen users), and
+    frozen flows are removed from their links once, so a few hundred thousand flows are fine.
     """
-    rate = {f: 0.0 for f in demands}
+    rate: dict[Hashable, float] = {f: 0.0 for f in demands}
     remaining = {link: float(c) for link, c in capacity.items()}
     scale = max([*remaining.values(), *demands.values(), 1.0])
     eps = 1e-12 * scale
-    active = {f for f, d in demands.items() if d > eps}
-    users: dict[Hashable, set[Hashable]] = {}
-    for f in active:
-        for link in paths.get(f, ()):
-            users.setdefault(link, set()).add(f)
+    users: dict[Hashable, list[Hashable]] = {}
+    active: set[Hashable] = set()
+    for f, d in demands.items():
+        if d > eps:
+            active.add(f)
+            for link in dict.fromkeys(paths.get(f, ())):
+                if link in remaining:
+                    users.setdefault(link, []).append(f)
+    n_active = {link: len(fs) for link, fs in users.items()}
+    by_demand = sorted(active, key=lambda f: demands[f])
+    next_demand = 0  # index into by_demand of the smallest unfrozen demand
+    level = 0.0
     while active:
-        step = min(demands[f] - rate[f] for f in active)
-        for link, flows in users.items():
-            n = len(flows & active) if flows else 0
+        while by_demand[next_demand] not in active:
+            next_demand += 1
+        step = demands[by_demand[next_demand]] - level
+        for link, n in n_active.items():
             if n:
                 step = min(step, remaining[link] / n)
         step = max(step, 0.0)
-        for f in active:
-            rate[f] += step
-        saturated = set()
-        for link, flows in users.items():
-            n = len(flows & active)
+        level += step
+        done: set[Hashable] = set()
+        for link, n in n_active.items():
             if n:
                 remaining[link] -= step * n
                 if remaining[link] <= eps:
-                    saturated.add(link)
-        done = {f for f in active if demands[f] - rate[f] <= eps}
-        for link in saturated:
-            done |= users[link] & active
-        active -= done
+                    done.update(f for f in users[link] if f in active)
+        for f in by_demand[next_demand:]:
+            if demands[f] - level > eps:
+                break
+            if f in active:
+                done.add(f)
+        for f in done:
+            rate[f] = min(level, demands[f])
+            active.discard(f)
+            for link in dict.fromkeys(paths.get(f, ())):
+                if link in n_active:
+                    n_active[link] -= 1
+        n_active = {link: n for link, n in n_active.items() if n}
     return rate
+
+
+def proportional_fair(
+    demands: Mapping[Hashable, float],
+    paths: Mapping[Hashable, Sequence[Hashable]],
+    capacity: Mapping[Hashable, float],
+    tol: float = 1e-9,
+    max_rounds: int = 100_000,
+) -> dict[Hashable, float]:
+    """Proportionally fair rates: maximise Σ log x_f subject to link capacities and x_f ≤ demand.
+
+    Solved in the dual: with a price p_l ≥ 0 per link, x_f = min(d_f, 1/Σ_{l∈f} p_l). Each
+    round sets every link's price, one link at a time, so that the link is exactly full (or to 0
+    if it is not full at price 0) given the other prices (dual coordinate ascent; the dual is
+    convex and smooth where it matters, so this converges). Meant for the small wirings of the
+    catalog (qcnp-parking-lot: 1.67 Gb/s per hot flow, 3.33 Gb/s per cold flow).
+    """
+    scale = max([*capacity.values(), *demands.values(), 1.0])
+    dem = {f: d / scale for f, d in demands.items() if d > 0}
+    cap = {link: c / scale for link, c in capacity.items()}
+    flow_links = {f: [link for link in dict.fromkeys(paths.get(f, ())) if link in cap] for f in dem}
+    users: dict[Hashable, list[Hashable]] = {}
+    for f, links in flow_links.items():
+        for link in links:
+            users.setdefault(link, []).append(f)
+    price = {link: 0.0 for link in users}
+
+    def rate(f: Hashable, extra: float = 0.0, skip: Hashable = None) -> float:
+        total = extra + sum(price[link] for link in flow_links[f] if link != skip)
+        return dem[f] if total <= 0 else min(dem[f], 1.0 / total)
+
+    for _ in range(max_rounds):
+        change = 0.0
+        for link, fs in users.items():
+            if sum(rate(f, 0.0, link) for f in fs) <= cap[link]:
+                new = 0.0
+            else:  # the load falls as the price rises: bisection on [lo, hi]
+                lo, hi = 0.0, 1.0
+                while sum(rate(f, hi, link) for f in fs) > cap[link]:
+                    hi *= 2.0
+                for _ in range(200):
+                    mid = (lo + hi) / 2
+                    if sum(rate(f, mid, link) for f in fs) > cap[link]:
+                        lo = mid
+                    else:
+                        hi = mid
+                    if hi - lo <= 1e-15 * max(hi, 1.0):
+                        break
+                new = hi
+            change = max(change, abs(new - price[link]) / max(new, price[link], 1e-300))
+            price[link] = new
+        if change < tol:
+            break
+    out = {f: 0.0 for f in demands}
+    out.update({f: rate(f) * scale for f in dem})
+    return out
 
 
 def _overlap(a0: int, a1: int | None, b0: int, b1: int) -> float:
@@ -101,8 +190,16 @@ def _service_fraction(r: Resolved, node: str) -> float:
     return total / (t1 - t0)
 
 
-def fair_shares(r: Resolved) -> dict[Flow, float] | None:
-    """Max-min fair rate (bit/s) of every flow of resolved scenario ``r``; None if too large."""
+RefProblem = tuple[dict[Flow, float], dict[Flow, list[tuple[str, str]]], dict[tuple[str, str], float]]
+
+
+def reference_problem(r: Resolved) -> RefProblem | None:
+    """``(demands, paths, capacity)`` of resolved scenario ``r`` in bit/s; None if too large.
+
+    Demands are the offered rates averaged over the measurement window; paths are the routes
+    of :meth:`cnsim.topology.Network.path` (d-mod-k on fat trees); capacities are the link rates
+    per direction, the port feeding a hot node at its window-average service rate.
+    """
     net = r.network
     if net is None:
         return None
@@ -132,7 +229,23 @@ def fair_shares(r: Resolved) -> dict[Flow, float] | None:
         sw = net.neighbours(node)[0][0]
         capacity[(sw, node)] *= _service_fraction(r, node)
     paths = {flow: net.path(*flow) for flow in demands}
-    return water_fill(demands, paths, capacity)  # type: ignore[return-value]
+    return demands, paths, capacity
+
+
+def fair_shares(r: Resolved) -> dict[Flow, float] | None:
+    """Max-min fair rate (bit/s) of every flow of resolved scenario ``r``; None if too large."""
+    problem = reference_problem(r)
+    if problem is None:
+        return None
+    return water_fill(*problem)  # type: ignore[return-value]
+
+
+def proportional_shares(r: Resolved) -> dict[Flow, float] | None:
+    """Proportionally fair rate (bit/s) of every flow of ``r`` (small wirings); None if too large."""
+    problem = reference_problem(r)
+    if problem is None or len(problem[0]) > 5_000:
+        return None
+    return proportional_fair(*problem)  # type: ignore[return-value]
 
 
 def fairness_metrics(per_flow_gbps: Mapping[str, Any], fair_bps: Mapping[Flow, float] | None) -> dict[str, float | None]:

@@ -37,7 +37,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from .cmparams import BCN_FAMILY, SCHEMES, Param
 from .errors import Problem, ScenarioError, missing, raise_problems
 from .expr import Expr, ExprError, parse_expr
-from .topology import Link, Network
+from .topology import FatTree, Link, Network
 from .units import (
     PS_PER_S,
     UnitError,
@@ -185,7 +185,7 @@ class TopologySpec(_Model):
     links: list[LinkSpec] = []
     fat_tree: FatTreeSpec | None = None
     legacy: list[Name] = []
-    routing: Literal["shortest", "dmodk"] = "shortest"
+    routing: Literal["shortest", "dmodk"] | None = None  # None: "dmodk" for fat trees, else "shortest"
 
 
 class LinksSpec(_Model):
@@ -619,23 +619,48 @@ class Resolved:
     nodes: list[str] = field(default_factory=list)
 
 
-def _fat_tree_nodes(spec: FatTreeSpec) -> list[str]:
-    k = spec.radix // 2
-    hosts = 2 * k**spec.levels if spec.merged_top else k**spec.levels
-    return [str(i) for i in range(hosts)]
+#: hosts above which a fat tree is refused (the engine's routing tables are hosts × switches)
+MAX_FAT_TREE_HOSTS = 65_536
+
+
+def _build_fat_tree(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | None, list[str]]:
+    """``kind = "fat_tree"``: the engine's construction (docs/core-config.md), names included."""
+    topo = doc.topology
+    spec = topo.fat_tree
+    if spec is None:
+        problems.append(Problem("topology.fat_tree", missing(), 'kind = "fat_tree" needs {radix, levels, merged_top}'))
+        return None, []
+    if spec.radix % 2:
+        problems.append(Problem("topology.fat_tree.radix", spec.radix, "the radix must be even (2k ports: k down, k up)"))
+        return None, []
+    if spec.merged_top and spec.levels < 2:
+        problems.append(Problem("topology.fat_tree.levels", spec.levels, "a merged top needs at least 2 levels"))
+        return None, []
+    shape = FatTree(spec.radix, spec.levels, spec.merged_top)
+    if shape.hosts > MAX_FAT_TREE_HOSTS:
+        problems.append(Problem("topology.fat_tree", spec.model_dump(), f"{shape.hosts} hosts; at most {MAX_FAT_TREE_HOSTS} are supported"))
+        return None, []
+    for key in ("switches", "links"):
+        if getattr(topo, key):
+            problems.append(Problem(f"topology.{key}", "[...]", 'only used with kind = "graph" (the fat tree is built from topology.fat_tree)'))
+    if "nodes" in topo.model_fields_set:
+        given = topo.nodes if isinstance(topo.nodes, int) else len(topo.nodes)
+        names_ok = isinstance(topo.nodes, int) or topo.nodes == shape.host_names()
+        if given != shape.hosts or not names_ok:
+            problems.append(Problem("topology.nodes", topo.nodes, f'this fat tree has {shape.hosts} hosts named "0".."{shape.hosts - 1}"; leave topology.nodes out'))
+    net = Network.tree(shape, doc.links.rate, doc.links.delay, topo.routing or "dmodk")
+    return net, list(net.nodes)
 
 
 def _build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | None, list[str]]:
     topo = doc.topology
     rate, delay = doc.links.rate, doc.links.delay
     if topo.kind == "fat_tree":
-        if topo.fat_tree is None:
-            problems.append(Problem("topology.fat_tree", missing(), "kind = \"fat_tree\" needs {radix, levels, merged_top}"))
-            return None, []
-        if topo.fat_tree.radix % 2:
-            problems.append(Problem("topology.fat_tree.radix", topo.fat_tree.radix, "the radix must be even"))
-            return None, []
-        return None, _fat_tree_nodes(topo.fat_tree)
+        return _build_fat_tree(doc, problems)
+    if topo.fat_tree is not None:
+        problems.append(Problem("topology.fat_tree", topo.fat_tree.model_dump(), 'only used with kind = "fat_tree"'))
+    if topo.routing == "dmodk":
+        problems.append(Problem("topology.routing", "dmodk", 'd-mod-k routing needs kind = "fat_tree"; use "shortest"'))
     nodes = [str(i) for i in range(1, topo.nodes + 1)] if isinstance(topo.nodes, int) else list(topo.nodes)
     if topo.kind == "star":
         for key in ("switches", "links"):
@@ -682,6 +707,11 @@ def _build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network |
         if n != 1:
             problems.append(Problem("topology.links", f"node {node}", f"every node needs exactly one link (node {node} has {n})"))
     return net, nodes
+
+
+def _per_switch(value: Any) -> bool:
+    """An XOFF expression whose value depends on the switch (names ``auto`` or ``ports``)."""
+    return isinstance(value, Expr) and bool(value.names & {"auto", "ports"})
 
 
 def _rtt_bw(delay_ps: int, proc_ps: int, rate_bps: int, frame: int) -> Fraction:
@@ -851,7 +881,12 @@ class _Resolution:
             res.add("<fbmax>", "float", lambda: self._fbmax(res))
             res.add("<gd0>", "float", lambda: (1.0 if self.cm_raw.get("gd0_rule") == "unit" else 0.5) / self._fbmax(res))
             res.names["fbmax"], res.names["gd0"] = "<fbmax>", "<gd0>"
-        res.add("switch.xoff", "size", sw.xoff if sw.xoff != "auto" else lambda: self._global_xoff(res))
+        if sw.xoff == "auto":
+            res.add("switch.xoff", "size", lambda: self._global_xoff(res))
+        elif _per_switch(sw.xoff):  # names the switch's own "auto" or "ports": the first switch's value
+            res.add("switch.xoff", "size", lambda: self._xoff_at(res, None))
+        else:
+            res.add("switch.xoff", "size", sw.xoff)
 
         values: dict[str, Any] = {}
         for key in list(res.entries):
@@ -926,12 +961,29 @@ class _Resolution:
                 p.append(Problem(f"traffic.flows.{i}.stop", format_time(f.stop), "stop comes before start"))
             if net is not None and f.src in node_set and f.rate > net.node_rate(f.src):
                 p.append(Problem(f"traffic.flows.{i}.rate", format_rate(f.rate), f"more than the link rate of node {f.src} ({format_rate(net.node_rate(f.src))})"))
+            if net is not None and f.src in node_set and f.dst in node_set and f.src != f.dst and not net.path(f.src, f.dst):
+                p.append(Problem(f"traffic.flows.{i}", f"{f.src}->{f.dst}", "no route from the source to the destination: the topology is not connected"))
         for name in doc.traffic.loads:
             node(f"traffic.loads.{name}", name)
         if doc.traffic.loads and doc.traffic.pattern != "uniform":
             p.append(Problem("traffic.loads", doc.traffic.loads, 'per-node loads need pattern = "uniform"'))
         if doc.traffic.stop is not None and doc.traffic.stop < doc.traffic.start:
             p.append(Problem("traffic.stop", format_time(doc.traffic.stop), "stop comes before start"))
+        tr = doc.traffic
+        if tr.sizes == "geometric":
+            if tr.mean_size is None:
+                p.append(Problem("traffic.mean_size", missing(), 'sizes = "geometric" needs the mean flow size, e.g. "1500B" or "60000B"'))
+            elif tr.mean_size < tr.frame_size:
+                p.append(Problem("traffic.mean_size", tr.mean_size, f"a flow has at least one frame: give at least traffic.frame_size ({tr.frame_size} B)"))
+        elif tr.mean_size is not None and tr.mean_size != tr.frame_size:
+            p.append(Problem("traffic.mean_size", tr.mean_size, 'only used with sizes = "geometric" (fixed sizes send one frame per arrival)'))
+        if tr.run_to_completion:
+            endless = tr.stop is None and (
+                (tr.pattern == "uniform" and any(tr.loads.get(n, tr.load) > 0 for n in nodes))
+                or any(f.stop is None for f in tr.flows)
+            )
+            if endless:
+                p.append(Problem("traffic.run_to_completion", True, "a run to completion needs sources that stop: give traffic.stop (or a stop for every flow)"))
         for i, h in enumerate(doc.hotspots):
             node(f"hotspots.{i}.node", h.node)
             if h.end < h.start:
@@ -990,6 +1042,31 @@ class _Resolution:
     def _global_xoff(self, res: _Resolver) -> int:
         return max(0, math.floor(self._switch_xoff(res, None)))
 
+    def _xoff_at(self, res: _Resolver, switch: str | None) -> int:
+        """An XOFF expression naming ``auto`` (that switch's automatic XOFF) or ``ports``.
+
+        The S3 shared-memory rule of scenarios.md §1.1 (4 frames in transit instead of D12's 2)
+        is ``"auto - 2*1500B*ports"``; the value differs from switch to switch.
+        """
+        expr = self.doc.switch.xoff
+        assert isinstance(expr, Expr)
+        sw = switch or (self.net.switches[0] if self.net is not None and self.net.switches else None)
+
+        def lookup(name: str) -> float:
+            if name == "auto":
+                return float(self._switch_xoff(res, sw))
+            if name == "ports":
+                return float(self.net.port_count(sw)) if self.net is not None and sw is not None else 1.0
+            return res.number(name, "switch.xoff", expr)
+
+        res.exprs["switch.xoff"] = expr.text
+        try:
+            number = expr.evaluate(lookup)
+        except ExprError as err:
+            raise _EvalProblem(Problem("switch.xoff", expr.text, str(err))) from None
+        value = _Resolver._convert("switch.xoff", "size", number, expr, None)
+        return int(value)
+
     def _thresholds(self, res: _Resolver, memory: int) -> tuple[dict[str, dict[str, int]], str, str]:
         sw = self.doc.switch
         switches = self.net.switches if self.net is not None else []
@@ -1002,6 +1079,12 @@ class _Resolution:
                 if exact <= 0 and sw.pause:
                     self.problems.append(Problem("switch.xoff", "auto", f"M - rtt*bw is {float(exact):g} B at switch {name}: the memory leaves no room for PAUSE headroom; give a larger switch.memory_per_port or an explicit xoff"))
                 xoff = max(0, math.floor(exact))
+            elif _per_switch(sw.xoff):
+                try:
+                    xoff = self._xoff_at(res, name)
+                except _EvalProblem as err:
+                    self.problems.append(err.problem)
+                    xoff = 0
             else:
                 xoff = res.values["switch.xoff"]
             if sw.xon == "auto":
@@ -1118,15 +1201,15 @@ class _Resolution:
             return []
         if mode == "named" and named:
             return named
-        pairs = self.traffic_pairs()
         if mode == "all":
-            return pairs
-        # "hot" (or "named" without named flows): the flows through the hot port
+            return self.traffic_pairs()
+        # "hot" (or "named" without named flows): the flows through the hot port; the flows into
+        # given nodes are found without listing every pair (linear in the nodes)
         if hot_port == "hotspot":
-            hot_nodes = {h.node for h in self.doc.hotspots}
-            return [p for p in pairs if p[1] in hot_nodes]
+            return traffic_pairs_into(self.doc, self.nodes, {h.node for h in self.doc.hotspots})
         if hot_node is not None:
-            return [p for p in pairs if p[1] == hot_node]
+            return traffic_pairs_into(self.doc, self.nodes, {hot_node})
+        pairs = self.traffic_pairs()
         if net is None or not hot_port:
             return []
         sw, nb = hot_port.split("/", 1)
@@ -1141,6 +1224,18 @@ def traffic_pairs(doc: ScenarioDoc, nodes: list[str]) -> list[tuple[str, str]]:
             if doc.traffic.loads.get(src, doc.traffic.load) > 0:
                 pairs.extend((src, dst) for dst in nodes if dst != src)
     pairs.extend((f.src, f.dst) for f in doc.traffic.flows)
+    return list(dict.fromkeys(pairs))
+
+
+def traffic_pairs_into(doc: ScenarioDoc, nodes: list[str], dsts: set[str]) -> list[tuple[str, str]]:
+    """The pairs of :func:`traffic_pairs` whose destination is in ``dsts``, in the same order."""
+    pairs: list[tuple[str, str]] = []
+    ordered = [n for n in nodes if n in dsts]
+    if doc.traffic.pattern == "uniform":
+        for src in nodes:
+            if doc.traffic.loads.get(src, doc.traffic.load) > 0:
+                pairs.extend((src, dst) for dst in ordered if dst != src)
+    pairs.extend((f.src, f.dst) for f in doc.traffic.flows if f.dst in dsts)
     return list(dict.fromkeys(pairs))
 
 
@@ -1168,34 +1263,56 @@ def _lower_cm(r: Resolved) -> dict[str, Any]:
 
 def _lower(r: Resolved, sid: str) -> dict[str, Any]:
     doc = r.doc
-    if doc.topology.kind == "fat_tree" or r.network is None:
-        raise ScenarioError(
-            f"{sid}: topology.kind = \"fat_tree\" is accepted and validated but not yet supported "
-            "by the engine's core config; use kind = \"star\" or \"graph\""
-        )
-    if doc.traffic.sizes == "geometric":
-        raise ScenarioError(
-            f'{sid}: traffic.sizes = "geometric" (given) is not yet supported by the engine\'s core '
-            'config (version 1 has Bernoulli frame sources only); use sizes = "fixed"'
-        )
     net = r.network
-    tstop = doc.traffic.stop
+    if net is None:  # unreachable: resolution raises first
+        raise ScenarioError(f"{sid}: the topology could not be built")
+    tr = doc.traffic
+    geometric = tr.sizes == "geometric"
+    # TG-GEO: a flow arrives per slot with probability load/mean_frames (docs/core-config.md)
+    mean_frames = (tr.mean_size or tr.frame_size) / tr.frame_size if geometric else 1.0
+    sizes = {"sizes": tr.sizes, "mean_frames": mean_frames}
     sources: list[dict[str, Any]] = []
-    if doc.traffic.pattern == "uniform":
+    if tr.pattern == "uniform":
         for node in r.nodes:
-            load = doc.traffic.loads.get(node, doc.traffic.load)
+            load = tr.loads.get(node, tr.load)
             if load > 0:
-                sources.append({"node": node, "load": load, "dst": None, "start_ps": doc.traffic.start, "stop_ps": tstop})
-    for f in doc.traffic.flows:
+                sources.append({"node": node, "load": load, "dst": None, "start_ps": tr.start, "stop_ps": tr.stop, **sizes})
+    for f in tr.flows:
         sources.append(
             {
                 "node": f.src,
                 "load": f.rate / net.node_rate(f.src),
                 "dst": f.dst,
-                "start_ps": f.start if f.start is not None else doc.traffic.start,
-                "stop_ps": f.stop if f.stop is not None else tstop,
+                "start_ps": f.start if f.start is not None else tr.start,
+                "stop_ps": f.stop if f.stop is not None else tr.stop,
+                **sizes,
             }
         )
+    if net.fat_tree is not None:
+        ft = net.fat_tree
+        topology: dict[str, Any] = {
+            "switches": [],
+            "nodes": list(net.nodes),
+            "links": [],
+            "legacy": list(doc.topology.legacy),
+            "routing": net.routing,
+            "fat_tree": {
+                "radix": ft.radix,
+                "levels": ft.levels,
+                "merged_top": ft.merged_top,
+                "rate_bps": doc.links.rate,
+                "delay_ps": doc.links.delay,
+            },
+        }
+    else:
+        topology = {
+            "switches": list(net.switches),
+            "nodes": list(net.nodes),
+            "links": [{"a": link.a, "b": link.b, "rate_bps": link.rate_bps, "delay_ps": link.delay_ps} for link in net.links],
+            "legacy": list(doc.topology.legacy),
+            "routing": net.routing,
+            "fat_tree": None,
+        }
     sw = doc.switch
     nic = doc.nic
     return {
@@ -1203,13 +1320,7 @@ def _lower(r: Resolved, sid: str) -> dict[str, Any]:
         "seed": doc.seed,
         "duration_ps": doc.duration,
         "run_to_completion": doc.traffic.run_to_completion,
-        "topology": {
-            "switches": list(net.switches),
-            "nodes": list(net.nodes),
-            "links": [{"a": link.a, "b": link.b, "rate_bps": link.rate_bps, "delay_ps": link.delay_ps} for link in net.links],
-            "legacy": list(doc.topology.legacy),
-            "routing": doc.topology.routing,
-        },
+        "topology": topology,
         "switch": {
             "buffer": sw.buffer,
             "memory_per_port": r.memory_per_port,
@@ -1227,7 +1338,7 @@ def _lower(r: Resolved, sid: str) -> dict[str, Any]:
             "egress_xon": r.egress_xon,
             "processing_delay_ps": nic.processing_delay,
         },
-        "traffic": {"frame_size": doc.traffic.frame_size, "sources": sources},
+        "traffic": {"frame_size": tr.frame_size, "sources": sources},
         "hotspots": [{"node": h.node, "rate": h.rate, "start_ps": h.start, "end_ps": h.end} for h in doc.hotspots],
         "cm": _lower_cm(r),
         "metrics": {

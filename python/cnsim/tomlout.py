@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .cmparams import SCHEMES
+from .expr import Expr
 from .units import format_time
 
 if TYPE_CHECKING:
@@ -91,7 +92,8 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
     topo = doc.topology
     w.table("topology")
     w.kv("kind", topo.kind)
-    w.kv("nodes", topo.nodes)
+    if topo.kind != "fat_tree":  # a fat tree's hosts follow from its shape
+        w.kv("nodes", topo.nodes)
     if topo.kind == "graph":
         w.kv("switches", topo.switches)
         links = []
@@ -106,7 +108,7 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
     if topo.fat_tree is not None:
         w.kv("fat_tree", topo.fat_tree.model_dump())
     w.kv("legacy", topo.legacy)
-    w.kv("routing", topo.routing)
+    w.kv("routing", r.network.routing if r.network is not None else topo.routing or "shortest")
 
     w.table("links")
     w.kv("rate", doc.links.rate, "bit/s")
@@ -125,7 +127,8 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
         w.kv("xoff", xoffs.pop(), r.xoff_note or _expr_note(r.switch_exprs.get("xoff"), "bytes"))
         w.kv("xon", xons.pop(), r.xon_note or _expr_note(r.switch_exprs.get("xon"), "bytes"))
     else:  # switches of different sizes: keep the rule, the core config has the numbers
-        w.kv("xoff", "auto" if sw.xoff == "auto" else r.thresholds[next(iter(r.thresholds))]["xoff"])
+        xoff_rule = sw.xoff.text if isinstance(sw.xoff, Expr) else sw.xoff  # per-switch values
+        w.kv("xoff", xoff_rule if isinstance(xoff_rule, str) else r.thresholds[next(iter(r.thresholds))]["xoff"])
         w.kv("xon", "auto" if sw.xon == "auto" else r.thresholds[next(iter(r.thresholds))]["xon"])
     w.kv("xon_rule", sw.xon_rule)
 

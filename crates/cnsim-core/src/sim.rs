@@ -15,7 +15,7 @@ use crate::frame::FramePool;
 use crate::metrics::{gbps_bins, Bins, FlowTracker, LevelTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
 use crate::net::{Nic, Port, Switch};
-use crate::scenario::{CoreConfig, Ingress, NicConfig};
+use crate::scenario::{CoreConfig, Ingress, NicConfig, Sizes};
 use crate::time::{tx_time, SimTime, PS_PER_S};
 use crate::topology::{Device, Topology};
 use crate::traffic::Generator;
@@ -145,7 +145,8 @@ impl Simulator {
             let stop = src.stop_ps.map_or(SimTime::NEVER, SimTime);
             let rng = stream(cfg.seed, StreamKind::Traffic, i as u64);
             let slot = tx_time(cfg.traffic.frame_size as u64, rate);
-            let g = Generator::with_flows(n, dst, src.load, src.mean_frames, slot, SimTime(src.start_ps), stop, n_nodes as u32, rng);
+            let mean = (src.sizes == Sizes::Geometric).then_some(src.mean_frames);
+            let g = Generator::with_flows(n, dst, src.load, mean, slot, SimTime(src.start_ps), stop, n_nodes as u32, rng);
             nics[n as usize].gens.push(gens.len() as u32);
             gens.push(g);
         }

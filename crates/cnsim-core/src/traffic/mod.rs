@@ -32,18 +32,23 @@ pub struct Generator {
     idle_pow: [f64; GAP_TABLE],
     /// Flow sizes: ln(1 − 1/mean_frames), or `None` for one frame per arrival.
     ln_size: Option<f64>,
+    /// Arrivals are finite flows whose completion times are recorded (TG-GEO, even of mean 1).
+    flows: bool,
     n_nodes: u32,
     rng: SimRng,
 }
 
 impl Generator {
     pub fn new(node: u32, dst: Option<u32>, load: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
-        Self::with_flows(node, dst, load, 1.0, slot, start, stop, n_nodes, rng)
+        Self::with_flows(node, dst, load, None, slot, start, stop, n_nodes, rng)
     }
 
-    /// A TG-GEO source: flows of geometric size with mean `mean_frames` (1: TG-BERN).
+    /// A TG-GEO source when `mean_frames` is given: flows of geometric size with that mean (a
+    /// mean of 1 makes one-frame flows, still tracked for their completion times).
     #[allow(clippy::too_many_arguments)]
-    pub fn with_flows(node: u32, dst: Option<u32>, load: f64, mean_frames: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+    pub fn with_flows(node: u32, dst: Option<u32>, load: f64, mean_frames: Option<f64>, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+        let flows = mean_frames.is_some();
+        let mean_frames = mean_frames.unwrap_or(1.0);
         let load = load / mean_frames;
         let ln_size = (mean_frames > 1.0).then(|| libm::log(1.0 - 1.0 / mean_frames));
         let mut idle_pow = [0.0; GAP_TABLE];
@@ -52,7 +57,7 @@ impl Generator {
             q *= 1.0 - load;
             *x = q;
         }
-        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), idle_pow, ln_size, n_nodes, rng };
+        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), idle_pow, ln_size, flows, n_nodes, rng };
         if load > 0.0 && !(dst.is_none() && n_nodes < 2) {
             // the first slot starts at `start`: the first arrival is in slot k - 1
             let k = g.gap_slots();
@@ -94,7 +99,7 @@ impl Generator {
 
     /// Whether this generator makes flows of several frames (TG-GEO).
     pub fn makes_flows(&self) -> bool {
-        self.ln_size.is_some()
+        self.flows
     }
 
     /// The arrival at `self.next`: its instant, destination and frame count; then advance to the
@@ -169,7 +174,7 @@ mod tests {
     #[test]
     fn geometric_flows_have_the_mean_size_and_the_offered_load() {
         // mean 60 000 B = 40 frames at 50 % load: a flow every 80 slots on average
-        let mut g = Generator::with_flows(0, None, 0.5, 40.0, SimTime::ns(1200), SimTime::ZERO, SimTime::NEVER, 16, stream(4, StreamKind::Traffic, 0));
+        let mut g = Generator::with_flows(0, None, 0.5, Some(40.0), SimTime::ns(1200), SimTime::ZERO, SimTime::NEVER, 16, stream(4, StreamKind::Traffic, 0));
         let (mut frames, mut last, n) = (0u64, SimTime::ZERO, 20_000);
         for _ in 0..n {
             let (t, _, k) = g.pop_arrival();

@@ -1,0 +1,170 @@
+"""Every catalog scenario on the engine, briefly; FCT accounting; runs to completion; scale.
+
+Needs the engine with fat trees, geometric flows, runs to completion and the moving hot port
+(docs/core-config.md); skipped without ``cnsim._core``. The catalog runs time-compressed: every
+time of the scenario (duration, hotspot windows, flow starts and stops, traffic stop, measurement
+window) is divided by the same factor so that the run covers ~12 ms of simulated time and still
+passes through every phase of the deck's timeline; the two largest fat trees run 1 ms as they are.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("cnsim._core")
+
+import cnsim  # noqa: E402
+from cnsim import load  # noqa: E402
+from cnsim.scenario import Scenario  # noqa: E402
+
+MS = 1_000_000_000  # ps
+TARGET_PS = 12 * MS
+PLAIN_1MS = {"zhb-ft-5stage", "scale-ft-2048"}
+
+
+def conserved(summary: dict[str, Any]) -> dict[str, Any]:
+    c = summary["conservation"]
+    assert c["generated"] == c["delivered"] + c["dropped"] + c["source_dropped"] + c["in_flight_counted"], c
+    assert c["in_flight"] == c["in_flight_counted"], c
+    return c
+
+
+def compressed(sid: str, target_ps: int = TARGET_PS) -> Scenario:
+    """``sid`` with every time divided by duration/target (see the module doc)."""
+    scen = load(sid)
+    doc = scen.resolved.doc
+    f = doc.duration / target_ps
+
+    def t(x: int) -> str:
+        return f"{round(x / f)}ps"
+
+    scen.set("duration", t(doc.duration))
+    w = doc.metrics.window
+    if isinstance(w, tuple):
+        scen.set("metrics.window", [t(w[0]), t(w[1])])
+    for i, h in enumerate(doc.hotspots):
+        scen.set(f"hotspots.{i}.start", t(h.start)).set(f"hotspots.{i}.end", t(h.end))
+    scen.set("traffic.start", t(doc.traffic.start))
+    if doc.traffic.stop is not None:
+        scen.set("traffic.stop", t(doc.traffic.stop))
+    for i, fl in enumerate(doc.traffic.flows):
+        if fl.start is not None:
+            scen.set(f"traffic.flows.{i}.start", t(fl.start))
+        if fl.stop is not None:
+            scen.set(f"traffic.flows.{i}.stop", t(fl.stop))
+    return scen.validate()
+
+
+@pytest.mark.parametrize("sid", cnsim.scenarios())
+def test_catalog_scenario_runs_briefly_with_conservation(sid: str, tmp_path: Path) -> None:
+    scen = load(sid).set("duration", "1ms").set("metrics.window", ["0s", "1ms"]) if sid in PLAIN_1MS else compressed(sid)
+    r = cnsim.run(scen)
+    s = r.summary
+    c = conserved(s)
+    assert c["delivered"] > 0
+    assert s["throughput_gbps"]["aggregate"] > 0
+    core = scen.lower()
+    assert s["duration_s"] <= core["duration_ps"] / 1e12 + 1e-12
+    if core["run_to_completion"]:
+        # NOTE: the e2cm entries use mean 1500 B (single-frame flows): needs the engine to track them
+        assert s["fct_ms"] is not None, "engine: no FCT for single-frame geometric flows"
+    if scen.resolved.per_flow and r.fair_gbps:
+        assert s["fairness"]["jain"] is not None
+    r.save(tmp_path / "run", plots=sid == "qcnp-parking-lot")  # one figure set: the fair-share lines
+    if sid == "qcnp-parking-lot":
+        assert (tmp_path / "run" / "per_flow.png").stat().st_size > 0
+
+
+def test_run_to_completion_leaves_nothing_in_flight() -> None:
+    scen = compressed("e2cm-fat-tree-16", 40 * MS)  # sources stop at 20 ms, hotspot 2-10 ms, cap 80 ms
+    r = cnsim.run(scen)
+    s = r.summary
+    c = conserved(s)
+    assert c["in_flight"] == 0 and c["in_flight_counted"] == 0
+    assert c["generated"] == c["delivered"] + c["dropped"]
+    assert 0.02 <= s["duration_s"] < 0.08  # ended when the last frame was delivered, before the cap
+    assert c["dropped"] == 0  # lossless: PAUSE on
+    # NOTE: fct_ms needs the engine to track single-frame geometric flows (mean 1500 B; see
+    # test_fct_of_single_frame_flows_is_the_exact_path_latency)
+    assert s["fct_ms"] is not None, "engine: no FCT for single-frame geometric flows"
+    assert s["fct_ms"]["completed"] > 0 and s["fct_ms"]["incomplete"] == 0
+
+
+FCT_DOC = """
+description = "one flow source across one switch"
+duration = "1s"
+[topology]
+nodes = 2
+[links]
+rate = "10Gbps"
+delay = "{delay}"
+[traffic]
+pattern = "none"
+flows = [{{ src = "1", dst = "2", rate = "0.1Gbps" }}]
+sizes = "geometric"
+mean_size = "{mean}"
+stop = "50ms"
+run_to_completion = true
+[metrics]
+hot_port = "S1/2"
+"""
+
+
+def test_fct_of_single_frame_flows_is_the_exact_path_latency(tmp_path: Path) -> None:
+    # Each flow is one frame, alone in the network (consecutive arrivals are a full slot apart):
+    # FCT = delivery of its last frame - generation of its first = 2 serialisations + 2 delays.
+    # NOTE: needs the engine to track flows for sizes = "geometric" with mean_frames = 1 (the
+    # engine of commit 5d94214 reports fct_ms = null there; see the report of this change).
+    path = tmp_path / "fct1.toml"
+    path.write_text(FCT_DOC.format(delay="3us", mean="1500B"))
+    s = cnsim.run(path).summary
+    conserved(s)
+    fct = s["fct_ms"]
+    assert fct is not None, "engine: no FCT for single-frame geometric flows"
+    expected_ms = (2 * 1.2e-6 + 2 * 3e-6) * 1e3
+    assert fct["completed"] > 0 and fct["incomplete"] == 0
+    for key in ("mean", "p50", "p99"):
+        assert fct[key] == pytest.approx(expected_ms, rel=1e-9), key
+    assert s["conservation"]["in_flight"] == 0 and s["duration_s"] < 0.051
+
+
+def test_fct_of_geometric_flows(tmp_path: Path) -> None:
+    # n frames back to back, store and forward once: FCT = (n + 1) x 1.2 us + 2 d when alone.
+    path = tmp_path / "fct40.toml"
+    path.write_text(FCT_DOC.format(delay="3us", mean="60000B"))
+    s = cnsim.run(path).summary
+    conserved(s)
+    fct = s["fct_ms"]
+    assert fct is not None and fct["completed"] > 0 and fct["incomplete"] == 0
+    floor_ms = (2 * 1.2e-6 + 2 * 3e-6) * 1e3  # a one-frame flow
+    assert fct["p50"] >= floor_ms - 1e-12
+    mean_alone_ms = ((40 + 1) * 1.2e-6 + 2 * 3e-6) * 1e3  # at 1 % load flows rarely overlap
+    assert fct["mean"] == pytest.approx(mean_alone_ms, rel=0.25)
+    assert s["conservation"]["in_flight"] == 0
+
+
+def test_moving_hot_port_follows_the_sweeping_hotspot() -> None:
+    r = cnsim.run(compressed("zhb-sweeping-hotspot"))
+    s = r.summary
+    conserved(s)
+    # every instant of the window has one hot port, serving 20 % of 10 Gb/s
+    assert s["throughput_gbps"]["hot_port"] == pytest.approx(2.0, abs=0.15)
+    assert s["queue_bytes"]["hot"]["max"] > 0
+
+
+@pytest.mark.skipif(os.environ.get("CNSIM_SKIP_SCALE") == "1", reason="CNSIM_SKIP_SCALE=1")
+def test_scale_2048_hosts_one_ms_at_85_percent(capsys: pytest.CaptureFixture[str]) -> None:
+    r = cnsim.run("scale-ft-2048", duration="1ms", set={"metrics.window": ["0s", "1ms"]})
+    s = r.summary
+    conserved(s)
+    # 2,048 hosts x 8.5 Gb/s offered; the first microseconds fill the network
+    assert s["throughput_gbps"]["aggregate"] == pytest.approx(2048 * 8.5, rel=0.03)
+    m = r.manifest
+    with capsys.disabled():
+        print(f"\nscale-ft-2048, 1 ms at 85 %: wall {m['wall_s']:.2f} s, peak RSS {m['peak_rss_bytes'] / 2**20:.0f} MiB, "
+              f"{m['events_per_s'] / 1e6:.1f} M events/s")
+    assert m["peak_rss_bytes"] < 4 * 2**30
