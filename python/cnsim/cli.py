@@ -1,4 +1,5 @@
-"""The ``cnsim`` command line (spec/contract.md "Command line"): list, show, run, bench.
+"""The ``cnsim`` command line (spec/contract.md "Command line"): list, show, run, bench, sweep,
+reproduce, report.
 
 Bad input (unknown scenario, unknown key, bad value, a configuration the engine refuses)
 prints the one-paragraph-per-problem message on stderr and exits with status 2, never a
@@ -159,6 +160,9 @@ def run_cmd(
             result = run(scen)
         folder = out or Path("results") / f"{scen.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         result.save(folder, plots=not no_plots)
+        from .report import write_run_report
+
+        write_run_report(folder, draw=False)  # the page embeds the figures just drawn, if any
         if not quiet:
             Console().print(_summary_table(result, folder))
 
@@ -179,6 +183,171 @@ def bench(
         typer.echo(f"frames/s           {m['frames_per_s'] or 0:,.0f}")
         typer.echo(f"sim s per wall s   {m['sim_s_per_wall_s'] or 0:.4f}")
         typer.echo(f"peak memory        {m['peak_rss_bytes'] / 2**20:.1f} MiB")
+
+
+# ---- sweeps, reproduction and reports (docs/sweeps.md) -----------------------------------
+
+
+def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
+    """A rich bar of runs done/total with elapsed and remaining time (terminal, not --quiet)."""
+    if quiet or not sys.stdout.isatty():
+        return None, None
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+        TextColumn("remaining"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[failed]}"),
+    )
+
+    def factory(name: str, _total: int) -> Any:
+        task = bar.add_task(name or label, total=None, failed="")
+
+        def update(done: int, total: int, failed: int) -> None:
+            bar.update(task, completed=done, total=total, failed=f"{failed} failed" if failed else "")
+
+        return update
+
+    return bar, factory
+
+
+def _default_out(name: str) -> Path:
+    return Path("results") / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+@app.command()
+def sweep(
+    spec: str = typer.Argument(..., metavar="SPEC.toml|ID", help="Sweep spec file, or a shipped sweep id (scenarios.md §8)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: all cores; Dask: the cluster's)."),
+    executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS (default: start a local cluster)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Sweep folder (default results/<name>-<timestamp>/); rerun into it to resume."),
+    plots: bool = typer.Option(False, "--plots", help="Draw the per-run figures and report.html of every run."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
+) -> None:
+    """Run a sweep: every run folder, DIR/sweep.parquet and DIR/catalog.duckdb; resumes in DIR."""
+    from .executors import make_executor
+    from .sweep import load_spec, run_sweep
+
+    with _guard():
+        parsed = load_spec(spec)
+        folder = out or _default_out(parsed.name)
+        bar, factory = _sweep_progress(quiet, parsed.name)
+        pool = make_executor(executor, workers, scheduler)
+        try:
+            if bar is not None:
+                with bar:
+                    result = run_sweep(parsed, folder, executor=pool, plots=plots, progress=factory(parsed.name, 0))
+            else:
+                result = run_sweep(parsed, folder, executor=pool, plots=plots)
+        except KeyboardInterrupt:
+            pool.close()
+            typer.echo(f"cnsim: interrupted; completed runs are kept in {folder}. Resume with: cnsim sweep {spec} --out {folder}", err=True)
+            raise typer.Exit(130) from None
+        finally:
+            pool.close()
+        if not quiet:
+            typer.echo(
+                f"sweep {parsed.name}: {result.total} runs ({result.reused} already done, {result.ran} run, "
+                f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet"
+            )
+        for run_id, error in result.failed:
+            typer.echo(f"run {run_id} failed: {error}", err=True)
+        if result.failed:
+            raise typer.Exit(1)
+
+
+@app.command()
+def reproduce(
+    deck: str = typer.Argument(..., metavar="DECK", help="zhb | qcnp | kd | e2cm | eval"),
+    quick: bool = typer.Option(False, "--quick", help="Shortened runs (CI, smoke tests): at most about a minute per deck."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder (default results/reproduce-<deck>-<timestamp>/); rerun into it to resume."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: all cores)."),
+    executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
+) -> None:
+    """Reproduce a study deck: run its sweeps, draw its figures, write DIR/report.html."""
+    from .executors import make_executor
+    from .reproduce import get_deck
+    from .reproduce import reproduce as run_deck
+
+    with _guard():
+        get_deck(deck)
+        folder = out or _default_out(f"reproduce-{deck}{'-quick' if quick else ''}")
+        bar, factory = _sweep_progress(quiet, deck)
+        pool = make_executor(executor, workers, scheduler)
+        try:
+            if bar is not None:
+                with bar:
+                    doc = run_deck(deck, folder, quick=quick, executor=pool, progress=factory)
+            else:
+                doc = run_deck(deck, folder, quick=quick, executor=pool)
+        except KeyboardInterrupt:
+            pool.close()
+            typer.echo(f"cnsim: interrupted; completed runs are kept in {folder}. Resume with: cnsim reproduce {deck} --out {folder}", err=True)
+            raise typer.Exit(130) from None
+        finally:
+            pool.close()
+        if not quiet:
+            for s in doc["studies"]:
+                note = f"{s.get('runs')} runs, {len(s['figures'])} figures, {s.get('wall_s', 0):.1f} s" if s["status"] != "pending" else s["reason"]
+                typer.echo(f"{s['status']:>8}  {s['sweep']:<28} {note}")
+            typer.echo(f"reproduce {deck}: {doc['wall_s']:.1f} s → {folder}/report.html")
+        if any(s.get("failed") for s in doc["studies"]):
+            raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    folder: Path = typer.Argument(..., metavar="DIR", help="A run, sweep or reproduction folder."),
+) -> None:
+    """(Re)build DIR/report.html from the results on disk."""
+    from .report import build_report
+
+    with _guard():
+        path = build_report(folder)
+        typer.echo(str(path))
+
+
+@app.command()
+def fluid(
+    scenario: str = typer.Argument(..., metavar="ID|FILE", help="Catalog id or scenario TOML file."),
+    set_: Optional[List[str]] = SetOpt,
+    compare: bool = typer.Option(False, "--compare", help="Also run the packet simulator and plot both."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the packet run (with --compare)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default results/<id>-fluid-<timestamp>/)."),
+    no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw the figures."),
+    quiet: bool = typer.Option(False, "--quiet", help="No summary lines."),
+) -> None:
+    """The fluid model of a scenario (BCN, QCN) and its linear stability (docs/fluid.md)."""
+    from .fluid.report import fluid_study, write_outputs
+
+    with _guard():
+        overrides = parse_overrides(set_)
+        study = fluid_study(scenario, overrides, compare=compare, seed=seed)
+        folder = out or Path("results") / f"{study.params.scenario}-fluid-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        write_outputs(study, folder, plots=not no_plots)
+        if not quiet:
+            s = study.summary
+            pm = s.get("phase_margin_rad")
+            per = s.get("period_s")
+            typer.echo(f"{study.params.scenario} — {s['scheme']} fluid model: "
+                       f"{'stable' if s['stable'] else 'unstable'}"
+                       + (f", phase margin {pm:.3f} rad at {s['crossover_rad_s']:.4g} rad/s" if pm is not None else "")
+                       + (f", period {per * 1e3:.2f} ms" if per else ""))
+            typer.echo(f"  fluid: hot queue mean {s['queue_mean_bytes'] / 1e3:.1f} KB, per-flow rate {s['rate_mean_gbps']:.4g} Gb/s")
+            cmp_ = s.get("compare")
+            if cmp_:
+                pk = cmp_["packet"]
+                typer.echo(f"  packet: hot queue mean {pk['queue_mean_bytes'] / 1e3:.1f} KB (std {pk['queue_std_bytes'] / 1e3:.1f}), "
+                           f"period {'n/a' if not pk['period_s'] else format(pk['period_s'] * 1e3, '.2f') + ' ms'}")
+            typer.echo(f"  results: {folder}")
 
 
 def main() -> None:

@@ -1,0 +1,178 @@
+"""The run catalog: an embedded DuckDB file indexing every run folder under a results folder.
+
+``build(root)`` scans ``root`` for run folders (contract "A run folder"; a sweep's are
+``<sweep>/runs/<run_id>/``, a ``cnsim run``'s anywhere) and writes ``root/catalog.duckdb`` with
+
+* ``runs`` — one row per run: ``run_id`` (the content hash of :func:`cnsim.sweep.run_id_of`),
+  ``sweep``, ``sweep_dir``, ``scenario``, ``scheme``, ``seed``, ``status`` (``ok``/``failed``),
+  ``error``, ``path`` (absolute), ``params`` (JSON of the swept keys), ``summary`` and
+  ``manifest`` (JSON), and every scalar summary metric as a column named by its dotted key
+  (``"throughput_gbps.aggregate"``; per-node and per-flow maps stay in the JSON);
+* ``sweeps`` — one row per sweep folder: name, folder, base scenario, the spec (JSON), runs;
+* views ``throughput``, ``queue``, ``drops``, ``pause``, ``cm``, ``rates`` — the Parquet series
+  of every run in long format with its ``run_id`` (read in place, nothing copied).
+
+The run folders are the source of truth: the catalog is rebuilt from them (into a temporary file
+renamed over the old one), only by the coordinating process. Query it in SQL
+(``duckdb results/catalog.duckdb``) or from Python with :func:`connect` / :func:`runs`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+import uuid
+from pathlib import Path
+from typing import Any, Union
+
+import pyarrow as pa
+
+from .results import SERIES_KINDS
+from .sweep import ERROR_FILE, PARAMS_FILE, flatten, rows_table
+
+__all__ = ["CATALOG_FILE", "build", "connect", "runs", "find_run_folders"]
+
+CATALOG_FILE = "catalog.duckdb"
+_MAP_KEYS = ("throughput_gbps.per_node.", "throughput_gbps.per_flow.")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def find_run_folders(root: Path) -> list[Path]:
+    """Run folders under ``root`` (a folder with summary.json or a sweep's error.json), sorted."""
+    found: list[Path] = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "series")
+        if "summary.json" in files or (ERROR_FILE in files and PARAMS_FILE in files):
+            found.append(Path(here))
+            dirs[:] = []
+    return sorted(found)
+
+
+def _content_id(folder: Path, scenario_id: str | None) -> str:
+    """The content hash of a run folder that was not written by a sweep (``cnsim run``)."""
+    from .scenario import Scenario
+    from .sweep import run_id_of
+
+    try:
+        doc = tomllib.loads((folder / "scenario.toml").read_text(encoding="utf-8"))
+        return run_id_of(Scenario(doc, scenario_id or folder.name, str(folder)))
+    except Exception:  # noqa: BLE001 - a folder from another version: index it by name
+        return folder.name
+
+
+def _run_row(folder: Path, root: Path) -> dict[str, Any]:
+    params = _read_json(folder / PARAMS_FILE) or {}
+    summary = _read_json(folder / "summary.json")
+    error = _read_json(folder / ERROR_FILE)
+    manifest = _read_json(folder / "manifest.json") or {}
+    sweep_dir = folder.parent.parent if folder.parent.name == "runs" and PARAMS_FILE in os.listdir(folder) else None
+    row: dict[str, Any] = {
+        "run_id": params.get("run_id") or _content_id(folder, (summary or {}).get("scenario")),
+        "sweep": params.get("sweep"),
+        "sweep_dir": str(sweep_dir.relative_to(root)) if sweep_dir is not None else None,
+        "scenario": (summary or {}).get("scenario") or params.get("base"),
+        "scheme": (summary or {}).get("scheme"),
+        "seed": params.get("seed", (summary or {}).get("seed")),
+        "status": "ok" if summary is not None else "failed",
+        "error": None if summary is not None else (error or {}).get("error"),
+        "path": str(folder.resolve()),
+        "params": json.dumps(params.get("params") or {}, sort_keys=True),
+        "summary": json.dumps(summary, sort_keys=True) if summary is not None else None,
+        "manifest": json.dumps(manifest, sort_keys=True),
+        "wall_s": manifest.get("wall_s"),
+    }
+    for key, value in flatten(summary or {}).items():
+        if key in ("scenario", "scheme", "seed") or key.startswith(_MAP_KEYS):
+            continue
+        row[key] = value
+    return row
+
+
+def _sweep_rows(root: Path) -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted(root.rglob("sweep.json")):
+        doc = _read_json(path) or {}
+        spec = doc.get("spec") or {}
+        rows.append(
+            {
+                "name": spec.get("name"),
+                "sweep_dir": str(path.parent.relative_to(root)),
+                "base": spec.get("base"),
+                "spec": json.dumps(spec, sort_keys=True),
+                "runs": len(doc.get("runs") or []),
+            }
+        )
+    return rows
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def build(root: Union[str, Path], name: str = CATALOG_FILE) -> Path:
+    """(Re)build ``root/catalog.duckdb`` from the run folders under ``root``; returns its path."""
+    import duckdb
+
+    root = Path(root).resolve()
+    folders = find_run_folders(root)
+    table = rows_table([_run_row(f, root) for f in folders], ["run_id", "sweep", "sweep_dir", "scenario", "scheme", "seed", "status", "error", "path"])
+    sweeps = rows_table(_sweep_rows(root), ["name", "sweep_dir", "base", "spec", "runs"])
+    final = root / name
+    tmp = root / f".{name}.{uuid.uuid4().hex[:8]}"
+    con = duckdb.connect(str(tmp))
+    try:
+        con.register("runs_arrow", table)
+        con.execute("CREATE TABLE runs AS SELECT * FROM runs_arrow")
+        con.unregister("runs_arrow")
+        con.register("sweeps_arrow", sweeps)
+        con.execute("CREATE TABLE sweeps AS SELECT * FROM sweeps_arrow")
+        con.unregister("sweeps_arrow")
+        for kind in SERIES_KINDS:
+            if not any((f / "series" / f"{kind}.parquet").is_file() for f in folders):
+                continue
+            glob = _sql_str(f"{root.as_posix()}/**/series/{kind}.parquet")
+            suffix = _sql_str(f"/series/{kind}\\.parquet$")
+            con.execute(
+                f"CREATE VIEW {kind} AS SELECT r.run_id, s.* EXCLUDE (filename) "
+                f"FROM read_parquet({glob}, filename = true) s "
+                f"JOIN runs r ON r.path = regexp_replace(s.filename, {suffix}, '')"
+            )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, final)
+    wal = Path(str(tmp) + ".wal")
+    if wal.exists():
+        wal.unlink()
+    return final
+
+
+def connect(where: Union[str, Path] = "results", read_only: bool = True) -> Any:
+    """A DuckDB connection to the catalog in folder ``where`` (or the file itself)."""
+    import duckdb
+
+    path = Path(where)
+    if path.is_dir():
+        path = path / CATALOG_FILE
+    if not path.is_file():
+        from .errors import ScenarioError
+
+        raise ScenarioError(f"{path}: no run catalog here; a sweep writes one, or call cnsim.catalog.build(folder)")
+    return duckdb.connect(str(path), read_only=read_only)
+
+
+def runs(where: Union[str, Path] = "results", where_sql: str | None = None) -> pa.Table:
+    """The ``runs`` table (optionally filtered by an SQL condition) as a pyarrow Table."""
+    con = connect(where)
+    try:
+        query = "SELECT * FROM runs" + (f" WHERE {where_sql}" if where_sql else "") + " ORDER BY sweep_dir, path"
+        return con.execute(query).fetch_arrow_table()
+    finally:
+        con.close()

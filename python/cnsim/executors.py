@@ -1,0 +1,179 @@
+"""Where the runs of a sweep execute (DESIGN.md principle 7; issue "Executors").
+
+One interface, ``map_runs(tasks) -> iterator of RunOutcome`` in completion order, and one worker
+function, :func:`cnsim.sweep.execute_run`, which writes the run folder itself. The coordinator
+never sees result arrays, only outcomes, so every executor produces the same files:
+
+* :class:`LocalExecutor` — a pool on this machine, by default one worker per core. ``kind =
+  "thread"`` (default) runs the engine in threads: it releases the GIL for the whole run
+  (DESIGN.md "The GIL and Ctrl-C"), so threads are truly parallel and start instantly; Ctrl-C
+  stops every running engine through the progress hook. ``kind = "process"`` uses a spawn-based
+  process pool (isolation from a crashing run).
+* :class:`DaskExecutor` — a Dask ``distributed`` cluster: the scheduler at ``address``, or a local
+  cluster started for the sweep. On SLURM/PBS start a dask-jobqueue cluster and pass its
+  scheduler address (docs/sweeps.md). Workers must see the output folder (a shared file system).
+
+A run that raises inside the worker is recorded by the worker; a worker that dies (killed
+process, lost Dask worker) is recorded by the coordinator as a failed run, retried on the next
+start of the sweep.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import Any
+
+from .errors import ScenarioError
+from .sweep import RunOutcome, RunTask, execute_run, record_failure
+
+__all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor", "default_workers"]
+
+
+def default_workers() -> int:
+    """All cores available to this process."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Executor:
+    """The executor interface: run tasks, yield their outcomes as they complete."""
+
+    workers: int = 1
+    name: str = "executor"
+
+    def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop running work and release the workers."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _died(task: RunTask, err: BaseException) -> RunOutcome:
+    message = f"worker lost: {type(err).__name__}: {err}"
+    record_failure(task, message)
+    return RunOutcome(task.run_id, "failed", message)
+
+
+class LocalExecutor(Executor):
+    """A pool of ``workers`` threads (default) or processes on this machine."""
+
+    def __init__(self, workers: int | None = None, kind: str = "thread") -> None:
+        if kind not in ("thread", "process"):
+            raise ScenarioError(f"local executor kind: {kind!r} is not allowed; allowed: thread, process")
+        if workers is not None and workers < 1:
+            raise ScenarioError(f"--workers: must be at least 1 (given {workers})")
+        self.workers = workers or default_workers()
+        self.kind = kind
+        self.name = f"local ({self.workers} {kind}{'s' if self.workers > 1 else ''})"
+        self._stop = threading.Event()
+        self._pool: ThreadPoolExecutor | ProcessPoolExecutor | None = None
+
+    def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
+        if not tasks:
+            return
+        if self.kind == "thread":
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="cnsim-run")
+            futures: dict[Future[RunOutcome], RunTask] = {
+                self._pool.submit(execute_run, t, self._stop): t for t in tasks
+            }
+        else:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+            futures = {self._pool.submit(execute_run, t): t for t in tasks}
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except Exception as err:  # a dead process pool: record, go on
+                yield _died(futures[fut], err)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class DaskExecutor(Executor):
+    """Runs on a Dask cluster: ``address`` of a running scheduler, or a local cluster."""
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise ScenarioError(
+                "--executor dask: Dask is not installed; install it with `pip install 'cnsim[dask]'`"
+            ) from None
+        self._cluster: Any = None
+        if address:
+            try:
+                self._client = Client(address, timeout="20s")
+            except (OSError, TimeoutError) as err:
+                raise ScenarioError(f"--scheduler: cannot reach the Dask scheduler at {address!r} ({err})") from None
+            info = self._client.scheduler_info()
+            self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+            self.name = f"dask at {address} ({self.workers} threads)"
+        else:
+            n = workers or default_workers()
+            # one single-threaded worker process per core: runs are isolated like on a cluster
+            self._cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+            )
+            self._client = Client(self._cluster)
+            self.workers = n
+            self.name = f"dask local cluster ({n} workers)"
+        self._futures: list[Any] = []
+
+    @property
+    def client(self) -> Any:
+        return self._client
+
+    def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
+        if not tasks:
+            return
+        from distributed import as_completed as dask_completed
+
+        futures = self._client.map(execute_run, tasks, key=[f"cnsim-run-{t.run_id}" for t in tasks], pure=False)
+        self._futures = futures
+        by_key = {f.key: t for f, t in zip(futures, tasks)}
+        for fut in dask_completed(futures):
+            if fut.status == "error":
+                yield _died(by_key[fut.key], fut.exception())
+            elif fut.status == "cancelled":
+                continue
+            else:
+                yield fut.result()
+            fut.release()
+
+    def close(self) -> None:
+        try:
+            if self._futures:
+                self._client.cancel(self._futures)
+            self._client.close()
+        finally:
+            if self._cluster is not None:
+                self._cluster.close()
+                self._cluster = None
+
+
+def make_executor(kind: str = "local", workers: int | None = None, scheduler: str | None = None) -> Executor:
+    """The executor the CLI options name: ``local`` (threads), ``process`` or ``dask``."""
+    if kind == "local":
+        if scheduler:
+            raise ScenarioError("--scheduler: only with --executor dask")
+        return LocalExecutor(workers, "thread")
+    if kind == "process":
+        return LocalExecutor(workers, "process")
+    if kind == "dask":
+        return DaskExecutor(scheduler, workers)
+    raise ScenarioError(f"--executor: {kind!r} is not an executor; allowed: local, process, dask")

@@ -1,0 +1,350 @@
+"""Self-contained HTML reports (issue "The report"; contract "A run folder": ``report.html``).
+
+One page per run folder, per sweep folder and per reproduced deck: the figures (PNG embedded as
+``data:`` URIs), the summary tables and the resolved parameters, readable offline — the page
+loads nothing from the network and runs no script but a three-line check that records whether
+every figure decoded (``data-figures-loaded`` on ``<body>``, read by the browser test).
+
+:func:`build_report` picks the kind from what the folder holds: ``deck.json`` (a reproduction,
+:mod:`cnsim.reproduce`), ``sweep.json`` (a sweep), or ``summary.json`` (a run). The page model
+is plain data (:class:`Page`, :class:`Section`), rendered by one Jinja2 template
+(``templates/report.html.j2``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Union
+
+import pyarrow.parquet as pq
+
+from .._version import __version__
+from ..errors import ScenarioError
+
+__all__ = [
+    "Figure",
+    "Table",
+    "Block",
+    "Section",
+    "Page",
+    "render",
+    "write_page",
+    "figure",
+    "build_report",
+    "write_run_report",
+    "write_sweep_report",
+    "summary_rows",
+    "REPORT_FILE",
+]
+
+REPORT_FILE = "report.html"
+
+
+@dataclass
+class Figure:
+    """An embedded image: ``src`` is a data: URI."""
+
+    title: str
+    src: str
+    width: int
+    height: int
+    caption: str = ""
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    text_columns: list[int] = field(default_factory=lambda: [0])
+
+
+@dataclass
+class Block:
+    """A collapsible preformatted block (resolved parameters, specs)."""
+
+    title: str
+    text: str
+    open: bool = False
+
+
+@dataclass
+class Section:
+    title: str
+    anchor: str
+    text: list[str] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    status: str = ""  # "", "done", "pending", "failed"
+
+
+@dataclass
+class Page:
+    title: str
+    subtitle: list[str] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        width, height = struct.unpack(">II", data[16:24])
+        return int(width), int(height)
+    return 800, 450
+
+
+def figure(path: Union[str, Path], title: str | None = None, caption: str = "", scale: float = 1.0) -> Figure:
+    """Embed the PNG at ``path``."""
+    data = Path(path).read_bytes()
+    width, height = _png_size(data)
+    src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return Figure(title or Path(path).stem, src, int(width * scale), int(height * scale), caption)
+
+
+def render(page: Page) -> str:
+    """The page as HTML text."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("cnsim.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return env.get_template("report.html.j2").render(page=page, version=__version__, generated=generated)
+
+
+def write_page(page: Page, path: Union[str, Path]) -> Path:
+    path = Path(path)
+    path.write_text(render(page), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------
+# Formatting helpers
+# ------------------------------------------------------------------------------------------
+
+
+def fmt(value: Any) -> str:
+    """A table cell: numbers with 4–5 significant digits, None as a dash."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "–"
+        if value == 0:
+            return "0"
+        if abs(value) >= 1e5 or abs(value) < 1e-3:
+            return f"{value:.4g}"
+        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 10 else f"{value:,.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    return str(value)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+#: (label, dotted summary key, scale) of the headline metrics shown in run and sweep tables
+HEADLINE: list[tuple[str, str, float]] = [
+    ("aggregate (Gb/s)", "throughput_gbps.aggregate", 1.0),
+    ("hot port (Gb/s)", "throughput_gbps.hot_port", 1.0),
+    ("hot queue mean (KB)", "queue_bytes.hot.mean", 1e-3),
+    ("hot queue max (KB)", "queue_bytes.hot.max", 1e-3),
+    ("hot queue std (KB)", "queue_bytes.hot.std", 1e-3),
+    ("drops (frames)", "drops.frames", 1.0),
+    ("paused fraction", "paused_fraction", 1.0),
+    ("CM (Mb/s)", "cm.mbps", 1.0),
+    ("Jain", "fairness.jain", 1.0),
+]
+
+
+def _get(summary: dict[str, Any], dotted: str) -> Any:
+    cur: Any = summary
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _scaled(value: Any, scale: float) -> Any:
+    return value * scale if isinstance(value, (int, float)) and not isinstance(value, bool) and scale != 1.0 else value
+
+
+def summary_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    """summary.json as (key, value) rows; per-node and per-flow maps as one row each entry."""
+    from ..sweep import flatten
+
+    return [[key, fmt(value)] for key, value in flatten(summary).items()]
+
+
+# ------------------------------------------------------------------------------------------
+# Run reports
+# ------------------------------------------------------------------------------------------
+
+
+class _FolderResult:
+    """Just enough of :class:`cnsim.Result` for :mod:`cnsim.plots`, read from a run folder."""
+
+    def __init__(self, folder: Path, summary: dict[str, Any]) -> None:
+        from ..results import Result, build_summary
+        from ..scenario import Scenario
+
+        doc = tomllib.loads((folder / "scenario.toml").read_text(encoding="utf-8"))
+        scen = Scenario(doc, str(summary.get("scenario") or folder.name), str(folder))
+        _, fair = build_summary(scen, summary)
+        self._folder = folder
+        self._result = Result(scen, summary, {}, {}, fair)
+        self.scenario = scen
+        self.summary = summary
+        self.fair_gbps = fair
+
+    def series(self, kind: str) -> Any:
+        from ..results import decode_series
+
+        path = self._folder / "series" / f"{kind}.parquet"
+        return pq.read_table(path) if path.is_file() else decode_series(kind, None)
+
+
+def ensure_run_figures(folder: Path) -> list[Path]:
+    """The run's default figures, drawn from its series when the folder has none."""
+    from ..plots import FIGURES, save_figures
+
+    existing = [folder / name for name in FIGURES if (folder / name).is_file()]
+    if existing:
+        return existing
+    summary = _read_json(folder / "summary.json")
+    if summary is None or not (folder / "series").is_dir():
+        return []
+    return save_figures(_FolderResult(folder, summary), folder)  # type: ignore[arg-type]
+
+
+_CAPTIONS = {
+    "throughput": "Aggregate and hot-port throughput versus time; the hotspot window is shaded, the measurement window dotted.",
+    "queue": "Hot queue length versus time (the congestion point), with the other recorded queues.",
+    "per_flow": "Per-flow throughput versus time; dashed: the max-min fair share over the measurement window.",
+}
+
+
+def run_page(folder: Path, draw: bool = True) -> Page:
+    """The page of one run folder."""
+    summary = _read_json(folder / "summary.json")
+    params = _read_json(folder / "params.json") or {}
+    error = _read_json(folder / "error.json")
+    manifest = _read_json(folder / "manifest.json") or {}
+    title = f"{(summary or {}).get('scenario') or params.get('base') or folder.name}"
+    subtitle = []
+    if summary:
+        subtitle.append(f"scheme {summary.get('scheme')} · seed {summary.get('seed')} · window {fmt(summary.get('window_s'))} s · {fmt(summary.get('duration_s'))} s simulated")
+    if params:
+        subtitle.append(f"sweep {params.get('sweep')} · run {params.get('run_id')} · " + ", ".join(f"{k} = {v}" for k, v in (params.get("params") or {}).items()))
+    page = Page(title=f"cnsim run — {title}", subtitle=subtitle)
+    if error and not summary:
+        page.sections.append(Section("Error", "error", text=[str(error.get("error"))], status="failed",
+                                     blocks=[Block("traceback", str(error.get("traceback") or ""))]))
+    if summary:
+        figs = ensure_run_figures(folder) if draw else []
+        sec = Section("Figures", "figures", figures=[figure(p, p.stem, _CAPTIONS.get(p.stem, "")) for p in figs])
+        if not figs:
+            sec.text.append("No figures: the run folder has no series (or figures were not requested).")
+        page.sections.append(sec)
+        headline = [[label, fmt(_scaled(_get(summary, key), scale))] for label, key, scale in HEADLINE]
+        per_flow = _get(summary, "throughput_gbps.per_flow") or {}
+        tables = [Table("Headline metrics (measurement window)", ["metric", "value"], headline)]
+        if per_flow:
+            tables.append(Table("Per-flow throughput (Gb/s)", ["flow", "Gb/s"], [[k, fmt(v)] for k, v in per_flow.items()]))
+        tables.append(Table("summary.json", ["key", "value"], summary_rows(summary)))
+        page.sections.append(Section("Summary", "summary", tables=tables))
+    blocks = []
+    if (folder / "scenario.toml").is_file():
+        blocks.append(Block("scenario.toml (resolved)", (folder / "scenario.toml").read_text(encoding="utf-8"), open=False))
+    if manifest:
+        blocks.append(Block("manifest.json (wall time, speed, versions)", json.dumps(manifest, indent=2, sort_keys=True)))
+    page.sections.append(Section("Resolved parameters", "parameters", blocks=blocks))
+    return page
+
+
+def write_run_report(folder: Union[str, Path], draw: bool = True) -> Path:
+    """Write ``folder/report.html`` for a run folder."""
+    folder = Path(folder)
+    return write_page(run_page(folder, draw), folder / REPORT_FILE)
+
+
+# ------------------------------------------------------------------------------------------
+# Sweep reports
+# ------------------------------------------------------------------------------------------
+
+
+def sweep_table(table: Any, keys: list[str], limit: int = 400) -> Table:
+    """The sweep table's parameters and headline metrics (one row per point and seed)."""
+    names = set(table.column_names)
+    cols = ["run_id", *keys, "seed", "status"] + [label for label, key, _ in HEADLINE if key in names]
+    rows = []
+    data = table.to_pylist()[:limit]
+    for r in data:
+        row = [r.get("run_id"), *[fmt(r.get(k)) for k in keys], fmt(r.get("seed")), r.get("status") if r.get("status") == "ok" else f"failed: {r.get('error')}"]
+        row += [fmt(_scaled(r.get(key), scale)) for _label, key, scale in HEADLINE if key in names]
+        rows.append(row)
+    return Table(f"Runs ({table.num_rows})", cols, rows, text_columns=[0, *range(1, len(keys) + 1), len(keys) + 2])
+
+
+def sweep_page(folder: Path) -> Page:
+    plan = _read_json(folder / "sweep.json") or {}
+    spec = plan.get("spec") or {}
+    keys = [*(spec.get("axes") or {}), *(spec.get("zip") or {})]
+    page = Page(
+        title=f"cnsim sweep — {spec.get('name', folder.name)}",
+        subtitle=[spec.get("description") or "", f"base {spec.get('base')} · {len(plan.get('runs') or [])} runs · seeds {spec.get('seeds')}"],
+    )
+    figs = sorted(folder.glob("*.png"))
+    if figs:
+        page.sections.append(Section("Figures", "figures", figures=[figure(p) for p in figs]))
+    sec = Section("Sweep table", "table")
+    if (folder / "sweep.parquet").is_file():
+        sec.tables.append(sweep_table(pq.read_table(folder / "sweep.parquet"), keys))
+    else:
+        sec.text.append("No sweep.parquet yet: the sweep has not run.")
+    page.sections.append(sec)
+    page.sections.append(Section("Spec", "spec", blocks=[Block("sweep spec (flattened)", json.dumps(spec, indent=2), open=True)]))
+    return page
+
+
+def write_sweep_report(folder: Union[str, Path]) -> Path:
+    folder = Path(folder)
+    return write_page(sweep_page(folder), folder / REPORT_FILE)
+
+
+def build_report(folder: Union[str, Path]) -> Path:
+    """(Re)build ``folder/report.html`` from results on disk (a deck, a sweep or a run folder)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScenarioError(f"{folder}: no such folder (give a run, sweep or reproduction folder)")
+    if (folder / "deck.json").is_file():
+        from ..reproduce import write_deck_report
+
+        return write_deck_report(folder)
+    if (folder / "sweep.json").is_file():
+        return write_sweep_report(folder)
+    if (folder / "summary.json").is_file() or (folder / "error.json").is_file():
+        return write_run_report(folder)
+    raise ScenarioError(
+        f"{folder}: not a results folder: it holds no deck.json (a reproduction), sweep.json (a sweep) "
+        "or summary.json (a run)"
+    )

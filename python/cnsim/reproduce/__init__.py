@@ -1,0 +1,244 @@
+"""One-command reproduction of the study decks (issue "Reproduction"; scenarios.md §2–§6, §8).
+
+A deck is data: :class:`Deck` lists its :class:`Study` entries, each a shipped sweep id of
+scenarios.md §8 with the figures and tables the slides show. ``cnsim reproduce DECK`` runs every
+study whose sweep spec and base scenario exist (through :func:`cnsim.sweep.run_sweep`, one
+executor for the whole deck), draws the figures into ``DIR/<sweep>/``, rebuilds the run catalog
+``DIR/catalog.duckdb`` and writes ``DIR/deck.json`` and ``DIR/report.html``. A study whose base
+scenario or sweep spec is not in the catalog yet is *pending*: listed in the report with the
+reason, never an error; it runs once the catalog has it.
+
+``--quick`` runs shortened versions for CI and smoke tests: the deck's ``quick_set`` overrides
+(a shorter run with the hotspot and window moved earlier), at most three values per axis (first,
+middle, last; or the study's own ``quick_axes``) and the first seed — each deck within 60 s on
+two cores.
+
+Deck modules: :mod:`.zhb`, :mod:`.qcnp`, :mod:`.kd`, :mod:`.e2cm`, :mod:`.eval`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from ..errors import ScenarioError
+from ..results import dump_json
+from ..sweep import SweepSpec, load_spec, run_sweep, shipped_sweeps
+from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, label_value, load_points
+
+__all__ = ["DECKS", "Deck", "Study", "get_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
+
+DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval")
+FigureSpec = Union[TimeFigure, MetricFigure, FlowFigure]
+
+
+@dataclass
+class Study:
+    """One study of a deck: a shipped sweep, its figures and tables."""
+
+    sweep: str
+    title: str
+    figures: list[FigureSpec] = field(default_factory=list)
+    tables: list[SummaryTable] = field(default_factory=list)
+    text: str = ""
+    quick_axes: dict[str, list[Any]] | None = None  # axes (or zip keys) replaced in --quick
+    quick_set: dict[str, Any] = field(default_factory=dict)
+    labeler: Labeler | None = None
+
+
+@dataclass
+class Deck:
+    """A study deck: its studies, how to label its axes, and its --quick overrides."""
+
+    name: str
+    title: str
+    source: str
+    studies: list[Study]
+    quick_set: dict[str, Any] = field(default_factory=dict)
+    labeler: Labeler = label_value
+    notes: list[str] = field(default_factory=list)
+
+
+def get_deck(name: str) -> Deck:
+    """The deck module's ``DECK`` (exit 2 for an unknown deck)."""
+    if name not in DECKS:
+        raise ScenarioError(f"unknown deck {name!r}; decks: {', '.join(DECKS)}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    return module.DECK  # type: ignore[no-any-return]
+
+
+def _subset(values: list[Any]) -> list[int]:
+    """Indices of at most three values: first, middle, last."""
+    n = len(values)
+    return list(range(n)) if n <= 3 else [0, n // 2, n - 1]
+
+
+def quick_spec(spec: SweepSpec, study: Study, deck: Deck) -> SweepSpec:
+    """The shortened version of a study's spec (``--quick``)."""
+    axes = {k: [v[i] for i in _subset(v)] for k, v in spec.axes.items()}
+    zipped: dict[str, list[Any]] = {}
+    if spec.zip:
+        idx = _subset(next(iter(spec.zip.values())))
+        zipped = {k: [v[i] for i in idx] for k, v in spec.zip.items()}
+    for key, values in (study.quick_axes or {}).items():
+        (zipped if key in spec.zip else axes)[key] = list(values)
+    quick = {**deck.quick_set, **study.quick_set}
+    if not _has_hotspot(spec.base):
+        # a deck's quick run moves its hotspot earlier; a base without one (input-generated,
+        # dual CP) keeps its timing, and the clipped window falls back to the "run" rule
+        quick = {k: v for k, v in quick.items() if not k.startswith("hotspots.") and k != "metrics.window"}
+    return spec.with_changes(set=quick, axes=axes, zip=zipped, seeds=spec.seeds[:1])
+
+
+def _has_hotspot(base: str) -> bool:
+    from ..scenario import load
+
+    return bool(load(base).resolved.doc.hotspots)
+
+
+def study_status(study: Study) -> tuple[SweepSpec | None, str]:
+    """(spec, "") when the study can run, else (None, why it is pending)."""
+    if study.sweep not in shipped_sweeps():
+        return None, f"the sweep spec {study.sweep} is not shipped yet"
+    try:
+        return load_spec(study.sweep), ""
+    except ScenarioError as err:
+        text = str(err)
+        if "unknown base scenario" in text:
+            return None, f"its base scenario is not in the catalog yet ({text.split('unknown base scenario', 1)[1].split(':')[0].strip()})"
+        raise
+
+
+ProgressFactory = Callable[[str, int], Callable[[int, int, int], None]]
+
+
+def reproduce(
+    deck_name: str,
+    out: Union[str, Path],
+    quick: bool = False,
+    executor: Any = None,
+    workers: int | None = None,
+    progress: ProgressFactory | None = None,
+) -> dict[str, Any]:
+    """Run every available study of a deck into ``out``; returns the deck.json document."""
+    from ..catalog import build
+    from ..executors import LocalExecutor
+
+    deck = get_deck(deck_name)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    own = executor is None
+    if executor is None:
+        executor = LocalExecutor(workers)
+    started = time.perf_counter()
+    doc: dict[str, Any] = {"deck": deck.name, "title": deck.title, "source": deck.source, "quick": quick,
+                           "notes": deck.notes, "executor": getattr(executor, "name", "?"), "studies": []}
+    try:
+        for study in deck.studies:
+            spec, reason = study_status(study)
+            entry: dict[str, Any] = {"sweep": study.sweep, "title": study.title, "text": study.text,
+                                     "status": "pending", "reason": reason, "figures": [], "tables": []}
+            doc["studies"].append(entry)
+            if spec is None:
+                continue
+            if quick:
+                spec = quick_spec(spec, study, deck)
+            entry["spec"] = spec.to_dict()
+            t0 = time.perf_counter()
+            hook = progress(study.sweep, 0) if progress is not None else None
+            result = run_sweep(spec, out / study.sweep, executor=executor, progress=hook, catalog=False)
+            entry["wall_s"] = time.perf_counter() - t0
+            entry["runs"] = result.total
+            entry["failed"] = [list(f) for f in result.failed]
+            entry["status"] = "failed" if result.failed and len(result.failed) == result.total else "done"
+            _draw_study(study, deck, out / study.sweep, entry)
+            _write_deck(out, doc, started)
+    finally:
+        if own:
+            executor.close()
+    doc["wall_s"] = time.perf_counter() - started
+    _write_deck(out, doc, started)
+    build(out)
+    write_deck_report(out)
+    return doc
+
+
+def _write_deck(out: Path, doc: dict[str, Any], started: float) -> None:
+    doc["wall_s"] = time.perf_counter() - started
+    (out / "deck.json").write_text(dump_json(doc), encoding="utf-8")
+
+
+def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -> None:
+    labeler = study.labeler or deck.labeler
+    points, keys = load_points(folder)
+    for spec in study.figures:
+        path = spec.draw(points, keys, labeler, folder)
+        if path is not None:
+            entry["figures"].append({"file": str(path.relative_to(folder.parent)), "title": spec.title, "caption": spec.caption})
+    for table in study.tables:
+        columns, rows = table.rows(points, keys, labeler)
+        entry["tables"].append({"title": table.title, "columns": columns, "rows": rows, "keys": len(keys)})
+
+
+def write_deck_report(folder: Union[str, Path]) -> Path:
+    """(Re)write ``folder/report.html`` of a reproduction from its deck.json and figures."""
+    from ..report import Block, Page, Section, Table, figure, fmt, write_page
+
+    folder = Path(folder)
+    doc = json.loads((folder / "deck.json").read_text(encoding="utf-8"))
+    studies = doc.get("studies") or []
+    done = sum(1 for s in studies if s.get("status") == "done")
+    page = Page(
+        title=f"cnsim reproduce {doc.get('deck')}{' --quick' if doc.get('quick') else ''} — {doc.get('title')}",
+        subtitle=[
+            str(doc.get("source") or ""),
+            f"{done} of {len(studies)} studies run · {sum(int(s.get('runs') or 0) for s in studies)} runs · "
+            f"{fmt(doc.get('wall_s'))} s wall · executor {doc.get('executor')}",
+            *(doc.get("notes") or []),
+        ],
+    )
+    overview = Table("Studies", ["study", "title", "status", "runs", "wall (s)", "note"], [], text_columns=[0, 1, 2, 5])
+    for s in studies:
+        overview.rows.append([s["sweep"], s["title"], s["status"], fmt(s.get("runs")), fmt(s.get("wall_s")),
+                              s.get("reason") or (f"{len(s.get('failed') or [])} failed runs" if s.get("failed") else "")])
+    page.sections.append(Section("Overview", "overview", tables=[overview]))
+    for s in studies:
+        sec = Section(f"{s['sweep']}: {s['title']}", s["sweep"], status=s["status"])
+        if s.get("text"):
+            sec.text.append(s["text"])
+        if s["status"] == "pending":
+            sec.text.append(f"Pending: {s.get('reason')}. It runs automatically once the catalog has it.")
+        for f in s.get("figures") or []:
+            path = folder / f["file"]
+            if path.is_file():
+                sec.figures.append(figure(path, f.get("title"), f.get("caption") or ""))
+        for t in s.get("tables") or []:
+            nkeys = int(t.get("keys") or 0)
+            sec.tables.append(Table(t["title"], t["columns"], t["rows"], text_columns=list(range(nkeys))))
+        for run_id, error in s.get("failed") or []:
+            sec.text.append(f"run {run_id} failed: {error}")
+        if s.get("spec"):
+            sec.blocks.append(Block("sweep spec as run (resolved parameters: see each run's scenario.toml)", json.dumps(s["spec"], indent=2)))
+        base_toml = _base_toml(folder / s["sweep"])
+        if base_toml:
+            sec.blocks.append(Block("resolved scenario of the first run (scenario.toml)", base_toml))
+        page.sections.append(sec)
+    return write_page(page, folder / "report.html")
+
+
+def _base_toml(sweep_dir: Path) -> str:
+    runs = sweep_dir / "runs"
+    if not runs.is_dir():
+        return ""
+    try:
+        plan = json.loads((sweep_dir / "sweep.json").read_text(encoding="utf-8"))
+        first = (plan.get("runs") or [{}])[0].get("run_id")
+        path = runs / str(first) / "scenario.toml"
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+    except (OSError, ValueError, IndexError):
+        return ""

@@ -1,0 +1,369 @@
+"""Figure and table kinds of the deck reproductions (data-driven: a deck lists them, this draws).
+
+* :class:`TimeFigure` — a series versus time (hot queue, aggregate or hot-port throughput, the
+  rate of a flow), one curve per sweep point (the legend), one panel per value of ``facet``;
+* :class:`MetricFigure` — a summary metric versus a swept key, one curve per legend value;
+* :class:`FlowFigure` — per-flow throughput over the measurement window, grouped bars per point,
+  the max-min fair share drawn in;
+* :class:`SummaryTable` — one row per point: parameters and chosen summary metrics.
+
+All read the run folders of a sweep (``sweep.parquet``, ``runs/<id>/series/*.parquet``,
+``scenario.toml``) and draw with matplotlib's object API on the Agg canvas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = [
+    "Point",
+    "Labeler",
+    "TimeFigure",
+    "MetricFigure",
+    "FlowFigure",
+    "SummaryTable",
+    "load_points",
+    "label_value",
+    "METRICS",
+]
+
+Labeler = Callable[[str, Any], str]
+
+#: short names of swept keys in legends
+_KEY_NAMES = {
+    "cm.gd": "Gd",
+    "cm.gi": "Gi",
+    "cm.w": "W",
+    "cm.qeq": "Qeq",
+    "cm.ps": "Ps",
+    "switch.memory_per_port": "M",
+    "topology.nodes": "N",
+    "links.delay": "link delay",
+    "switch.buffer": "",
+    "cm.scheme": "",
+}
+_NAMES_IN_EXPR = (("gd0", "Gd0"), ("gd", "Gd"), ("qeq", "Qeq"), ("m", "M"))
+
+
+def label_value(key: str, value: Any) -> str:
+    """``("cm.gd", "2.5*gd0")`` → ``"Gd = 2.5·Gd0"``; ``("switch.buffer", "shared")`` → ``"shared"``."""
+    if key == "cm.scheme":
+        return {"none": "no CM", "bcn": "BCN"}.get(str(value), str(value).upper())
+    if key == "cm.ps" and isinstance(value, (int, float)):
+        text = f"{value * 100:g} %"
+    elif isinstance(value, str):
+        text = value
+        for name, pretty in _NAMES_IN_EXPR:
+            text = re.sub(rf"\b{name}\b", pretty, text)
+        text = text.replace("*", "·").replace("/", " / ")
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    else:
+        text = str(value)
+    name = _KEY_NAMES.get(key, key.split(".")[-1])
+    return f"{name} = {text}" if name else text
+
+
+@dataclass
+class Point:
+    """One row of a sweep table with its run folder."""
+
+    row: dict[str, Any]
+    folder: Path
+    params: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return self.row.get("status") == "ok"
+
+
+def load_points(sweep_dir: Path) -> tuple[list[Point], list[str]]:
+    """The points of a sweep folder (plan order) and its swept keys."""
+    plan = json.loads((sweep_dir / "sweep.json").read_text(encoding="utf-8"))
+    spec = plan.get("spec") or {}
+    keys = [*(spec.get("axes") or {}), *(spec.get("zip") or {})]
+    table = pq.read_table(sweep_dir / "sweep.parquet").to_pylist() if (sweep_dir / "sweep.parquet").is_file() else []
+    pts = []
+    for row in table:
+        pts.append(Point(row, sweep_dir / str(row.get("path")), {k: row.get(k) for k in keys}))
+    return pts, keys
+
+
+@lru_cache(maxsize=512)
+def _scenario_doc(folder: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads((folder / "scenario.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _hot_port(folder: Path) -> str:
+    return str((_scenario_doc(folder).get("metrics") or {}).get("hot_port", ""))
+
+
+def _series(folder: Path, kind: str, entity_col: str, entity: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+    path = folder / "series" / f"{kind}.parquet"
+    if not path.is_file():
+        return np.zeros(0), np.zeros(0)
+    table = pq.read_table(path)
+    table = table.filter(pc.equal(table.column(entity_col), entity))
+    return table.column("t_s").to_numpy(), table.column(column).to_numpy(zero_copy_only=False)
+
+
+def _hotspots(folder: Path) -> list[tuple[float, float]]:
+    out = []
+    for h in _scenario_doc(folder).get("hotspots") or []:
+        try:
+            out.append((_seconds(h.get("start")), _seconds(h.get("end"))))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def _seconds(value: Any) -> float:
+    from ..units import parse_time
+
+    return parse_time(value) / 1e12 if isinstance(value, str) else float(value)
+
+
+#: (label, dotted summary key, scale) used by tables and metric figures
+METRICS: dict[str, tuple[str, str, float]] = {
+    "aggregate": ("aggregate (Gb/s)", "throughput_gbps.aggregate", 1.0),
+    "hot_port": ("hot port (Gb/s)", "throughput_gbps.hot_port", 1.0),
+    "q_mean": ("hot queue mean (KB)", "queue_bytes.hot.mean", 1e-3),
+    "q_std": ("hot queue std (KB)", "queue_bytes.hot.std", 1e-3),
+    "q_max": ("hot queue max (KB)", "queue_bytes.hot.max", 1e-3),
+    "drops": ("drops (frames)", "drops.frames", 1.0),
+    "paused": ("% time paused", "paused_fraction", 100.0),
+    "cm_mbps": ("CM overhead (Mb/s)", "cm.mbps", 1.0),
+    "cm_frames": ("CM frames", "cm.frames", 1.0),
+    "jain": ("Jain (vs max-min)", "fairness.jain", 1.0),
+    "maxmin_err": ("max-min rel. error", "fairness.maxmin_rel_error", 1.0),
+    "underrun": ("hot-port underrun", "underrun", 1.0),
+    "util": ("bottleneck utilisation", "bottleneck_utilisation", 1.0),
+}
+
+
+def _legend(point: Point, keys: list[str], labeler: Labeler) -> str:
+    return ", ".join(labeler(k, point.params.get(k)) for k in keys) or "run"
+
+
+def _new(panels: int, ncols: int = 2, height: float = 3.6) -> tuple[Figure, list[Any]]:
+    ncols = min(ncols, panels)
+    nrows = (panels + ncols - 1) // ncols
+    fig = Figure(figsize=(6.4 * ncols, height * nrows + 0.6), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    flat = list(axes.ravel())
+    for ax in flat[panels:]:
+        ax.set_visible(False)
+    return fig, flat[:panels]
+
+
+def _facets(points: list[Point], facet: str | None, labeler: Labeler) -> list[tuple[str, list[Point]]]:
+    if facet is None:
+        return [("", points)]
+    groups: dict[str, list[Point]] = {}
+    for p in points:
+        groups.setdefault(labeler(facet, p.params.get(facet)), []).append(p)
+    return list(groups.items())
+
+
+@dataclass
+class TimeFigure:
+    """A series versus time, one curve per point; ``quantity``: hot_queue, aggregate, hot_port."""
+
+    name: str
+    title: str
+    quantity: str
+    legend: list[str] | None = None  # swept keys in the legend (default: all but the facet)
+    facet: str | None = None
+    caption: str = ""
+    seed: int | None = None  # only this seed (default: the first seed of each point)
+
+    def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        pts = [p for p in points if p.ok]
+        seeds = sorted({p.row.get("seed") for p in pts})
+        chosen = self.seed if self.seed is not None else (seeds[0] if seeds else None)
+        pts = [p for p in pts if p.row.get("seed") == chosen]
+        if not pts:
+            return None
+        legend = self.legend if self.legend is not None else [k for k in keys if k != self.facet]
+        facets = _facets(pts, self.facet, labeler)
+        fig, axes = _new(len(facets))
+        ylabel = {"hot_queue": "hot queue (KB)", "aggregate": "aggregate throughput (Gb/s)", "hot_port": "hot-port throughput (Gb/s)"}[self.quantity]
+        for ax, (facet_label, group) in zip(axes, facets):
+            colors = _colors(len(group))
+            for color, p in zip(colors, group):
+                hot = _hot_port(p.folder)
+                if self.quantity == "hot_queue":
+                    t, v = _series(p.folder, "queue", "queue", hot, "bytes")
+                    v = v / 1000.0
+                elif self.quantity == "aggregate":
+                    t, v = _series(p.folder, "throughput", "entity", "aggregate", "gbps")
+                else:
+                    t, v = _series(p.folder, "throughput", "entity", f"port:{hot}", "gbps")
+                ax.plot(t, v, color=color, linewidth=1.0, label=_legend(p, legend, labeler))
+            for start, end in _hotspots(group[0].folder):
+                ax.axvspan(start, end, color="tab:red", alpha=0.06)
+            ax.set_title(facet_label or self.title, fontsize=10)
+            ax.set_xlabel("time (s)")
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7, loc="best", ncol=2 if len(group) > 7 else 1)
+        if self.facet is not None:
+            fig.suptitle(self.title, fontsize=11)
+        path = out / f"{self.name}.png"
+        fig.savefig(path)
+        return path
+
+
+def _colors(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"] if n > 10 else colormaps["tab10"]
+    return [cmap(i / max(1, n - 1)) if n > 10 else cmap(i) for i in range(n)]
+
+
+@dataclass
+class MetricFigure:
+    """Summary metrics (``y``: names of :data:`METRICS`) versus swept key ``x``."""
+
+    name: str
+    title: str
+    x: str
+    y: list[str]
+    legend: str | None = None
+    caption: str = ""
+    x_values: Callable[[Any], float] | None = None  # numeric x from the swept value
+
+    def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        pts = [p for p in points if p.ok]
+        if not pts:
+            return None
+        fig, axes = _new(len(self.y), ncols=len(self.y), height=3.4)
+        for ax, metric in zip(axes, self.y):
+            label, key, scale = METRICS[metric]
+            groups = _facets(pts, self.legend, labeler)
+            for (glabel, group), color in zip(groups, _colors(len(groups))):
+                xs = [self.x_values(p.params.get(self.x)) if self.x_values else i for i, p in enumerate(group)]
+                ys = [(_num(p.row.get(key)) * scale) for p in group]
+                ax.plot(xs, ys, marker="o", color=color, label=glabel or None)
+                if not self.x_values:
+                    ax.set_xticks(xs, [labeler(self.x, p.params.get(self.x)).split("= ")[-1] for p in group], fontsize=7, rotation=30)
+            ax.set_xlabel(labeler(self.x, "").rstrip(" =") or self.x)
+            ax.set_ylabel(label)
+            ax.grid(True, alpha=0.3)
+            ax.yaxis.set_tick_params(labelleft=True)
+            if self.legend:
+                ax.legend(fontsize=7)
+        fig.suptitle(self.title, fontsize=11)
+        path = out / f"{self.name}.png"
+        fig.savefig(path)
+        return path
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
+
+
+@dataclass
+class FlowFigure:
+    """Per-flow throughput over the window (grouped bars per point) with the max-min fair share."""
+
+    name: str
+    title: str
+    legend: list[str] | None = None
+    caption: str = ""
+
+    def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        from ..report import _FolderResult
+
+        pts = [p for p in points if p.ok]
+        seeds = sorted({p.row.get("seed") for p in pts})
+        pts = [p for p in pts if p.row.get("seed") == (seeds[0] if seeds else None)]
+        if not pts:
+            return None
+        flows = [c.removeprefix("throughput_gbps.per_flow.") for c in pts[0].row if c.startswith("throughput_gbps.per_flow.")]
+        if not flows:
+            return None
+        legend = self.legend if self.legend is not None else keys
+        fig = Figure(figsize=(max(6.4, 1.2 * len(pts) + 2), 4.2), dpi=100, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        width = 0.8 / len(flows)
+        colors = _colors(len(flows))
+        x = np.arange(len(pts))
+        for i, flow in enumerate(flows):
+            ys = [_num(p.row.get(f"throughput_gbps.per_flow.{flow}")) for p in pts]
+            ax.bar(x + (i - (len(flows) - 1) / 2) * width, ys, width, color=colors[i], label=flow)
+        drew_fair = False
+        for j, p in enumerate(pts):
+            try:
+                fair = _FolderResult(p.folder, json.loads((p.folder / "summary.json").read_text())).fair_gbps
+            except Exception:  # noqa: BLE001 - a figure without its reference line is still useful
+                fair = {}
+            for i, flow in enumerate(flows):
+                if flow in fair:
+                    xc = j + (i - (len(flows) - 1) / 2) * width
+                    ax.hlines(fair[flow], xc - width / 2, xc + width / 2, color="black", linestyle="--", linewidth=1.2,
+                              label=None if drew_fair else "max-min fair share")
+                    drew_fair = True
+        ax.set_xticks(x, [_legend(p, legend, labeler) for p in pts], fontsize=7, rotation=20, ha="right")
+        ax.set_ylabel("throughput over the window (Gb/s)")
+        ax.set_title(self.title, fontsize=11)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7, ncol=min(4, len(flows) + 1))
+        path = out / f"{self.name}.png"
+        fig.savefig(path)
+        return path
+
+
+@dataclass
+class SummaryTable:
+    """One row per point: the swept keys (labelled) and the ``metrics`` of :data:`METRICS`."""
+
+    title: str
+    metrics: list[str] = field(default_factory=lambda: ["aggregate", "hot_port", "q_mean", "q_std", "drops", "paused", "cm_mbps", "jain"])
+    per_flow: bool = False
+
+    def rows(self, points: list[Point], keys: list[str], labeler: Labeler) -> tuple[list[str], list[list[str]]]:
+        from ..report import fmt
+
+        flows: list[str] = []
+        if self.per_flow:
+            for p in points:
+                for c in p.row:
+                    if c.startswith("throughput_gbps.per_flow.") and c not in flows:
+                        flows.append(c)
+        columns = [*(labeler(k, "").rstrip(" =") or k for k in keys), "seed", *(METRICS[m][0] for m in self.metrics)]
+        columns += [f"{c.removeprefix('throughput_gbps.per_flow.')} (Gb/s)" for c in flows]
+        rows = []
+        for p in points:
+            if not p.ok:
+                rows.append([*(labeler(k, p.params.get(k)).split("= ")[-1] for k in keys), fmt(p.row.get("seed")), f"failed: {p.row.get('error')}"])
+                continue
+            row = [labeler(k, p.params.get(k)).split("= ")[-1] for k in keys] + [fmt(p.row.get("seed"))]
+            for m in self.metrics:
+                _label, key, scale = METRICS[m]
+                v = p.row.get(key)
+                row.append(fmt(v * scale if isinstance(v, (int, float)) and not isinstance(v, bool) else v))
+            row += [fmt(p.row.get(c)) for c in flows]
+            rows.append(row)
+        width = max((len(r) for r in rows), default=len(columns))
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        return columns, rows

@@ -1,0 +1,77 @@
+"""Deck S0 — Zurich Hotspot Benchmark, BCN sensitivity analysis II (Minkenberg & Gusat, Jan 2007;
+scenarios.md §2).
+
+Single-hop studies on ``zhb-og-single-hop`` (case 1 with and without BCN, and the sensitivity
+sweeps over Gd, Gi, N, W, M, M = 150 KB with Psample, and the Gd × Gi grid), each with the
+slides' quantities: hot queue length versus time for each parameter value, aggregate and
+hot-port throughput versus time, and a summary table (throughput, hot queue, drops, % time
+paused, signalling overhead). The multi-hop, dual-CP, sweeping-hotspot, IG and N = 128 studies
+are listed too; they stay pending until their base scenarios are in the catalog.
+"""
+
+from __future__ import annotations
+
+from . import Deck, Study
+from .figures import FlowFigure, MetricFigure, SummaryTable, TimeFigure
+
+_TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps", "underrun", "jain"]
+
+
+def _study(sweep: str, title: str, text: str = "", facet: str | None = None, **kw: object) -> Study:
+    figures = [
+        TimeFigure(f"{sweep}-queue", f"{title}: hot queue length vs time", "hot_queue", facet=facet,
+                   caption="Length of the hot queue (S1/1, the congestion point) versus time; the hotspot (0.1–0.5 s) is shaded."),
+        TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet=facet,
+                   caption="Aggregate throughput delivered to all nodes versus time (offered 136 Gb/s; ideal during the hotspot 129.5 Gb/s)."),
+        TimeFigure(f"{sweep}-hot-port", f"{title}: hot-port throughput vs time", "hot_port", facet=facet,
+                   caption="Throughput of the hot port S1/1 versus time (2 Gb/s during the hotspot)."),
+    ]
+    extra = kw.pop("extra", [])
+    return Study(sweep=sweep, title=title, text=text, figures=[*figures, *extra],  # type: ignore[list-item]
+                 tables=[SummaryTable(f"{title}: summary over [0.2, 0.5] s", _TABLE)], **kw)  # type: ignore[arg-type]
+
+
+def _flows(sweep: str) -> FlowFigure:
+    return FlowFigure(f"{sweep}-per-flow", "per-flow throughput over the window",
+                      caption="Per-flow throughput over the window, no BCN and BCN; dashed: the max-min fair share.")
+
+
+DECK = Deck(
+    name="zhb",
+    title="Zurich Hotspot Benchmark: BCN sensitivity analysis",
+    source="Deck S0: Minkenberg & Gusat, Zurich Hotspot Benchmark (ZHB): BCN Sensitivity Analysis II, IBM ZRL, Jan 2007",
+    studies=[
+        _study("zhb-og-single-hop-grid", "Case 1: output-generated single-hop hotspot", "No BCN and BCN (PS-BCN-ZHB), shared and partitioned memory.",
+               facet="switch.buffer"),
+        _study("zhb-og-gd-sweep", "Gd sensitivity", "Gd = m x Gd0 (Gd0 = 6.6667e-7), Gi = 6.6667e-4 fixed; shared and partitioned.",
+               facet="switch.buffer",
+               extra=[MetricFigure("zhb-og-gd-sweep-metrics", "Gd sensitivity: window means", "cm.gd", ["aggregate", "q_std"], legend="switch.buffer")]),
+        _study("zhb-og-gi-sweep", "Gi sensitivity, fixed Gd and W", "Shared memory; Gi = m x Gd as printed and m x 400 Gd as intended (I-2)."),
+        _study("zhb-og-n-sweep", "N sensitivity (partitioned memory)", "N = 8, 16, 32 nodes."),
+        _study("zhb-og-w-sweep-scaled", "W sensitivity, gains scaled with 1/(2W+1)", facet="switch.buffer"),
+        _study("zhb-og-w-sweep-fixed", "W sensitivity, fixed gains", facet="switch.buffer"),
+        _study("zhb-og-m-sweep", "Memory size sensitivity", "M = 150 ... 1200 KB/port; Qeq = M/4 and Qeq = 150 KB (I-21).", facet="cm.qeq"),
+        _study("zhb-og-m150-gd-sweep", "Gd sensitivity at M = 150 KB/port", "Qeq = 37.5 KB, Gd0 = 2.6667e-6, Gi = 400 Gd; Psample 2 % and 10 %.",
+               facet="cm.ps"),
+        _study("zhb-og-gi-grid", "Gi sensitivity at M = 600 KB/port", "Gd in {0.1, 1, 10} x Gd0; Gi in {1, 5, 20, 100, 500} x Gd.", facet="cm.gd"),
+        # the other ZHB cases: pending until their base scenarios are in the catalog
+        _study("zhb-og-n128-grid", "Case 4: high-degree single-stage hotspot (N = 128)", facet="switch.memory_per_port",
+               quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["2.5*gd0"]}),
+        _study("zhb-og-multi-hop-grid", "Case 2: output-generated multi-hop hotspot", extra=[_flows("zhb-og-multi-hop-grid")]),
+        _study("zhb-og-multi-hop-bg-grid", "Case 3: multi-hop hotspot with background traffic", extra=[_flows("zhb-og-multi-hop-bg-grid")]),
+        _study("zhb-dual-cp-light-heavy-grid", "Case 5: dual CP, light then heavy", extra=[_flows("zhb-dual-cp-light-heavy-grid")]),
+        _study("zhb-dual-cp-heavy-light-grid", "Case 6: dual CP, heavy then light", extra=[_flows("zhb-dual-cp-heavy-light-grid")]),
+        _study("zhb-sweeping-hotspot-grid", "Case 7: sweeping hotspot (M x Gd multipliers)", facet="switch.memory_per_port",
+               quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["1*gd0", "10*gd0"]}),
+        _study("zhb-ig-gd-sweep", "Input-generated single-hop hotspot, Gd sensitivity"),
+    ],
+    # quick: 0.12 s with the hotspot at 0.02–0.10 s and the window [0.05, 0.10] s (the full run is
+    # 0.6 s, hotspot 0.1–0.5 s, window [0.2, 0.5] s)
+    quick_set={
+        "duration": "0.12s",
+        "hotspots.0.start": "0.02s",
+        "hotspots.0.end": "0.1s",
+        "metrics.window": ["0.05s", "0.1s"],
+    },
+    notes=["Links 1 us (scenarios.md §2 proposal); the hotspot drains node 1 at 20 % from 0.1 to 0.5 s; window [0.2, 0.5] s."],
+)

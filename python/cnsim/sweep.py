@@ -1,0 +1,618 @@
+"""Parameter sweeps (spec/contract.md "Sweep specs"; DESIGN.md "TOML dotted keys").
+
+A sweep spec is a TOML document::
+
+    name = "zhb-w-scaled"
+    base = "zhb-og-single-hop"      # catalog id, or a scenario file (relative to the spec)
+    seeds = [1, 2]                  # optional, default [1]
+    [set]                           # fixed overrides of every run
+    "cm.scheme" = "bcn"
+    [axes]                          # grid: the product of all axes
+    "cm.w" = [0.1, 0.5, 2, 10, 50]
+    [zip]                           # axes of equal length, varied together
+    "cm.gd" = ["2.5*gd0", "5*gd0"]
+    "cm.gi" = ["1000*gd0", "2000*gd0"]
+
+Keys are dotted scenario keys, quoted or as nested tables (flattened). Values are whatever
+``--set`` accepts, expressions of ``gd0, gd, qeq, w, ru, m, rate, xoff`` included.
+
+:func:`expand` turns a spec into runs (grid axes in the order written, then the zipped group, seeds
+innermost); every run is resolved before anything runs, so a bad key or value stops the sweep with
+:class:`~cnsim.errors.ScenarioError` (exit 2). The run id is a content hash of the resolved
+scenario (the engine's core config, sorted keys) plus the scenario id and the seed.
+
+:func:`run_sweep` is the coordinator: it runs what is missing under ``DIR/runs/<run_id>/`` on an
+executor (:mod:`cnsim.executors`), each run written to a temporary folder and renamed when
+complete, then rebuilds ``DIR/sweep.parquet`` and ``DIR/catalog.duckdb`` from the run folders
+(the source of truth). Because of that, a sweep interrupted at any point (Ctrl-C, a killed worker,
+``kill -9`` of the coordinator) and started again reruns only what is missing, and never loses or
+duplicates a completed run. A run that fails is recorded in its folder (``error.json``) and does
+not stop the sweep; failed runs are retried on the next start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import itertools
+import json
+import os
+import shutil
+import threading
+import time
+import tomllib
+import traceback
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import ScenarioError, format_value
+from .results import dump_json
+from .scenario import Scenario, load, scenarios
+
+__all__ = [
+    "SweepSpec",
+    "RunTask",
+    "RunOutcome",
+    "SweepResult",
+    "load_spec",
+    "shipped_sweeps",
+    "expand",
+    "run_id_of",
+    "execute_run",
+    "run_sweep",
+    "rebuild_table",
+    "flatten",
+]
+
+_SPEC_KEYS = ("name", "base", "seeds", "set", "axes", "zip", "description")
+_TMP_PREFIX = ".tmp-"
+#: files of a run folder written by a sweep (besides the run folder of contract "A run folder")
+PARAMS_FILE = "params.json"
+ERROR_FILE = "error.json"
+
+
+# ------------------------------------------------------------------------------------------
+# Specs
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepSpec:
+    """A parsed sweep spec (keys flattened to dotted paths)."""
+
+    name: str
+    base: str
+    seeds: list[int] = field(default_factory=lambda: [1])
+    set: dict[str, Any] = field(default_factory=dict)
+    axes: dict[str, list[Any]] = field(default_factory=dict)
+    zip: dict[str, list[Any]] = field(default_factory=dict)
+    description: str = ""
+    source: str = ""
+
+    @property
+    def swept_keys(self) -> list[str]:
+        """The varied keys: grid axes in order, then the zipped ones."""
+        return [*self.axes, *self.zip]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "base": self.base,
+            "seeds": list(self.seeds),
+            "set": dict(self.set),
+            "axes": {k: list(v) for k, v in self.axes.items()},
+            "zip": {k: list(v) for k, v in self.zip.items()},
+            "description": self.description,
+        }
+
+    def with_changes(
+        self,
+        set: dict[str, Any] | None = None,
+        axes: dict[str, list[Any]] | None = None,
+        zip: dict[str, list[Any]] | None = None,
+        seeds: list[int] | None = None,
+    ) -> SweepSpec:
+        """A copy with more fixed overrides and some axes replaced (used by ``--quick``)."""
+        return SweepSpec(
+            name=self.name,
+            base=self.base,
+            seeds=list(seeds if seeds is not None else self.seeds),
+            set={**self.set, **(set or {})},
+            axes={k: list((axes or {}).get(k, v)) for k, v in self.axes.items()},
+            zip={k: list((zip or {}).get(k, v)) for k, v in self.zip.items()},
+            description=self.description,
+            source=self.source,
+        )
+
+
+def _flatten_keys(table: Any, where: str, prefix: str = "") -> dict[str, Any]:
+    """``{"cm": {"w": [..]}}`` → ``{"cm.w": [..]}``; quoted dotted keys are kept as they are."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{where}: must be a table of dotted keys (given {format_value(table)})")
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        dotted = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            out.update(_flatten_keys(value, where, dotted))
+        else:
+            out[dotted] = value
+    return out
+
+
+def shipped_sweeps() -> list[str]:
+    """Ids of the sweep specs shipped inside the package (scenarios.md §8 "Sweeps")."""
+    root = importlib.resources.files("cnsim") / "sweeps"
+    if not root.is_dir():
+        return []
+    return sorted(p.name.removesuffix(".toml") for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+def _spec_text(ref: Union[str, Path]) -> tuple[str, str, Path | None]:
+    """(text, source, directory of the file) of a spec path or a shipped sweep id."""
+    path = Path(ref)
+    if path.is_file():
+        return path.read_text(encoding="utf-8"), str(path), path.resolve().parent
+    text_ref = str(ref)
+    if text_ref in shipped_sweeps():
+        res = importlib.resources.files("cnsim") / "sweeps" / f"{text_ref}.toml"
+        return res.read_text(encoding="utf-8"), f"sweep:{text_ref}", None
+    known = ", ".join(shipped_sweeps()) or "(none)"
+    raise ScenarioError(
+        f"unknown sweep {text_ref!r}: not a file and not a shipped sweep id. "
+        f"Shipped sweeps: {known}; or give the path of a sweep spec .toml file."
+    )
+
+
+def load_spec(ref: Union[str, Path]) -> SweepSpec:
+    """Read and check a sweep spec (a file or a shipped sweep id); bad specs raise ScenarioError."""
+    text, source, directory = _spec_text(ref)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{source}: not valid TOML: {err}") from None
+    return parse_spec(doc, source, directory)
+
+
+def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | None = None) -> SweepSpec:
+    """Check a spec document; every problem found raises one ScenarioError naming the key."""
+    problems: list[str] = []
+    for key in doc:
+        if key not in _SPEC_KEYS:
+            problems.append(f"{key}: unknown key of a sweep spec; allowed: {', '.join(_SPEC_KEYS)}")
+    name = doc.get("name", Path(source).stem if source and not source.startswith("sweep:") else source.removeprefix("sweep:"))
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
+        problems.append(f"name: must be a non-empty string without '/' or spaces (given {format_value(name)})")
+    base = doc.get("base")
+    if not isinstance(base, str) or not base:
+        problems.append(f"base: a scenario id or file is required (given {format_value(base)})")
+        base = ""
+    else:
+        candidate = (directory / base) if directory is not None else None
+        if candidate is not None and candidate.is_file():
+            base = str(candidate)
+        elif base not in scenarios() and not Path(base).is_file():
+            problems.append(
+                f"base: unknown base scenario {base!r}: not a catalog id and not a file; "
+                f"catalog ids: {', '.join(scenarios())}"
+            )
+    seeds = doc.get("seeds", [1])
+    if (
+        not isinstance(seeds, list)
+        or not seeds
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+    ):
+        problems.append(f"seeds: must be a non-empty list of non-negative integers (given {format_value(seeds)})")
+        seeds = [1]
+    elif len(set(seeds)) != len(seeds):
+        problems.append(f"seeds: repeated seed (given {format_value(seeds)})")
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        problems.append(f"description: must be a string (given {format_value(description)})")
+        description = ""
+    tables: dict[str, dict[str, Any]] = {}
+    for section in ("set", "axes", "zip"):
+        try:
+            tables[section] = _flatten_keys(doc.get(section, {}), section)
+        except ScenarioError as err:
+            problems.append(str(err))
+            tables[section] = {}
+    for section in ("axes", "zip"):
+        for key, values in tables[section].items():
+            if not isinstance(values, list):
+                problems.append(f"{section}.{key}: an axis must be a list of values (given {format_value(values)})")
+            elif not values:
+                problems.append(f"{section}.{key}: empty axis (give at least one value)")
+    lengths = {len(v) for v in tables["zip"].values() if isinstance(v, list)}
+    if len(lengths) > 1:
+        sizes = ", ".join(f"{k}: {len(v)}" for k, v in tables["zip"].items() if isinstance(v, list))
+        problems.append(f"zip: zipped axes must have equal lengths ({sizes})")
+    for key in tables["axes"]:
+        if key in tables["zip"]:
+            problems.append(f"{key}: both in [axes] and in [zip]; give it in one of them")
+    for key in tables["set"]:
+        if key in tables["axes"] or key in tables["zip"]:
+            problems.append(f"{key}: both in [set] and swept; give it in one of them")
+    for key in [*tables["set"], *tables["axes"], *tables["zip"]]:
+        if key in ("seed",):
+            problems.append(f"{key}: the seed is swept with `seeds = [...]`, not as a key")
+    if problems:
+        raise ScenarioError(f"{source}: bad sweep spec.\n\n" + "\n\n".join(problems))
+    return SweepSpec(
+        name=str(name),
+        base=str(base),
+        seeds=list(seeds),
+        set=tables["set"],
+        axes={k: list(v) for k, v in tables["axes"].items()},
+        zip={k: list(v) for k, v in tables["zip"].items()},
+        description=description,
+        source=source,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Expansion and run ids
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunTask:
+    """One run of a sweep: everything a worker needs (picklable, no open files)."""
+
+    run_id: str
+    base: str
+    overrides: dict[str, Any]
+    seed: int
+    params: dict[str, Any]
+    index: int
+    runs_dir: str
+    sweep: str
+    plots: bool = False
+
+
+@dataclass
+class RunOutcome:
+    """What a worker reports back (the run folder holds the results)."""
+
+    run_id: str
+    status: str  # "ok" | "failed" | "interrupted"
+    error: str | None = None
+    wall_s: float = 0.0
+
+
+def run_id_of(scen: Scenario) -> str:
+    """Content hash of the resolved scenario and seed: sha256 of the sorted core config + id."""
+    core = scen.lower()
+    canonical = json.dumps({"scenario": scen.id, "seed": core.get("seed"), "core": core}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def points(spec: SweepSpec) -> list[dict[str, Any]]:
+    """The parameter points (without seeds), grid axes in order then the zip group."""
+    grid = [[(k, v) for v in values] for k, values in spec.axes.items()]
+    zipped: list[list[tuple[str, Any]]] = []
+    if spec.zip:
+        n = len(next(iter(spec.zip.values())))
+        zipped = [[(k, spec.zip[k][i]) for k in spec.zip] for i in range(n)]
+    out = []
+    for combo in itertools.product(*grid):
+        for z in zipped or [[]]:
+            out.append(dict([*combo, *z]))
+    return out
+
+
+def expand(spec: SweepSpec, runs_dir: Union[str, Path] = "runs", plots: bool = False) -> list[RunTask]:
+    """Every point × seed of ``spec``, resolved and checked; raises ScenarioError naming the bad point.
+
+    Two points that resolve to the same scenario (``qeq = "m/4"`` and ``"150KB"`` at M = 600 KB)
+    share a run id: the run is done once and both rows of the table show it.
+    """
+    tasks: list[RunTask] = []
+    base = load(spec.base)
+    for point in points(spec):
+        for seed in spec.seeds:
+            overrides = {**spec.set, **point}
+            scen = base.copy()
+            try:
+                scen.set_many(overrides)
+                scen.set("seed", seed)
+                scen.validate()
+                rid = run_id_of(scen)
+            except ScenarioError as err:
+                where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
+                raise ScenarioError(f"sweep {spec.name}: the run with {where} (seed {seed}) is not valid:\n\n{err}") from None
+            tasks.append(
+                RunTask(
+                    run_id=rid,
+                    base=spec.base,
+                    overrides=overrides,
+                    seed=seed,
+                    params=dict(point),
+                    index=len(tasks),
+                    runs_dir=str(runs_dir),
+                    sweep=spec.name,
+                    plots=plots,
+                )
+            )
+    return tasks
+
+
+# ------------------------------------------------------------------------------------------
+# One run (executed on a worker: thread, process or Dask worker)
+# ------------------------------------------------------------------------------------------
+
+
+def _params_doc(task: RunTask) -> dict[str, Any]:
+    return {
+        "run_id": task.run_id,
+        "sweep": task.sweep,
+        "base": task.base,
+        "seed": task.seed,
+        "index": task.index,
+        "params": task.params,
+        "overrides": task.overrides,
+    }
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Rename the completed temporary folder into place (replacing a failed attempt)."""
+    if final.exists():
+        if (final / "summary.json").is_file():  # someone else completed it: keep theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+
+
+def execute_run(task: RunTask, stop: threading.Event | None = None) -> RunOutcome:
+    """Run one task into ``runs_dir/<run_id>/`` (temporary folder, renamed when complete).
+
+    A failure is written as a run folder with ``error.json`` and reported, never raised; an
+    interruption (``stop`` set, Ctrl-C) leaves nothing behind and reports ``"interrupted"``.
+    """
+    from .runner import prepare, run
+
+    runs = Path(task.runs_dir)
+    final = runs / task.run_id
+    tmp = runs / f"{_TMP_PREFIX}{task.run_id}-{uuid.uuid4().hex[:8]}"
+    started = time.perf_counter()
+
+    def progress(_now: int, _total: int) -> None:
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
+
+    try:
+        scen = prepare(task.base, task.overrides, task.seed)
+        result = run(scen, progress=progress if stop is not None else None)
+        result.save(tmp, plots=task.plots)
+        (tmp / PARAMS_FILE).write_text(dump_json(_params_doc(task)), encoding="utf-8")
+        if task.plots:
+            from .report import write_run_report
+
+            write_run_report(tmp)
+        _publish(tmp, final)
+        return RunOutcome(task.run_id, "ok", None, time.perf_counter() - started)
+    except KeyboardInterrupt:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return RunOutcome(task.run_id, "interrupted", "interrupted", time.perf_counter() - started)
+    except Exception as err:  # recorded, never stops the sweep
+        message = f"{type(err).__name__}: {err}"
+        record_failure(task, message, traceback.format_exc(), tmp=tmp)
+        return RunOutcome(task.run_id, "failed", message, time.perf_counter() - started)
+
+
+def record_failure(task: RunTask, message: str, trace: str = "", tmp: Path | None = None) -> None:
+    """Write a failed run's folder: params.json, error.json and the scenario when it resolves."""
+    runs = Path(task.runs_dir)
+    tmp = tmp or runs / f"{_TMP_PREFIX}{task.run_id}-{uuid.uuid4().hex[:8]}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / PARAMS_FILE).write_text(dump_json(_params_doc(task)), encoding="utf-8")
+    (tmp / ERROR_FILE).write_text(dump_json({"error": message, "traceback": trace}), encoding="utf-8")
+    try:
+        from .runner import prepare
+
+        (tmp / "scenario.toml").write_text(prepare(task.base, task.overrides, task.seed).to_toml(), encoding="utf-8")
+    except Exception:  # noqa: BLE001 - the error is what we record
+        pass
+    _publish(tmp, runs / task.run_id)
+
+
+# ------------------------------------------------------------------------------------------
+# The sweep table
+# ------------------------------------------------------------------------------------------
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts → dotted keys (lists kept as values)."""
+    out: dict[str, Any] = {}
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, dict):
+                out.update(flatten(value, dotted))
+            else:
+                out[dotted] = value
+    return out
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def read_run(folder: Path) -> dict[str, Any] | None:
+    """One row of a sweep table from a run folder (None for a folder that is not a run)."""
+    params = _read_json(folder / PARAMS_FILE) or {}
+    summary = _read_json(folder / "summary.json")
+    error = _read_json(folder / ERROR_FILE)
+    if summary is None and error is None:
+        return None
+    row: dict[str, Any] = {
+        "run_id": params.get("run_id", folder.name),
+        "sweep": params.get("sweep"),
+        "seed": params.get("seed", (summary or {}).get("seed")),
+        "status": "ok" if summary is not None else "failed",
+        "error": None if summary is not None else (error or {}).get("error"),
+    }
+    for key, value in (params.get("params") or {}).items():
+        row[key] = value
+    if summary is not None:
+        for key, value in flatten(summary).items():
+            if key not in ("seed",):
+                row[key] = value
+        manifest = _read_json(folder / "manifest.json") or {}
+        for key in ("wall_s", "sim_s_per_wall_s", "events_per_s", "peak_rss_bytes", "host"):
+            if key in manifest:
+                row[f"manifest.{key}"] = manifest[key]
+    return row
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """One column with a single type: numbers stay numbers; mixed with text, all text."""
+    present = [v for v in values if v is not None]
+    if any(isinstance(v, str) for v in present) and not all(isinstance(v, str) for v in present):
+        values = [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]
+    elif any(isinstance(v, (dict, list)) for v in present) and not all(isinstance(v, list) for v in present):
+        values = [None if v is None else json.dumps(v, sort_keys=True) for v in values]
+    elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        if any(isinstance(v, float) for v in present):
+            values = [None if v is None else float(v) for v in values]
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], type=pa.string())
+
+
+def rows_table(rows: list[dict[str, Any]], first: Iterable[str] = ()) -> pa.Table:
+    """Rows (dicts) → a table with the union of columns, ``first`` columns leading."""
+    order: dict[str, None] = dict.fromkeys(first)
+    for row in rows:
+        order.update(dict.fromkeys(row))
+    columns = {name: _column([row.get(name) for row in rows]) for name in order}
+    return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
+
+
+def rebuild_table(out: Path, tasks: list[RunTask] | None = None) -> pa.Table:
+    """Rebuild ``out/sweep.parquet`` from the run folders (in plan order when ``tasks`` is given)."""
+    runs = out / "runs"
+    rows: list[dict[str, Any]] = []
+    keys: list[str] = []
+    if tasks is not None:
+        for task in tasks:
+            row = read_run(runs / task.run_id)
+            if row is not None:
+                row.update(task.params)  # a run shared by two points shows each point's values
+                row["seed"] = task.seed
+                row["path"] = f"runs/{task.run_id}"
+                rows.append(row)
+        keys = list(dict.fromkeys(k for t in tasks for k in t.params))
+    else:
+        for folder in sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")) if runs.is_dir() else []:
+            row = read_run(folder)
+            if row is not None:
+                row["path"] = f"runs/{folder.name}"
+                rows.append(row)
+    table = rows_table(rows, ["run_id", "sweep", "seed", *keys, "status", "error"])
+    tmp = out / f".sweep.parquet.{uuid.uuid4().hex[:8]}"
+    pq.write_table(table, tmp)
+    os.replace(tmp, out / "sweep.parquet")
+    return table
+
+
+# ------------------------------------------------------------------------------------------
+# The coordinator
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResult:
+    """What :func:`run_sweep` did: the table and counts."""
+
+    out: Path
+    table: pa.Table
+    total: int
+    reused: int
+    ran: int
+    failed: list[tuple[str, str]]
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+ProgressHook = Callable[[int, int, int], None]  # (done, total, failed)
+
+
+def clean_stale(runs: Path) -> None:
+    """Remove temporary folders left by an interrupted or killed coordinator."""
+    if runs.is_dir():
+        for p in runs.iterdir():
+            if p.name.startswith(_TMP_PREFIX) and p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+
+
+def run_sweep(
+    spec: Union[SweepSpec, str, Path],
+    out: Union[str, Path],
+    executor: Any = None,
+    workers: int | None = None,
+    plots: bool = False,
+    progress: ProgressHook | None = None,
+    catalog: bool = True,
+) -> SweepResult:
+    """Run (or resume) a sweep into ``out``; returns the rebuilt table and what was done.
+
+    ``executor`` is an executor of :mod:`cnsim.executors` (default: a local pool of ``workers``).
+    Raises ScenarioError for a bad spec before anything runs; KeyboardInterrupt propagates after
+    the table and catalog have been rebuilt from the runs completed so far.
+    """
+    from .executors import LocalExecutor
+
+    if not isinstance(spec, SweepSpec):
+        spec = load_spec(spec)
+    out = Path(out)
+    runs = out.resolve() / "runs"  # absolute: Dask workers may run elsewhere (shared file system)
+    tasks = expand(spec, runs, plots=plots)
+    runs.mkdir(parents=True, exist_ok=True)
+    clean_stale(runs)
+    (out / "sweep.json").write_text(
+        dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [_params_doc(t) for t in tasks]}), encoding="utf-8"
+    )
+    unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
+    todo = [t for t in unique if not (runs / t.run_id / "summary.json").is_file()]
+    reused = len(unique) - len(todo)
+    failed: list[tuple[str, str]] = []
+    started = time.perf_counter()
+    own = executor is None
+    if executor is None:
+        executor = LocalExecutor(workers)
+    done = reused
+    if progress is not None:
+        progress(done, len(unique), 0)
+    try:
+        for outcome in executor.map_runs(todo):
+            if outcome.status == "interrupted":
+                continue
+            done += 1
+            if outcome.status == "failed":
+                failed.append((outcome.run_id, outcome.error or "failed"))
+            if progress is not None:
+                progress(done, len(unique), len(failed))
+    finally:
+        if own:
+            executor.close()
+        table = rebuild_table(out, tasks)
+        if catalog:
+            from .catalog import build
+
+            build(out)
+    return SweepResult(out, table, len(unique), reused, len(todo), failed, time.perf_counter() - started)

@@ -1,0 +1,120 @@
+"""Reports (cnsim.report): self-contained report.html per run, per sweep and per reproduced deck,
+checked in a real headless browser (Debian's chromium): no console output, every figure decoded.
+A screenshot is kept in ``test-artifacts/`` (or ``$CNSIM_TEST_ARTIFACTS``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import cnsim
+from cnsim.cli import app
+from cnsim.report import build_report
+
+runner = CliRunner()
+ARTIFACTS = Path(os.environ.get("CNSIM_TEST_ARTIFACTS", Path(__file__).resolve().parents[1] / "test-artifacts"))
+
+
+def _assert_self_contained(html: str) -> None:
+    assert not re.search(r"""(src|href)\s*=\s*["'](https?:|//)""", html), "the page loads something from the network"
+    assert "<link " not in html
+
+
+@pytest.fixture(scope="module")
+def kd_deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("deck")
+    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_run_report_from_a_run_folder(tmp_path: Path) -> None:
+    r = cnsim.run("kd-symmetric-single-hs", set={"cm.scheme": "bcn"}, duration="0.03s")
+    r.save(tmp_path, plots=False)
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "report.html").read_text()
+    _assert_self_contained(html)
+    assert html.count('class="cnsim-figure"') == 3  # figures drawn from the series on disk
+    assert "S1/EP4" in html and "EP0-&gt;EP4" in html  # resolved parameters and per-flow table
+    assert (tmp_path / "throughput.png").is_file()
+
+
+def test_sweep_and_deck_reports(kd_deck: Path) -> None:
+    sweep_dir = kd_deck / "kd-qeq150-delay"
+    path = build_report(sweep_dir)
+    html = path.read_text()
+    _assert_self_contained(html)
+    assert "Runs (4)" in html and "4us" in html
+    (kd_deck / "report.html").unlink()
+    res = runner.invoke(app, ["report", str(kd_deck)])
+    assert res.exit_code == 0, res.output
+    html = (kd_deck / "report.html").read_text()
+    _assert_self_contained(html)
+    assert html.count('class="cnsim-figure"') == 12
+    assert "loop delay" in html
+
+
+def test_report_of_a_non_results_folder_exit_2(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and "not a results folder" in res.output
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _load_in_browser(page: Path, screenshot: Path | None = None) -> tuple[dict[str, str], list[str]]:
+    """(attributes of <body> after load, console messages) from headless chromium."""
+    browser = _chromium()
+    assert browser is not None
+    flags = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000"]
+    proc = subprocess.run([*flags, "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    body = re.search(r"<body([^>]*)>", proc.stdout)
+    attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1))) if body else {}
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    if screenshot is not None:
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([*flags, "--window-size=1280,2400", "--hide-scrollbars", f"--screenshot={screenshot}", page.resolve().as_uri()],
+                       capture_output=True, timeout=120)
+    return attrs, console
+
+
+needs_chromium = pytest.mark.skipif(
+    _chromium() is None,
+    reason="Debian's chromium is not installed (scripts/test.sh installs it with apt-get; it could not here)",
+)
+
+
+@needs_chromium
+def test_browser_catches_a_broken_page(tmp_path: Path) -> None:
+    """The check itself can fail: a bad figure and a script error are both seen."""
+    page = tmp_path / "bad.html"
+    good = (Path(cnsim.__file__).parent / "report" / "templates" / "report.html.j2").read_text()
+    check = good[good.index("<script>"): good.index("</script>") + len("</script>")]
+    page.write_text('<html><body><img class="cnsim-figure" src="data:image/png;base64,AAAA">'
+                    '<script>throw new Error("broken");</script>' + check + "</body></html>")
+    attrs, console = _load_in_browser(page)
+    assert attrs.get("data-figures-total") == "1" and attrs.get("data-figures-loaded") == "0"
+    assert any("broken" in line for line in console)
+
+
+@needs_chromium
+def test_deck_report_in_headless_chromium(kd_deck: Path) -> None:
+    shot = ARTIFACTS / "report-kd-quick.png"
+    attrs, console = _load_in_browser(kd_deck / "report.html", screenshot=shot)
+    assert console == [], console
+    assert attrs.get("data-figures-total") == "12"
+    assert attrs.get("data-figures-loaded") == "12"
+    assert shot.is_file() and shot.stat().st_size > 10_000

@@ -1,0 +1,257 @@
+"""Sweeps (cnsim.sweep, cnsim.executors, cnsim.catalog): spec expansion, content-hash run ids,
+bad specs (exit 2), failures recorded, resume after a really killed coordinator, and identical
+tables from the local pool and Dask.
+
+Runs use the real engine on kd-symmetric-single-hs shortened to 20–60 ms (tens of ms of wall time each).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import cnsim.catalog
+import cnsim.runner
+from cnsim import ScenarioError
+from cnsim.cli import app
+from cnsim.sweep import expand, load_spec, parse_spec, points, run_id_of, run_sweep, shipped_sweeps
+
+runner = CliRunner()
+KD = "kd-symmetric-single-hs"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_expansion_grid_zip_seeds_and_expressions() -> None:
+    spec = parse_spec(
+        {
+            "name": "x",
+            "base": "zhb-og-single-hop",
+            "seeds": [1, 2],
+            "set": {"cm": {"scheme": "bcn"}},  # a nested table is a dotted key
+            "axes": {"switch.buffer": ["shared", "partitioned"], "cm": {"w": [0.5, 2.0, 10.0]}},
+            "zip": {"cm.gd": ["2.5*gd0", "5*gd0"], "cm.gi": ["1000*gd0", "2000*gd0"]},
+        }
+    )
+    assert spec.set == {"cm.scheme": "bcn"} and list(spec.axes) == ["switch.buffer", "cm.w"]
+    pts = points(spec)
+    assert len(pts) == 2 * 3 * 2
+    assert pts[0] == {"switch.buffer": "shared", "cm.w": 0.5, "cm.gd": "2.5*gd0", "cm.gi": "1000*gd0"}
+    assert pts[1] == {"switch.buffer": "shared", "cm.w": 0.5, "cm.gd": "5*gd0", "cm.gi": "2000*gd0"}
+    assert pts[2]["cm.w"] == 2.0 and pts[-1]["switch.buffer"] == "partitioned"
+    tasks = expand(spec)
+    assert len(tasks) == 24 and [t.seed for t in tasks[:2]] == [1, 2]
+    assert len({t.run_id for t in tasks}) == 24
+    # expressions are evaluated per run: gd0 = 0.5/((2W+1) Qeq) follows the swept W
+    by_point = {(t.params["cm.w"], t.params["cm.gd"], t.seed): t for t in tasks if t.params["switch.buffer"] == "shared"}
+    for w in (0.5, 2.0, 10.0):
+        scen = cnsim.runner.prepare("zhb-og-single-hop", by_point[(w, "2.5*gd0", 1)].overrides, 1)
+        assert scen.lower()["cm"]["gd"] == pytest.approx(2.5 * 0.5 / ((2 * w + 1) * 150_000), rel=1e-9)
+
+
+def test_run_ids_are_content_hashes() -> None:
+    a = cnsim.runner.prepare(KD, {"links.delay": "4us"}, 1)
+    b = cnsim.runner.prepare(KD, {"links.delay": "4000ns"}, 1)  # same resolved scenario
+    c = cnsim.runner.prepare(KD, {"links.delay": "4us"}, 2)
+    d = cnsim.runner.prepare(KD, {"links.delay": "5us"}, 1)
+    assert run_id_of(a) == run_id_of(b)
+    assert len({run_id_of(a), run_id_of(c), run_id_of(d)}) == 3
+    assert len(run_id_of(a)) == 16 and int(run_id_of(a), 16) >= 0
+
+
+def test_shipped_specs_expand() -> None:
+    ids = shipped_sweeps()
+    for sid in ("zhb-og-gd-sweep", "zhb-og-m-sweep", "zhb-og-gi-grid", "kd-qeq150-delay", "kd-qeq24-w"):
+        assert sid in ids
+    assert len(expand(load_spec("zhb-og-gd-sweep"))) == 14
+    assert len(expand(load_spec("zhb-og-gi-grid"))) == 15
+    m = expand(load_spec("zhb-og-m-sweep"))  # Qeq = M/4 and 150 KB coincide at M = 600 KB: one run, two rows
+    assert len(m) == 8 and len({t.run_id for t in m}) == 7
+    kd = expand(load_spec("kd-qeq24-w"))
+    assert [t.params for t in kd] == [
+        {"links.delay": "100us", "cm.w": 8.0},
+        {"links.delay": "250us", "cm.w": 64.0},
+        {"links.delay": "4us", "cm.w": 64.0},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\nbogus = 1\n[axes]\n"links.delay" = ["4us"]\n', "bogus: unknown key of a sweep spec"),
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\n[axes]\n"links.delay" = []\n', "axes.links.delay: empty axis"),
+        ('name = "x"\nbase = "no-such-scenario"\n[axes]\n"links.delay" = ["4us"]\n', "unknown base scenario 'no-such-scenario'"),
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\n[axes]\n"links.dleay" = ["4us"]\n', "links.dleay"),
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\n[zip]\n"links.delay" = ["4us", "8us"]\n"cm.w" = [2.0]\n', "equal lengths"),
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\n[set]\n"cm.scheme" = "bcn"\n[axes]\n"cm.w" = [2.0, -1.0]\n', "cm.w"),
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\n[axes]\n"links.delay" = "4us"\n', "must be a list"),
+    ],
+)
+def test_bad_specs_exit_2(tmp_path: Path, body: str, fragment: str) -> None:
+    spec = _write(tmp_path / "bad.toml", body)
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert fragment in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out" / "runs").exists()  # nothing ran
+
+
+def test_unknown_sweep_id_exit_2(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["sweep", "no-such-sweep", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "unknown sweep 'no-such-sweep'" in res.output
+
+
+def _small_spec(tmp_path: Path, seeds: str = "[1]", n: int = 2, duration: str = "0.03s") -> Path:
+    delays = ", ".join(f'"{4 * (i + 1)}us"' for i in range(n))
+    return _write(
+        tmp_path / "small.toml",
+        f'name = "small"\nbase = "{KD}"\nseeds = {seeds}\n[set]\n"cm.scheme" = "bcn"\nduration = "{duration}"\n'
+        f'[axes]\n"links.delay" = [{delays}]\n[zip]\n"cm.w" = [2.0, 8.0]\n"cm.qeq" = ["150KB", "24KB"]\n',
+    )
+
+
+def test_sweep_cli_writes_runs_table_and_catalog_then_resumes(tmp_path: Path) -> None:
+    spec = _small_spec(tmp_path, seeds="[1, 2]")
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--workers", "2"])
+    assert res.exit_code == 0, res.output
+    assert "8 runs (0 already done, 8 run, 0 failed)" in res.output
+    table = pq.read_table(out / "sweep.parquet")
+    assert table.num_rows == 8
+    for col in ("run_id", "seed", "links.delay", "cm.w", "cm.qeq", "status", "throughput_gbps.aggregate", "queue_bytes.hot.mean", "manifest.wall_s"):
+        assert col in table.column_names, col
+    rows = table.to_pylist()
+    assert {r["status"] for r in rows} == {"ok"}
+    assert len({r["run_id"] for r in rows}) == 8
+    for r in rows:  # the run folder is a complete run folder
+        folder = out / r["path"]
+        assert {"scenario.toml", "summary.json", "manifest.json", "params.json"} <= {p.name for p in folder.iterdir()}
+        assert json.loads((folder / "summary.json").read_text())["seed"] == r["seed"]
+    # the catalog: runs and series views
+    con = cnsim.catalog.connect(out)
+    try:
+        assert con.execute("SELECT count(*) FROM runs WHERE status = 'ok' AND sweep = 'small'").fetchone() == (8,)
+        n_bins = con.execute("SELECT count(DISTINCT run_id), count(*) FROM queue").fetchone()
+        assert n_bins == (8, 8 * 30)
+        agg = con.execute('SELECT avg("throughput_gbps.aggregate") FROM runs').fetchone()[0]
+        assert agg == pytest.approx(sum(r["throughput_gbps.aggregate"] for r in rows) / 8)
+    finally:
+        con.close()
+    # a second start runs nothing
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(out)])
+    assert res.exit_code == 0 and "8 runs (8 already done, 0 run, 0 failed)" in res.output
+
+
+def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _small_spec(tmp_path)
+    real_run = cnsim.runner.run
+
+    def flaky(scen: Any, *args: Any, **kwargs: Any) -> Any:
+        if scen.resolved.cm.get("w") == 8.0:
+            raise RuntimeError("injected failure")
+        return real_run(scen, *args, **kwargs)
+
+    monkeypatch.setattr(cnsim.runner, "run", flaky)
+    out = tmp_path / "out"
+    result = run_sweep(spec, out, workers=2)
+    assert result.total == 4 and len(result.failed) == 2
+    rows = {(r["links.delay"], r["cm.w"]): r for r in pq.read_table(out / "sweep.parquet").to_pylist()}
+    assert len(rows) == 4
+    assert rows[("4us", 8.0)]["status"] == "failed" and "injected failure" in rows[("4us", 8.0)]["error"]
+    assert rows[("4us", 2.0)]["status"] == "ok"
+    assert (out / rows[("4us", 8.0)]["path"] / "error.json").is_file()
+    monkeypatch.setattr(cnsim.runner, "run", real_run)
+    again = run_sweep(spec, out, workers=2)
+    assert (again.reused, again.ran, again.failed) == (2, 2, [])
+    assert {r["status"] for r in again.table.to_pylist()} == {"ok"}
+
+
+def _done(runs: Path) -> dict[str, str]:
+    """run_id → manifest text of the completed run folders."""
+    if not runs.is_dir():
+        return {}
+    return {p.name: (p / "manifest.json").read_text() for p in runs.iterdir() if (p / "summary.json").is_file() and not p.name.startswith(".")}
+
+
+def test_resume_after_kill_9_of_the_coordinator(tmp_path: Path) -> None:
+    delays = ", ".join(f'"{d}us"' for d in range(2, 14))
+    spec = _write(tmp_path / "kill.toml", f'name = "kill"\nbase = "{KD}"\n[set]\n"cm.scheme" = "bcn"\nduration = "0.06s"\n[axes]\n"links.delay" = [{delays}]\n')
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cnsim.cli", "sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len(_done(out / "runs")) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _done(out / "runs")
+    assert 3 <= len(before) < 12, f"the coordinator was not killed mid-sweep ({len(before)} runs done)"
+    result = run_sweep(spec, out, workers=2)
+    assert result.total == 12 and result.reused == len(before) and result.ran == 12 - len(before)
+    after = _done(out / "runs")
+    assert len(after) == 12
+    for run_id, manifest in before.items():  # completed runs were not redone
+        assert after[run_id] == manifest
+    rows = pq.read_table(out / "sweep.parquet").to_pylist()
+    assert len(rows) == 12 and len({r["run_id"] for r in rows}) == 12
+    assert sorted(r["links.delay"] for r in rows) == sorted(f"{d}us" for d in range(2, 14))
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
+
+
+def _comparable(table: Any) -> list[dict[str, Any]]:
+    drop = [c for c in table.column_names if c.startswith("manifest.")]
+    return table.drop_columns(drop).to_pylist()
+
+
+def test_local_threads_processes_and_dask_give_identical_tables(tmp_path: Path) -> None:
+    from cnsim.executors import DaskExecutor, LocalExecutor
+
+    spec = load_spec(_small_spec(tmp_path, seeds="[1, 2]"))
+    tables = {}
+    with LocalExecutor(1, "thread") as one:
+        tables["threads-1"] = run_sweep(spec, tmp_path / "t1", executor=one).table
+    with LocalExecutor(2, "thread") as two:
+        tables["threads-2"] = run_sweep(spec, tmp_path / "t2", executor=two).table
+    with LocalExecutor(2, "process") as procs:
+        tables["processes-2"] = run_sweep(spec, tmp_path / "p2", executor=procs).table
+    with DaskExecutor(None, 2) as dask:
+        tables["dask-2"] = run_sweep(spec, tmp_path / "d2", executor=dask).table
+    reference = _comparable(tables["threads-1"])
+    assert len(reference) == 8 and all(r["status"] == "ok" for r in reference)
+    for name, table in tables.items():
+        assert _comparable(table) == reference, name
+    # the series too (contents, not bytes)
+    rid = reference[0]["run_id"]
+    q1 = pq.read_table(tmp_path / "t1" / "runs" / rid / "series" / "queue.parquet")
+    q2 = pq.read_table(tmp_path / "d2" / "runs" / rid / "series" / "queue.parquet")
+    assert q1.equals(q2)
+
+
+def test_bad_executor_options_exit_2(tmp_path: Path) -> None:
+    spec = _small_spec(tmp_path)
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "o"), "--executor", "slurm"])
+    assert res.exit_code == 2 and "--executor" in res.output
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "o"), "--scheduler", "tcp://x:1"])
+    assert res.exit_code == 2 and "--scheduler" in res.output
+
+
+def test_spec_errors_raise_scenario_error() -> None:
+    with pytest.raises(ScenarioError, match="seeds"):
+        parse_spec({"name": "x", "base": KD, "seeds": []})
+    with pytest.raises(ScenarioError, match="both in \\[axes\\] and in \\[zip\\]"):
+        parse_spec({"name": "x", "base": KD, "axes": {"cm.w": [1.0]}, "zip": {"cm.w": [1.0]}})
