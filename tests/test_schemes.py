@@ -123,12 +123,12 @@ def test_too_small_a_gd_reacts_slowly() -> None:
 def test_a_large_gd_oscillates_more_when_the_loop_has_delay() -> None:
     """Gd = 10·Gd0 against 1·Gd0 with a long control loop (links.delay = 200 us).
 
-    The linearised loop (algorithms.md §11.1) has phase margin atan(ω_c·T_w) − ω_c·τ: a larger Gd
-    raises ω_c, which adds phase lead but loses ω_c·τ to the loop delay. With the deck's 2 us
-    loop — and still with 200 us — the lead wins and 10·Gd0 is the steadier queue (checked over
-    three seeds, docs/decisions.md); with links of 200 us (a 400 us loop plus the queueing delay
-    at the CP) the delay wins and the decks' observation appears: the larger Gd oscillates more
-    and underruns the hot port (two seeds: std 83/81 KB against 64/26 KB, underrun 12–16 %).
+    With the deck's 2 us loop — and still with a 200 us loop — 10·Gd0 is the steadier queue
+    (checked over three seeds, docs/decisions.md), as the linearised loop of algorithms.md §11.1
+    predicts. With links of 200 us (a ~400 us loop) the decks' observation appears: the larger
+    Gd oscillates more and underruns the hot port (two seeds: std 83/81 KB against 64/26 KB,
+    underrun 12–16 %) — a nonlinear effect of the Rmin floor that the linear analysis does not
+    predict (docs/fluid.md).
     """
     lo, hi = (_zhb_gd(m, "200us").summary for m in (1.0, 10.0))
     print(f"\nhot queue std: 1 Gd0 {lo['queue_bytes']['hot']['std']:.0f} B, 10 Gd0 {hi['queue_bytes']['hot']['std']:.0f} B; "

@@ -1,0 +1,74 @@
+"""Figures of a trajectory: window means and the dominant oscillation period.
+
+Used alike on fluid trajectories and on the packet simulator's binned queue series, so the two
+are measured the same way (spec/algorithms.md §11: "Underdamped oscillation period ~ 2π/ω_c").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["dominant_period", "window_mask", "ringing_period"]
+
+Array = NDArray[np.float64]
+
+
+def window_mask(t: Array, window: tuple[float, float]) -> NDArray[np.bool_]:
+    """Samples with window[0] <= t < window[1]."""
+    return (t >= window[0]) & (t < window[1])
+
+
+def dominant_period(t: Array, x: Array, *, min_corr: float = 0.2) -> float | None:
+    """The period of the first autocorrelation peak after its first zero crossing.
+
+    ``t`` uniformly spaced. Returns None when the series is flat or the peak's correlation is
+    below ``min_corr`` (no significant oscillation).
+    """
+    x = np.asarray(x, dtype=np.float64) - float(np.mean(x))
+    n = x.size
+    if n < 8 or float(np.std(x)) <= 1e-9 * max(1.0, float(np.max(np.abs(x)))):
+        return None
+    spec = np.fft.rfft(x, 2 * n)
+    ac = np.fft.irfft(spec * np.conj(spec))[:n]
+    if ac[0] <= 0:
+        return None
+    ac = ac / ac[0]
+    # unbiased for the lag (fewer overlapping samples at long lags); search up to half the series
+    neg = np.nonzero(ac[: n // 2] < 0)[0]
+    if neg.size == 0:
+        return None
+    z = int(neg[0])
+    seg = ac[z: n // 2]
+    if seg.size < 2:
+        return None
+    k = z + int(np.argmax(seg))
+    if ac[k] < min_corr or k >= n // 2 - 1:
+        return None
+    # parabolic refinement of the peak
+    if 0 < k < n - 1:
+        a, b, c = ac[k - 1], ac[k], ac[k + 1]
+        den = a - 2 * b + c
+        k = k + (0.5 * (a - c) / den if den != 0 else 0.0)
+    return float(k * (t[1] - t[0]))
+
+
+def ringing_period(t: Array, x: Array, level: float, *, min_amplitude: float) -> float | None:
+    """Median spacing of the upward crossings of ``level`` by ``x`` (with hysteresis).
+
+    For a transient that rings and decays (a stable fluid loop after the hotspot starts):
+    crossings count only once ``x`` has gone below ``level − min_amplitude`` since the last one.
+    None with fewer than two crossings.
+    """
+    ups: list[float] = []
+    armed = False
+    for i in range(1, x.size):
+        if x[i] < level - min_amplitude:
+            armed = True
+        elif armed and x[i - 1] < level <= x[i]:
+            frac = (level - x[i - 1]) / (x[i] - x[i - 1])
+            ups.append(float(t[i - 1] + frac * (t[i] - t[i - 1])))
+            armed = False
+    if len(ups) < 2:
+        return None
+    return float(np.median(np.diff(ups)))

@@ -1,0 +1,375 @@
+"""BCN and QCN fluid models (spec/algorithms.md §11.1 and §11.2), integrated on a grid.
+
+Units: rates in bit/s, queue and feedback in bytes, time in seconds. Per grid point the state
+is ``[q, λ_1 … λ_G]`` (BCN) or ``[q, R_C,1 … R_C,G, R_T,1 … R_T,G]`` (QCN), one rate per *group*
+of identical hot flows (:class:`~cnsim.fluid.params.FlowGroup`; the shipped scenarios have one
+group, so N_h identical flows are one state variable with multiplicity N_h).
+
+BCN (§11.1, "Implementable DDE"), with A(t) = Σ_f λ_f(t) the CP's arrival rate:
+
+* dq/dt = (A(t) − μ(t))/8, projected onto [0, Q_buffer];
+* Fb(t) = −[(q − Qeq) + w·Δ(t)·dq/dt], Δ(t) = L/(p_s·A(t)), clamped to ±(2w+1)·Qeq
+  (BCN_MAX: −Fbmax when q ≥ Qmc; D3's gate: no negative feedback while q ≤ Qeq when
+  ``negative_only_above_qeq``; oversampling D5 multiplies p_s while q > Qeq);
+* per flow, with the message rate m_f(t) = p_s·s_f(t − τ)/L (s_f the sending rate):
+  dλ_f/dt = m_f·Gi·Ru·Fb(t − τ) if Fb(t − τ) > 0, m_f·ln(1 + Gd·Fb(t − τ))·λ_f(t) if < 0
+  (§11.1 writes the first-order form m_f·Gd·Fb·λ_f, available as ``decrease="linear"``), plus
+  the drift (D18) where configured; λ_f is projected onto [Rmin, R_line] (see ``sources``).
+
+Quantised feedback (fb_bits) is modelled by its mean: the gains per quantum are converted to
+gains per byte (× (2^b − 1)/Fbmax). Positive feedback reaches every hot flow (a flow that
+has been decreased carries the tag; with the rates capped at the offered rate an untagged flow
+gains nothing from it anyway).
+
+QCN (§11.2, re-derived), with σ = p(Fb)·1[Fb < 0] the probability that a frame triggers a CNM
+(p from the sampling rule: "table", "linear", "random", "interval"), r = R_C(t − τ)/L the frame
+rate and g(σ, B) = σ/((1 − σ)^(−B) − 1) (→ 1/B as σ → 0) the rate of B-frame cycle completions
+per frame:
+
+* dR_T/dt = −(R_T − R_C)·r·σ·u + R_AI·r·[g(σ, BC)·(1 − σ)^(F·BC) + g(σ, T·r)·(1 − σ)^(F·T·r)],
+  with u = 1 for ``target_update = "always"`` (§11.2 as written) and, for D8's default
+  ``"after_increase"`` (TR := CR only if a stage counter is non-zero, i.e. a byte-counter cycle
+  or a timer period completed since the previous CNM), u = (1 − σ)^min(BC, T·r): the probability
+  that the geometric gap between two CNMs reaches a full cycle;
+* dR_C/dt = −min(Gd'·|Fb|, min_dec)·R_C·r·σ + ((R_T − R_C)/2)·r·[g(σ, BC) + g(σ, T·r)];
+* σ and Fb at t − τ; the second term of each bracket is the timer (T = ``cm.timer``);
+* dq/dt and Fb as for BCN; Gd' = gd·(2^b − 1)/Fbmax per byte.
+
+Not modelled: QCN's hyper-active increase and the TR/8 clamp (EFR), BCN(0,0), PAUSE (the projection at Q_buffer stands
+in for it), drops, and the randomness of sampling (the model follows the mean).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .dde import solve_dde
+from .params import FluidParams
+from .stability import crossover
+
+__all__ = ["FluidRun", "simulate", "bcn_equilibrium", "step_size"]
+
+#: smallest per-message factor 1 + Gd·Fb in the log decrease (ln 1e-3 = −6.9 ≈ to the floor)
+_FLOOR = 1e-3
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class FluidRun:
+    """Trajectories of a grid of fluid models: ``t`` (T,), ``queue`` (T, P) bytes,
+    ``rates`` (T, P, G) sending rate b/s per flow of each group, ``limiter`` (T, P, G) the rate
+    limiter's rate λ (QCN: R_C), ``target`` (QCN R_T or None), ``backlog`` (T, P, G) bytes
+    waiting at each source (or None), ``fb`` (T, P) bytes (instantaneous Fb), ``aggregate``
+    (T, P) b/s into the CP."""
+
+    params: list[FluidParams]
+    t: Array
+    queue: Array
+    rates: Array
+    limiter: Array
+    target: Array | None
+    backlog: Array | None
+    fb: Array
+    aggregate: Array
+    h: float
+
+
+class _Grid:
+    """The numeric fields of a list of FluidParams as (P, 1) / (P, G) arrays."""
+
+    def __init__(self, params: list[FluidParams]) -> None:
+        p0 = params[0]
+        G = len(p0.groups)
+        if any(len(p.groups) != G or p.scheme != p0.scheme for p in params):
+            raise ValueError("every grid point needs the same scheme and number of flow groups")
+
+        def col(name: str) -> Array:
+            return np.array([[float(getattr(p, name))] for p in params])
+
+        self.P, self.G = len(params), G
+        self.scheme = p0.scheme
+        for name in ("w", "qeq", "ps", "oversample", "fbmax", "qmc", "gd", "gi", "ru", "rmin", "drift_bps_per_s",
+                     "bc_frames", "timer_s", "f_stages", "r_ai", "min_dec", "pmin", "pmax", "buffer_bytes",
+                     "frame_bits", "link_bps", "tau_s", "backlog_cap_bytes"):
+            setattr(self, name, col(name))
+        self.backlog_cap = self.backlog_cap_bytes
+        self.bcn_max = np.array([[p.bcn_max] for p in params])
+        self._no_os = bool(np.all(self.oversample == 1.0))
+        self._any_max = bool(self.bcn_max.any())
+        self.neg_gate = np.array([[p.negative_only_above_qeq] for p in params])
+        self.sampling = p0.sampling
+        self.after_increase = p0.extra.get("target_update", "always") == "after_increase"
+        self.count = np.array([[g.count for g in p.groups] for p in params], dtype=np.float64)
+        self.offered = np.array([[g.offered_bps for g in p.groups] for p in params])
+        self.line = np.array([[g.line_bps for g in p.groups] for p in params])
+        self.start = np.array([[g.start_s for g in p.groups] for p in params])
+        self.stop = np.array([[g.stop_s for g in p.groups] for p in params])
+        self.upper = np.minimum(self.offered, self.line)
+        hw = [p.mu_windows[0] if p.mu_windows else (0.0, 0.0, 1.0) for p in params]
+        self.h_start = np.array([[w[0]] for w in hw])
+        self.h_end = np.array([[w[1]] for w in hw])
+        self.h_frac = np.array([[w[2]] for w in hw])
+
+        self.uniform_windows = bool(np.all(self.h_start == self.h_start[0]) and np.all(self.h_end == self.h_end[0])
+                                    and np.all(self.start == self.start[0]) and np.all(self.stop == self.stop[0]))
+        self._mu_in = self.link_bps * self.h_frac
+        self._ones = np.ones((self.P, G))
+        self._zeros = np.zeros((self.P, G))
+
+    def mu(self, t: Array | float) -> Array:
+        """Service rate (P, 1) at time(s) t (scalar or (P, 1))."""
+        if isinstance(t, float) and self.uniform_windows:
+            return self._mu_in if self.h_start[0, 0] <= t < self.h_end[0, 0] else self.link_bps
+        inside = (t >= self.h_start) & (t < self.h_end)
+        return self.link_bps * np.where(inside, self.h_frac, 1.0)
+
+    def active(self, t: Array | float) -> Array:
+        """(P, G) 1.0 where the group's flows are sending at time(s) t."""
+        if isinstance(t, float) and self.uniform_windows and self.G == 1:
+            return self._ones if self.start[0, 0] <= t < self.stop[0, 0] else self._zeros
+        return ((t >= self.start) & (t < self.stop)).astype(np.float64)
+
+    def total(self, send: Array) -> Array:
+        """Σ over groups of count × per-flow rate, (P, 1)."""
+        if self.G == 1:
+            return self.count * send
+        return np.sum(self.count * send, axis=1, keepdims=True)
+
+    def sampling_p(self, fb: Array, q: Array) -> Array:
+        """Per-frame sampling probability (P, 1) given the last feedback and the queue."""
+        if self.sampling == "linear":
+            neg = np.minimum(np.maximum(-fb / self.fbmax, 0.0), 1.0)
+            return self.pmin + (self.pmax - self.pmin) * neg
+        if self.sampling == "table":
+            quanta = np.floor(np.clip(-fb, 0.0, None) * 63.0 / self.fbmax)
+            idx = np.minimum(np.floor(quanta / 8.0), 7).astype(np.int64)
+            table = np.array([150.0, 75.0, 50.0, 37.5, 30.0, 25.0, 21.5, 18.5]) * 1000.0 * 8.0
+            return np.minimum(self.frame_bits / table[idx], 1.0)
+        if self._no_os:
+            return self.ps
+        return self.ps * np.where(q > self.qeq, self.oversample, 1.0)
+
+    def feedback(self, q: Array, agg: Array, mu: Array, p: Array) -> Array:
+        """Fb (P, 1) from queue, arrival rate, service rate and sampling probability."""
+        dq = (agg - mu) / 8.0
+        dq = np.where(((q <= 0.0) & (dq < 0.0)) | ((q >= self.buffer_bytes) & (dq > 0.0)), 0.0, dq)
+        spacing = self.frame_bits / (p * np.maximum(agg, 1.0))
+        fb = -((q - self.qeq) + self.w * spacing * dq)
+        fb = np.minimum(np.maximum(fb, -self.fbmax), self.fbmax)
+        if not self._any_max:
+            return fb
+        return np.where(self.bcn_max & (q >= self.qmc), -self.fbmax, fb)
+
+
+def _cycles(sigma: Array, frames: Array) -> Array:
+    """g(σ, B) = σ/((1 − σ)^(−B) − 1): cycle completions per frame, → 1/B as σ → 0."""
+    x = np.minimum(-frames * np.log1p(-np.minimum(sigma, 0.999999)), 700.0)
+    small = x < 1e-9
+    return np.where(small, 1.0 / np.maximum(frames, 1e-300), sigma / np.where(small, 1.0, np.expm1(x)))
+
+
+def step_size(p: FluidParams) -> float:
+    """The fixed step: min(1/(20 ω_c), Δ/2, 1/(fastest decay rate), hot window/1000).
+
+    §11 solver notes give min(τ, 1/(20 ω_c), Δ/4). τ is left out because the solver
+    interpolates inside the step when τ < h (a 3 us loop does not force 3 us steps), and Δ/2
+    replaces Δ/4: the model averages over samples, nothing in it changes faster than Δ, and
+    1/(20 ω_c) already resolves the loop (tests/test_fluid.py checks that halving h changes
+    the trajectories by less than 1 %).
+    """
+    L = p.frame_bits
+    lam0 = p.fair_bps
+    off = max(g.offered_bps for g in p.groups)
+    k_md = p.ps * p.gd * lam0**2 * p.n_hot / (8 * L) if p.gd > 0 else 0.0
+    k_ai = p.ps * p.gi * p.ru * lam0 * p.n_hot / (8 * L) if p.gi > 0 else 0.0
+    tw = p.w * p.sample_spacing_s
+    wc = float(max(crossover(max(k_md, 1e-9), tw), crossover(max(k_ai, 1e-9), tw)))
+    pmax = max(p.ps * p.oversample, p.pmax if p.sampling in ("linear", "table") else 0.0)
+    m_max = pmax * off / L  # messages per second per flow at the offered rate
+    rate = m_max * max(-math.log(max(1.0 - p.gd * p.fbmax, _FLOOR)), 1.0 if p.scheme == "qcn" else 0.0)
+    lo, hi = p.hot_window_s
+    cands = [1.0 / (20.0 * wc), p.sample_spacing_s / 2.0, max(hi - lo, 1e-3) / 1000.0]
+    if rate > 0:
+        cands.append(1.0 / rate)
+    return float(min(cands))
+
+
+def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t_end: float | None = None,
+             h: float | None = None, record_dt: float = 1e-4,
+             sources: str = "backlog", decrease: str = "log") -> FluidRun:
+    """Integrate the scheme's fluid model for every grid point from ``t_start`` to ``t_end``.
+
+    ``sources``: ``"backlog"`` (default) models each source's queue of not-yet-sent traffic (the
+    VOQ, unlimited in the shipped scenarios): a flow sends at its limiter rate λ while it has a
+    backlog, at min(λ, offered) otherwise, and λ lives in [Rmin, R_line] (a limiter is created
+    at the line rate, D7, and may climb above the offered rate, as in the packet simulator).
+    ``decrease`` (BCN): ``"log"`` (default) lets the log-rate drift by ln(1 + Gd·Fb) per
+    message — the exact mean-field limit of multiplicative steps, so a message with Gd·|Fb| ≥ 1
+    sends the rate to the Rmin floor (the packet engine's step 1.2 of §3.3); ``"linear"`` is
+    §11.1's first-order form m·Gd·Fb·λ. Both agree to first order near equilibrium (same
+    linearisation); they differ when Gd·|Fb| is not small (zhb's onset: Gd·Fbmax = 1.25).
+
+    ``"clamp"`` is §11's simpler reading: no backlog, λ projected onto [Rmin, min(R_line,
+    offered)]. Both have the same equilibrium and linearisation; they differ in the transients
+    (the onset overshoot, the drain of the backlog after the hotspot).
+
+    Initial state and history: q = 0, no backlog, λ at its ceiling; ``t_start`` must lie before
+    the congestion starts (nothing happens until then, so the trajectory is extended back to
+    t = 0 with that state).
+    ``h`` defaults to the smallest :func:`step_size` of the grid; states are recorded every
+    ``record_dt`` (at least every step).
+    """
+    plist = [params] if isinstance(params, FluidParams) else list(params)
+    if sources not in ("backlog", "clamp"):
+        raise ValueError(f"sources must be 'backlog' or 'clamp', not {sources!r}")
+    g = _Grid(plist)
+    t_end = float(max(p.duration_s for p in plist) if t_end is None else t_end)
+    h = float(min(step_size(p) for p in plist) if h is None else h)
+    every = max(1, int(round(record_dt / h)))
+    P, G = g.P, g.G
+    qcn = g.scheme == "qcn"
+    backlog = sources == "backlog"
+    if decrease not in ("log", "linear"):
+        raise ValueError(f"decrease must be 'log' or 'linear', not {decrease!r}")
+    log_decrease = decrease == "log"
+    # state layout: q | λ (R_C) | R_T (QCN) | source backlog b (backlog mode), G columns each
+    i_lam = slice(1, 1 + G)
+    i_rt = slice(1 + G, 1 + 2 * G) if qcn else None
+    i_b = slice(1 + (2 if qcn else 1) * G, 1 + (3 if qcn else 2) * G) if backlog else None
+    n = 1 + G * ((2 if qcn else 1) + (1 if backlog else 0))
+    top = g.line if backlog else g.upper  # the rate limiter's ceiling
+    x0 = np.zeros((P, n))
+    x0[:, i_lam] = top
+    if i_rt is not None:
+        x0[:, i_rt] = g.line
+    tau = g.tau_s
+    L = g.frame_bits
+    lam_lo = np.minimum(g.rmin, top)
+    rt_lo = np.minimum(g.rmin, g.line)
+    uniform_tau = bool(np.all(tau == tau[0]))
+
+    def sending(x: Array, act: Array) -> tuple[Array, Array]:
+        """(sending rate per flow, flow present) from a state and the activity at its time."""
+        lam = x[:, i_lam]
+        if not backlog:
+            return lam * act, act > 0
+        b = x[:, i_b]
+        off = g.offered * act
+        send = np.where(b > 0.0, lam, np.minimum(lam, off))
+        return send, (act > 0) | (b > 0.0)
+
+    def project(t: float, x: Array) -> Array:
+        t = float(t)
+        x = x.copy()
+        x[:, :1] = np.minimum(np.maximum(x[:, :1], 0.0), g.buffer_bytes)
+        act = g.active(t) > 0
+        present = act
+        if i_b is not None:
+            x[:, i_b] = np.minimum(np.maximum(x[:, i_b], 0.0), g.backlog_cap)
+            present = act | (x[:, i_b] > 0.0)
+        x[:, i_lam] = np.where(present, np.minimum(np.maximum(x[:, i_lam], lam_lo), top), top)
+        if i_rt is not None:
+            x[:, i_rt] = np.where(present, np.minimum(np.maximum(x[:, i_rt], rt_lo), g.line), g.line)
+        return x
+
+    def fb_at(q: Array, agg: Array, mu: Array) -> Array:
+        p = g.sampling_p(np.zeros_like(q), q)
+        fb = g.feedback(q, agg, mu, p)
+        if g.sampling in ("linear", "table"):  # the sampling interval follows Fb: one fixed-point pass
+            fb = g.feedback(q, agg, mu, g.sampling_p(fb, q))
+        return fb
+
+    def rhs(t: float, x: Array, xd: Array) -> Array:
+        t = float(t)
+        q = x[:, :1]
+        lam = x[:, i_lam]
+        act = g.active(t)
+        send, present = sending(x, act)
+        agg = g.total(send)
+        dx = np.empty_like(x)
+        dq = (agg - g.mu(t)) / 8.0
+        dx[:, :1] = np.where(((q <= 0.0) & (dq < 0.0)) | ((q >= g.buffer_bytes) & (dq > 0.0)), 0.0, dq)
+        if i_b is not None:
+            db = g.offered * act - send
+            dx[:, i_b] = np.where((x[:, i_b] >= g.backlog_cap) & (db > 0), 0.0, db) / 8.0
+        on = present.astype(np.float64)
+        td = t - float(tau[0, 0]) if uniform_tau else t - tau
+        qd = xd[:, :1]
+        sendd, _ = sending(xd, g.active(td))
+        aggd = g.total(sendd)
+        fbd = fb_at(qd, aggd, g.mu(td))
+        if not qcn:
+            if g.neg_gate.any():
+                fbd = np.where(g.neg_gate & (fbd < 0) & (qd <= g.qeq), 0.0, fbd)
+            m = g.sampling_p(fbd, qd) * sendd / L  # messages per second per flow
+            if log_decrease:  # per message λ ← λ·(1 + Gd·Fb): the log-rate drifts by ln(1 + Gd·Fb)
+                md = m * lam * np.log(np.maximum(1.0 + g.gd * np.minimum(fbd, 0.0), _FLOOR))
+            else:  # §11.1 as written: the first-order form, exact near equilibrium
+                md = m * g.gd * fbd * lam
+            dlam = np.where(fbd > 0, m * g.gi * g.ru * fbd, md) + g.drift_bps_per_s
+            dx[:, i_lam] = dlam * on
+            return dx
+        rt = x[:, i_rt]
+        sigma = np.where(fbd < 0, g.sampling_p(fbd, qd), 0.0)
+        r = sendd / L
+        cnm = r * sigma
+        bc = r * _cycles(sigma, g.bc_frames)
+        ai = np.exp(g.f_stages * g.bc_frames * np.log1p(-np.minimum(sigma, 0.999999)))
+        tframes = g.timer_s * r
+        if np.any(g.timer_s > 0):
+            tm = np.where((g.timer_s > 0) & (r > 0), r * _cycles(sigma, np.maximum(tframes, 1e-300)), 0.0)
+            ai_t = np.exp(g.f_stages * tframes * np.log1p(-np.minimum(sigma, 0.999999)))
+        else:
+            tm = np.zeros_like(r)
+            ai_t = tm
+        dec = np.minimum(g.gd * np.abs(fbd), g.min_dec)
+        # D8: TR := CR on a CNM only if an increase event happened since the previous CNM, i.e.
+        # if the gap between the two CNMs (geometric, in frames) reached BC frames or T·r frames
+        if g.after_increase:
+            gap = np.minimum(g.bc_frames, np.where(g.timer_s > 0, tframes, np.inf))
+            cnm_upd = cnm * np.exp(gap * np.log1p(-np.minimum(sigma, 0.999999)))
+        else:
+            cnm_upd = cnm
+        drt = -(rt - lam) * cnm_upd + g.r_ai * (bc * ai + tm * ai_t) + g.drift_bps_per_s
+        drc = -dec * lam * cnm + 0.5 * (rt - lam) * (bc + tm) + g.drift_bps_per_s
+        dx[:, i_lam] = drc * on
+        dx[:, i_rt] = drt * on
+        return dx
+
+    sol = solve_dde(rhs, x0, tau[:, 0], t_end, h, t0=t_start, project=project, record_every=every,
+                    interpolation="linear")
+    xs, times = sol.x, sol.t
+    if t_start > 0:  # the constant state before t_start
+        pre = np.arange(0.0, t_start, record_dt)
+        times = np.concatenate([pre, times])
+        xs = np.concatenate([np.repeat(xs[:1], pre.size, axis=0), xs])
+    queue = xs[:, :, 0]
+    rates = np.stack([sending(xs[i], g.active(t))[0] for i, t in enumerate(times)])
+    agg = np.sum(g.count[None] * rates, axis=2)
+    mu_t = np.stack([g.mu(t)[:, 0] if np.ndim(g.mu(t)) else np.full(P, g.mu(t)) for t in times])
+    fb = np.stack([fb_at(queue[i][:, None], agg[i][:, None], np.broadcast_to(mu_t[i], (P,))[:, None])[:, 0]
+                   for i in range(times.size)])
+    return FluidRun(params=plist, t=times, queue=queue, rates=rates, limiter=xs[:, :, i_lam],
+                    target=xs[:, :, i_rt] if i_rt is not None else None,
+                    backlog=xs[:, :, i_b] if i_b is not None else None, fb=fb, aggregate=agg, h=h)
+
+
+def bcn_equilibrium(p: FluidParams) -> dict[str, Any]:
+    """The fixed point of §11.1: q = Qeq, every hot flow at λ0 = μ/N_h (Fb = 0).
+
+    Valid when every hot flow offers more than λ0 and λ0 ≥ Rmin; otherwise the flows that
+    offer less are not limited and the rest share what is left (reported as ``limited = False``).
+    """
+    lam0 = p.fair_bps
+    offered = min(g.offered_bps for g in p.groups)
+    return {
+        "queue_bytes": p.qeq,
+        "rate_bps": lam0,
+        "limited": bool(offered > lam0 and lam0 >= p.rmin),
+    }

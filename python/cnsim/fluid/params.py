@@ -1,0 +1,309 @@
+"""The fluid model's parameters, derived from a scenario (spec/algorithms.md §11, §3–5).
+
+A single-bottleneck scenario (one switch; the congestion point is the switch egress feeding the
+scenario's hot node, ``metrics.hot_port``) gives:
+
+* the hot flows: every source that sends to the hot node, grouped by offered rate and activity
+  window (uniform traffic: load·C/(N−1) per flow; named flows: their rate while active);
+* the service rate μ(t) of the hot port: its link rate, times the hotspot's rate fraction inside
+  a hotspot window (output-generated scenarios); the link rate for input-generated ones;
+* the loop delay τ = source → CP → source: the data frame's serialisation on the source link,
+  the propagation delay both ways and the control frame's serialisation (§11 solver notes; the
+  CP samples a frame when its last bit is received, D14, and the control frame is generated
+  then, D6, with strict priority so it does not queue); out-of-band feedback replaces the way
+  back by ``feedback_delay``;
+* the sampling probability p_s per frame (random sampling: ``ps``; interval sampling: L/S);
+* the scheme's gains, set point, bounds, the buffer size of the hot queue, and how much a
+  source's VOQ can hold (``nic.ingress``: unlimited, per VOQ, or shared; the fluid backlog is
+  capped there, the excess counts as source drops).
+
+Everything is in base units: bytes, bit/s, seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Union
+
+from ..errors import ScenarioError
+from ..scenario import Scenario, load
+
+__all__ = ["FlowGroup", "FluidParams", "FLUID_SCHEMES", "fluid_params"]
+
+#: schemes with a fluid model (algorithms.md §11.1, §11.2)
+FLUID_SCHEMES = ("bcn", "qcn")
+
+_PS = 1e-12
+
+
+@dataclass(frozen=True)
+class FlowGroup:
+    """``count`` identical hot flows offering ``offered_bps`` while ``start_s <= t < stop_s``."""
+
+    flows: tuple[str, ...]  # "<src>-><dst>"
+    offered_bps: float
+    line_bps: float  # the source's link rate (R_line)
+    start_s: float
+    stop_s: float
+
+    @property
+    def count(self) -> int:
+        return len(self.flows)
+
+
+@dataclass(frozen=True)
+class FluidParams:
+    """Everything the BCN and QCN fluid models need (base units)."""
+
+    scenario: str
+    scheme: str
+    groups: tuple[FlowGroup, ...]
+    link_bps: float  # hot port link rate
+    mu_windows: tuple[tuple[float, float, float], ...]  # (start_s, end_s, fraction) of hotspots
+    frame_bytes: float
+    tau_s: float  # loop delay
+    buffer_bytes: float  # the hot queue's ceiling (projection)
+    backlog_cap_bytes: float  # what a source's VOQ can hold (inf: unlimited); the rest is dropped
+    duration_s: float
+    window_s: tuple[float, float]
+    # CP
+    w: float
+    qeq: float
+    ps: float  # sampling probability per frame (mean)
+    sampling: str
+    pmin: float = 0.01
+    pmax: float = 0.1
+    oversample: float = 1.0
+    fbmax: float = 0.0  # (2w+1)·Qeq, bytes
+    fb_quanta: float = 0.0  # 2^b − 1 when feedback is quantised, else 0
+    bcn_max: bool = False
+    qmc: float = float("inf")
+    negative_only_above_qeq: bool = False
+    # RP (BCN)
+    gd: float = 0.0  # per byte of Fb (converted from per quantum)
+    gi: float = 0.0  # per byte of Fb, for the hot sources' link rate
+    ru: float = 1e6
+    rmin: float = 1e6
+    drift_bps_per_s: float = 0.0
+    # RP (QCN)
+    bc_frames: float = 100.0
+    timer_s: float = 0.0
+    f_stages: float = 5.0
+    r_ai: float = 5e6
+    min_dec: float = 0.5
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ derived figures
+    @property
+    def n_hot(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def frame_bits(self) -> float:
+        return 8.0 * self.frame_bytes
+
+    @property
+    def hot_window_s(self) -> tuple[float, float]:
+        """Where the hot port is overloaded: the hotspot window, else the hot flows' activity."""
+        if self.mu_windows:
+            return self.mu_windows[0][0], self.mu_windows[0][1]
+        return max(g.start_s for g in self.groups), min(g.stop_s for g in self.groups)
+
+    @property
+    def mu_bps(self) -> float:
+        """Service rate while the hot port is congested."""
+        if self.mu_windows:
+            return self.link_bps * self.mu_windows[0][2]
+        return self.link_bps
+
+    @property
+    def fair_bps(self) -> float:
+        """λ0 = μ/N_h (the equilibrium rate when every hot flow offers more than that)."""
+        return self.mu_bps / self.n_hot
+
+    @property
+    def sample_spacing_s(self) -> float:
+        """Δ = L/(p_s·μ): the time between two samples at equilibrium."""
+        return self.frame_bits / (self.ps * self.mu_bps)
+
+    def with_(self, **changes: Any) -> FluidParams:
+        """A copy with fields changed (``tau_s``, ``w``, ``gd`` …); fbmax follows w and qeq."""
+        new = replace(self, **changes)
+        if ("w" in changes or "qeq" in changes) and "fbmax" not in changes:
+            new = replace(new, fbmax=(2 * new.w + 1) * new.qeq)
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "scheme": self.scheme,
+            "n_hot": self.n_hot,
+            "offered_gbps": [g.offered_bps / 1e9 for g in self.groups],
+            "mu_gbps": self.mu_bps / 1e9,
+            "fair_share_gbps": self.fair_bps / 1e9,
+            "frame_bytes": self.frame_bytes,
+            "tau_s": self.tau_s,
+            "buffer_bytes": self.buffer_bytes,
+            "backlog_cap_bytes": self.backlog_cap_bytes if self.backlog_cap_bytes != float("inf") else None,
+            "w": self.w,
+            "qeq_bytes": self.qeq,
+            "ps": self.ps,
+            "sampling": self.sampling,
+            "sample_spacing_s": self.sample_spacing_s,
+            "gd_per_byte": self.gd,
+            "gi_per_byte": self.gi,
+            "ru_bps": self.ru,
+            "rmin_bps": self.rmin,
+            "hot_window_s": list(self.hot_window_s),
+            **({"bc_frames": self.bc_frames, "timer_s": self.timer_s, "f": self.f_stages,
+                "r_ai_bps": self.r_ai, "min_dec": self.min_dec} if self.scheme == "qcn" else {}),
+        }
+
+
+def _bad(sid: str, message: str) -> ScenarioError:
+    return ScenarioError(f"{sid}: {message}")
+
+
+def fluid_params(scenario: Union[str, Path, Scenario], set: dict[str, Any] | None = None) -> FluidParams:
+    """Derive :class:`FluidParams` from a scenario (id, path or object) and overrides.
+
+    Raises :class:`ScenarioError` for a scheme without a fluid model or a scenario that is not a
+    single-switch, single-bottleneck one.
+    """
+    scen = load(scenario)
+    scen.set_many(set)
+    scen.validate()
+    r = scen.resolved
+    sid = scen.id
+    if r.scheme not in FLUID_SCHEMES:
+        raise _bad(sid, f"cm.scheme = {r.scheme!r} has no fluid model; the fluid models are "
+                   + " and ".join(f'"{s}"' for s in FLUID_SCHEMES) + " (e.g. --set cm.scheme=bcn)")
+    core = scen.lower()
+    topo = core["topology"]
+    if r.doc.topology.kind == "fat_tree" or len(topo["switches"]) != 1:
+        what = "a fat tree" if r.doc.topology.kind == "fat_tree" else f"{len(topo['switches'])} switches"
+        raise _bad(sid, f"the fluid model covers single-switch scenarios (one congestion point); this one has {what}")
+    if len({h["node"] for h in core.get("hotspots", [])}) > 1:
+        raise _bad(sid, "the fluid model takes one hot port; this scenario's hotspot moves between nodes")
+    hot = r.hot_node
+    if hot is None:
+        raise _bad(sid, f"metrics.hot_port = {r.hot_port!r} does not feed a node; the fluid model needs one")
+    links = {lk["b"] if lk["a"] in topo["switches"] else lk["a"]: lk for lk in topo["links"]}
+    nodes = topo["nodes"]
+    frame = float(core["traffic"]["frame_size"])
+    end_s = core["duration_ps"] * _PS
+    cm = core["cm"]
+
+    # hot flows
+    buckets: dict[tuple[float, float, float, float], list[str]] = {}
+    for src in core["traffic"]["sources"]:
+        node = src["node"]
+        if node == hot:
+            continue
+        rate = float(links[node]["rate_bps"])
+        if src["dst"] is None:
+            offered = src["load"] * rate / (len(nodes) - 1)
+        elif src["dst"] == hot:
+            offered = src["load"] * rate
+        else:
+            continue
+        start = src["start_ps"] * _PS
+        stop = end_s if src["stop_ps"] is None else src["stop_ps"] * _PS
+        buckets.setdefault((offered, rate, start, stop), []).append(f"{node}->{hot}")
+    if not buckets:
+        raise _bad(sid, f"no traffic is sent to the hot node {hot!r}; nothing for the fluid model to do")
+    groups = tuple(FlowGroup(tuple(v), k[0], k[1], k[2], k[3]) for k, v in buckets.items())
+
+    hot_link = links[hot]
+    link_bps = float(hot_link["rate_bps"])
+    mu_windows = tuple(
+        (h["start_ps"] * _PS, h["end_ps"] * _PS, float(h["rate"])) for h in core.get("hotspots", []) if h["node"] == hot
+    )
+    if len(mu_windows) > 1:
+        raise _bad(sid, "the fluid model takes at most one hotspot window on the hot node")
+    if mu_windows and mu_windows[0][2] <= 0:
+        raise _bad(sid, "a hotspot rate of 0 has no fluid equilibrium (μ = 0); use a rate > 0")
+
+    # loop delay, averaged over the hot sources (all equal in the shipped scenarios)
+    cnm = float(cm.get("cnm_size", 64))
+    taus = []
+    for g in groups:
+        for f in g.flows:
+            src = f.split("->")[0]
+            lk = links[src]
+            d = lk["delay_ps"] * _PS
+            c = float(lk["rate_bps"])
+            back = d + 8 * cnm / c if cm.get("feedback", "inband") == "inband" else cm.get("feedback_delay_ps", 0) * _PS
+            taus.append(8 * frame / c + d + back)
+    tau = sum(taus) / len(taus)
+
+    # buffer: the hot queue's ceiling
+    sw = core["switch"]
+    th = sw["thresholds"][topo["switches"][0]]
+    n_in = len({f.split("->")[0] for g in groups for f in g.flows})
+    if sw["buffer"] == "egress":
+        buf = float(sw["memory_per_port"])
+    elif sw["buffer"] == "shared":
+        buf = float(th["xoff"] if sw["pause"] else th["capacity"])
+    else:  # partitioned: each hot input can hold up to its partition (or XOFF with PAUSE)
+        buf = float(n_in * (th["xoff"] if sw["pause"] else th["capacity"]))
+    if sw.get("oq_limit") is not None:
+        buf = min(buf, float(sw["oq_limit"]))
+
+    nic = core["nic"]
+    if nic["ingress"] == "per_voq":
+        voq = float(nic["ingress_size"]) / (len(nodes) - 1)
+    elif nic["ingress"] == "shared":
+        voq = float(nic["ingress_size"])
+    else:
+        voq = float("inf")
+
+    w = float(cm["w"])
+    qeq = float(cm["qeq"])
+    fbmax = (2 * w + 1) * qeq
+    bits = int(cm.get("fb_bits", 0) or 0)
+    quanta = float(2**bits - 1) if bits > 0 else 0.0
+    per_byte = quanta / fbmax if quanta else 1.0  # gains per quantum → per byte of Fb
+    sampling = str(cm["sampling"])
+    if sampling in ("interval", "jitter"):
+        ps = frame / float(cm["sample_bytes"])
+    elif sampling == "table":
+        ps = frame / 150_000.0  # the table's base interval (QntzFb = 0)
+    elif sampling == "linear":
+        ps = float(cm["pmin"])
+    else:
+        ps = float(cm["ps"])
+    common: dict[str, Any] = dict(
+        scenario=sid, scheme=r.scheme, groups=groups, link_bps=link_bps, mu_windows=mu_windows,
+        frame_bytes=frame, tau_s=tau, buffer_bytes=buf, backlog_cap_bytes=voq, duration_s=end_s,
+        window_s=(r.window_ps[0] * _PS, r.window_ps[1] * _PS),
+        w=w, qeq=qeq, ps=ps, sampling=sampling, pmin=float(cm.get("pmin", 0.01)), pmax=float(cm.get("pmax", 0.1)),
+        fbmax=fbmax, fb_quanta=quanta, rmin=float(cm["rmin_bps"]),
+        drift_bps_per_s=(float(cm.get("drift_rate_bps", 0)) / (cm["drift_period_ps"] * _PS)) if cm.get("drift_rate_bps") else 0.0,
+    )
+    if r.scheme == "bcn":
+        src_rate = groups[0].line_bps
+        gi_scale = src_rate / float(cm.get("gi_rate_bps", src_rate))
+        return FluidParams(
+            **common,
+            oversample=float(cm.get("oversample_factor", 1.0)),
+            bcn_max=bool(cm.get("bcn_max", False)),
+            qmc=float(cm["qmc"]) if cm.get("bcn_max") else float("inf"),
+            negative_only_above_qeq=bool(cm.get("negative_only_above_qeq", False)),
+            gd=float(cm["gd"]) * per_byte,
+            gi=float(cm["gi"]) * per_byte * gi_scale,
+            ru=float(cm["ru_bps"]),
+        )
+    # qcn: QntzFb has 2^b − 1 levels over Fbmax; gd is per quantum
+    return FluidParams(
+        **common,
+        gd=float(cm["gd"]) * per_byte,
+        bc_frames=float(cm["bc"]) / frame,
+        timer_s=cm["timer_ps"] * _PS,
+        f_stages=float(cm["f"]),
+        r_ai=float(cm["r_ai_bps"]),
+        min_dec=float(cm["min_dec"]),
+        extra={"hai": bool(cm.get("hai", False)), "efr": bool(cm.get("efr", False)),
+               "target_update": str(cm.get("target_update", "after_increase"))},
+    )
