@@ -72,12 +72,6 @@ def test_reproduce_zhb_quick(tmp_path: Path) -> None:
     assert float(case1[("BCN", "partitioned")][3]) > 1.5 * float(case1[("no CM", "partitioned")][3])
 
 
-@pytest.mark.parametrize("deck", ["qcnp", "e2cm", "eval"])
-def test_other_decks_quick_list_pending_studies(tmp_path: Path, deck: str) -> None:
-    res = runner.invoke(app, ["reproduce", deck, "--quick", "--out", str(tmp_path)])
-    assert res.exit_code == 0, res.output
-    _check_deck(tmp_path, deck)
-
 
 def test_every_deck_has_studies_and_pending_is_data_driven() -> None:
     for name in DECKS:

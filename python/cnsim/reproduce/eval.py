@@ -1,42 +1,104 @@
 """Deck S4 — ECM vs QCN-2pt vs QCN-3pt evaluation ("Topologies & Workloads", 2007;
-scenarios.md §6). One ``<id>-grid`` study (scheme x PAUSE) per eval- catalog id; the tables give
-drops, throughput, % time paused and signalling overhead per scheme. Studies stay pending until
-their sweep specs are shipped.
+scenarios.md §6).
+
+One ``<id>-grid`` study (no CM / ECM / QCN-2pt / QCN-3pt × PAUSE on/off) per eval- catalog id.
+Each hotspot severity gets the deck's table — aggregate throughput, frames dropped, % time
+paused, signalling overhead, hot-queue mean and bottleneck utilisation per scheme, with and
+without PAUSE (averaged over the whole run, like the deck) — and the hot-port queue and
+aggregate throughput versus time per scheme. The baseline adds the hot-port queue of QCN-2pt and
+QCN-3pt with and without extra fast recovery (``eval-baseline-efr``; ``cm.efr`` is a QCN
+parameter, hence a spec of its own).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import Deck, Study
-from .figures import SummaryTable, TimeFigure
+from .figures import MetricFigure, SummaryTable, TimeFigure, label_value
 
-_TABLE = ["aggregate", "hot_port", "drops", "paused", "cm_mbps", "cm_frames", "q_mean", "jain"]
+_SCHEMES = {"none": "no CM", "bcn": "ECM", "qcn": "QCN-2pt", "qcn3pt": "QCN-3pt"}
 
 
-def _study(sweep: str, title: str) -> Study:
+def eval_label(key: str, value: Any) -> str:
+    """The deck's names: NOCM / ECM / QCN-2pt / QCN-3pt, PAUSE on/off, EFR on/off."""
+    empty = value in ("", None)
+    if key == "cm.scheme":
+        return "scheme =" if empty else _SCHEMES.get(str(value), str(value).upper())
+    if key == "switch.pause":
+        return "PAUSE =" if empty else ("PAUSE on" if value else "PAUSE off")
+    if key == "cm.efr":
+        return "EFR =" if empty else ("EFR on" if value else "EFR off")
+    return label_value(key, value)
+
+
+_TABLE = ["aggregate", "drops", "paused", "cm_mbps", "cm_frames", "q_mean", "util", "hot_port", "jain"]
+
+
+def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any]] | None = None,
+          quick_set: dict[str, Any] | None = None) -> Study:
     return Study(
         sweep=sweep,
         title=title,
+        text=text,
         figures=[
-            TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate"),
-            TimeFigure(f"{sweep}-queue", f"{title}: hot queue length vs time", "hot_queue"),
+            TimeFigure(f"{sweep}-queue", f"{title}: hot-port queue vs time", "hot_queue", facet="switch.pause",
+                       caption="Length of the hot-port queue versus time, one curve per scheme, with and without PAUSE; "
+                               "the hotspot is shaded."),
+            TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet="switch.pause",
+                       caption="Aggregate throughput versus time, one curve per scheme, with and without PAUSE."),
+            MetricFigure(f"{sweep}-table", f"{title}: tier-1 metrics per scheme", "cm.scheme", ["aggregate", "drops", "paused", "cm_mbps"],
+                         legend="switch.pause",
+                         caption="Aggregate throughput, frames dropped, % time paused and signalling overhead per scheme, with and "
+                                 "without PAUSE (whole-run averages; without PAUSE nothing is retransmitted, so throughput is overstated)."),
         ],
         tables=[SummaryTable(f"{title}: drops, throughput, % time paused, signalling overhead per scheme", _TABLE)],
+        quick_axes=quick_axes or {"cm.scheme": list(_SCHEMES)},  # every scheme, also in --quick
+        quick_set=quick_set or {},
     )
 
+
+def _efr() -> Study:
+    sweep = "eval-baseline-efr"
+    return Study(
+        sweep=sweep,
+        title="Baseline: QCN with and without EFR",
+        text="QCN-2pt and QCN-3pt (PS-EVAL-QCN) with extra fast recovery on (the preset) and off; PAUSE on.",
+        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, QCN with / without EFR", "hot_queue",
+                            caption="Hot-port queue (S1/H5) versus time for QCN-2pt and QCN-3pt with and without EFR.")],
+        tables=[SummaryTable("Baseline: QCN with and without EFR", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused",
+                                                                    "cm_mbps", "jain"])],
+        quick_set={"duration": "0.1s"},
+    )
+
+
+_SH = "One bridge, H0..H9 at 85 % uniform; H0's service drops to {rate} from 0.1 to 0.5 s (hotspot degree 9, severity {sev})."
+_MH = ("5-switch chain, H1-H6 at 25 %, H7-H10 at 40 % uniform; H6 served at {rate} from 0.1 to 0.5 s (degree 9, severity {sev}; "
+       "the four chain CP queues are recorded).")
 
 DECK = Deck(
     name="eval",
     title="ECM vs QCN-2pt vs QCN-3pt evaluation",
     source="Deck S4: unnamed evaluation deck, Topologies & Workloads, 2007",
     studies=[
-        _study("eval-baseline-grid", "Baseline"),
-        _study("eval-sh-og-2g-grid", "Single hop, output-generated, 2 Gb/s hotspot"),
-        _study("eval-sh-og-0.5g-grid", "Single hop, output-generated, 0.5 Gb/s hotspot"),
-        _study("eval-sh-og-0g-grid", "Single hop, output-generated, 0 Gb/s hotspot"),
-        _study("eval-mh-og-2g-grid", "Multi-hop, output-generated, 2 Gb/s hotspot"),
-        _study("eval-mh-og-0.5g-grid", "Multi-hop, output-generated, 0.5 Gb/s hotspot"),
-        _study("eval-mh-og-0g-grid", "Multi-hop, output-generated, 0 Gb/s hotspot"),
-        _study("eval-fat-tree-64-grid", "4-ary 3-tree, 64 hosts"),
+        _grid("eval-baseline-grid", "Baseline", "H1-H4 at 5 Gb/s each to H5 through one bridge (2:1 overload); 0.1 s; window [0.01, 0.1] s.",
+              quick_set={"duration": "0.1s"}),
+        _efr(),
+        _grid("eval-sh-og-2g-grid", "Single hop, output-generated, 2 Gb/s hotspot", _SH.format(rate="2 Gb/s", sev="4.25:1")),
+        _grid("eval-sh-og-0.5g-grid", "Single hop, output-generated, 0.5 Gb/s hotspot", _SH.format(rate="0.5 Gb/s", sev="17:1")),
+        _grid("eval-sh-og-0g-grid", "Single hop, output-generated, 0 Gb/s hotspot", _SH.format(rate="0 Gb/s", sev="inf")),
+        _grid("eval-mh-og-2g-grid", "Multi-hop, output-generated, 2 Gb/s hotspot", _MH.format(rate="2 Gb/s", sev="1.58:1")),
+        _grid("eval-mh-og-0.5g-grid", "Multi-hop, output-generated, 0.5 Gb/s hotspot", _MH.format(rate="0.5 Gb/s", sev="6.33:1")),
+        _grid("eval-mh-og-0g-grid", "Multi-hop, output-generated, 0 Gb/s hotspot", _MH.format(rate="0 Gb/s", sev="inf")),
+        _grid("eval-fat-tree-64-grid", "4-ary 3-tree, 64 hosts, 2 Gb/s hotspot",
+              "48 switches (radix 8), D-mod-k routing; 85 % uniform; host 0 served at 2 Gb/s from 0.1 to 0.5 s (degree 63, severity 4.25:1).",
+              # quick: the largest network of the deck — 0.1 s, two schemes, PAUSE on
+              quick_axes={"cm.scheme": ["none", "qcn"], "switch.pause": [True]},
+              quick_set={"duration": "0.1s", "hotspots.0.start": "0.03s", "hotspots.0.end": "0.08s", "metrics.window": ["0s", "0.1s"]}),
     ],
-    quick_set={"duration": "0.2s"},
+    # quick: 0.2 s with the hotspot at 0.05-0.15 s (full: 1.0 s, hotspot 0.1-0.5 s, whole-run averages)
+    quick_set={"duration": "0.2s", "hotspots.0.start": "0.05s", "hotspots.0.end": "0.15s", "metrics.window": ["0s", "0.2s"]},
+    labeler=eval_label,
+    notes=["CN-SIM bridge: 150 KB per input, PAUSE 130/110 KB; NIC buffer 150 KB shared, the generator blocks when full; "
+           "links 0.5 us, bridge and NIC processing 1 us each. Table averages over the whole run, like the deck."],
 )

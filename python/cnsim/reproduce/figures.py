@@ -5,7 +5,8 @@
 * :class:`MetricFigure` — a summary metric versus a swept key, one curve per legend value;
 * :class:`FlowFigure` — per-flow throughput over the measurement window, grouped bars per point,
   the max-min fair share drawn in;
-* :class:`SummaryTable` — one row per point: parameters and chosen summary metrics.
+* :class:`SummaryTable` — one row per point: parameters and chosen summary metrics;
+* :class:`Subset` — any of the figures above drawn for the points whose swept values match.
 
 All read the run folders of a sweep (``sweep.parquet``, ``runs/<id>/series/*.parquet``,
 ``scenario.toml``) and draw with matplotlib's object API on the Agg canvas.
@@ -35,6 +36,7 @@ __all__ = [
     "MetricFigure",
     "FlowFigure",
     "SummaryTable",
+    "Subset",
     "load_points",
     "label_value",
     "METRICS",
@@ -154,6 +156,11 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "maxmin_err": ("max-min rel. error", "fairness.maxmin_rel_error", 1.0),
     "underrun": ("hot-port underrun", "underrun", 1.0),
     "util": ("bottleneck utilisation", "bottleneck_utilisation", 1.0),
+    "completed": ("completed flows", "fct_ms.completed", 1.0),
+    "incomplete": ("incomplete flows", "fct_ms.incomplete", 1.0),
+    "fct_mean": ("FCT mean (ms)", "fct_ms.mean", 1.0),
+    "fct_p99": ("FCT p99 (ms)", "fct_ms.p99", 1.0),
+    "src_drops": ("source drops (frames)", "source_drops.frames", 1.0),
 }
 
 
@@ -161,12 +168,12 @@ def _legend(point: Point, keys: list[str], labeler: Labeler) -> str:
     return ", ".join(labeler(k, point.params.get(k)) for k in keys) or "run"
 
 
-def _new(panels: int, ncols: int = 2, height: float = 3.6) -> tuple[Figure, list[Any]]:
+def _new(panels: int, ncols: int = 2, height: float = 3.6, sharey: bool = True) -> tuple[Figure, list[Any]]:
     ncols = min(ncols, panels)
     nrows = (panels + ncols - 1) // ncols
     fig = Figure(figsize=(6.4 * ncols, height * nrows + 0.6), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=sharey)
     flat = list(axes.ravel())
     for ax in flat[panels:]:
         ax.set_visible(False)
@@ -222,9 +229,10 @@ class TimeFigure:
             ax.set_title(facet_label or self.title, fontsize=10)
             ax.set_xlabel("time (s)")
             ax.set_ylabel(ylabel)
-            ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7, loc="best", ncol=2 if len(group) > 7 else 1)
+        for ax in axes:  # after every panel is drawn: the shared y range covers them all
+            ax.set_ylim(bottom=0)
         if self.facet is not None:
             fig.suptitle(self.title, fontsize=11)
         path = out / f"{self.name}.png"
@@ -255,7 +263,8 @@ class MetricFigure:
         pts = [p for p in points if p.ok]
         if not pts:
             return None
-        fig, axes = _new(len(self.y), ncols=len(self.y), height=3.4)
+        ncols = len(self.y) if len(self.y) <= 3 else 2
+        fig, axes = _new(len(self.y), ncols=ncols, height=3.4, sharey=False)  # panels of different units
         for ax, metric in zip(axes, self.y):
             label, key, scale = METRICS[metric]
             groups = _facets(pts, self.legend, labeler)
@@ -277,18 +286,30 @@ class MetricFigure:
         return path
 
 
+def _natural(name: str) -> list[Any]:
+    """Sort key: "2->1" before "10->1", "H2" before "H10"."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name)]
+
+
 def _num(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
 
 
 @dataclass
 class FlowFigure:
-    """Per-flow throughput over the window (grouped bars per point) with the max-min fair share."""
+    """Per-flow throughput over the window (grouped bars per point) with the max-min fair share.
+
+    ``nodes``: per-node throughput (delivered to each node) instead, the reference being the sum of
+    the max-min shares of the flows into the node; ``proportional``: also the proportionally fair
+    share (dotted).
+    """
 
     name: str
     title: str
     legend: list[str] | None = None
     caption: str = ""
+    nodes: bool = False
+    proportional: bool = False
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
         from ..report import _FolderResult
@@ -298,7 +319,9 @@ class FlowFigure:
         pts = [p for p in pts if p.row.get("seed") == (seeds[0] if seeds else None)]
         if not pts:
             return None
-        flows = [c.removeprefix("throughput_gbps.per_flow.") for c in pts[0].row if c.startswith("throughput_gbps.per_flow.")]
+        column = "throughput_gbps.per_node." if self.nodes else "throughput_gbps.per_flow."
+        flows = sorted((c.removeprefix(column) for c in pts[0].row if c.startswith(column) and pts[0].row.get(c) is not None),
+                       key=_natural)
         if not flows:
             return None
         legend = self.legend if self.legend is not None else keys
@@ -309,20 +332,21 @@ class FlowFigure:
         colors = _colors(len(flows))
         x = np.arange(len(pts))
         for i, flow in enumerate(flows):
-            ys = [_num(p.row.get(f"throughput_gbps.per_flow.{flow}")) for p in pts]
+            ys = [_num(p.row.get(f"{column}{flow}")) for p in pts]
             ax.bar(x + (i - (len(flows) - 1) / 2) * width, ys, width, color=colors[i], label=flow)
-        drew_fair = False
+        drew: set[str] = set()
         for j, p in enumerate(pts):
             try:
-                fair = _FolderResult(p.folder, json.loads((p.folder / "summary.json").read_text())).fair_gbps
+                fair, prop = self._shares(_FolderResult(p.folder, json.loads((p.folder / "summary.json").read_text())))
             except Exception:  # noqa: BLE001 - a figure without its reference line is still useful
-                fair = {}
-            for i, flow in enumerate(flows):
-                if flow in fair:
-                    xc = j + (i - (len(flows) - 1) / 2) * width
-                    ax.hlines(fair[flow], xc - width / 2, xc + width / 2, color="black", linestyle="--", linewidth=1.2,
-                              label=None if drew_fair else "max-min fair share")
-                    drew_fair = True
+                fair, prop = {}, {}
+            for refs, style, label in ((fair, "--", "max-min fair share"), (prop, ":", "proportional share")):
+                for i, flow in enumerate(flows):
+                    if flow in refs:
+                        xc = j + (i - (len(flows) - 1) / 2) * width
+                        ax.hlines(refs[flow], xc - width / 2, xc + width / 2, color="black", linestyle=style, linewidth=1.2,
+                                  label=None if label in drew else label)
+                        drew.add(label)
         ax.set_xticks(x, [_legend(p, legend, labeler) for p in pts], fontsize=7, rotation=20, ha="right")
         ax.set_ylabel("throughput over the window (Gb/s)")
         ax.set_title(self.title, fontsize=11)
@@ -331,6 +355,51 @@ class FlowFigure:
         path = out / f"{self.name}.png"
         fig.savefig(path)
         return path
+
+    def _shares(self, result: Any) -> tuple[dict[str, float], dict[str, float]]:
+        """(max-min, proportional) reference shares in Gb/s keyed like the bars."""
+        from ..fairness import fair_shares, proportional_shares
+
+        if not self.nodes and not self.proportional:
+            return result.fair_gbps, {}
+        resolved = result.scenario.resolved
+        fair = fair_shares(resolved) or {}
+        prop = (proportional_shares(resolved) or {}) if self.proportional else {}
+        if not self.nodes:
+            return result.fair_gbps, {f"{s}->{d}": v / 1e9 for (s, d), v in prop.items()}
+        per_node: dict[str, float] = {}
+        for (_s, d), v in fair.items():
+            per_node[d] = per_node.get(d, 0.0) + v / 1e9
+        return per_node, {}
+
+
+@dataclass
+class Subset:
+    """``figure`` drawn only for the points whose swept values are among ``where[key]``.
+
+    Keys not swept by the sweep are ignored; with no point left, nothing is drawn (a --quick run
+    that drops a variant simply has one figure less).
+    """
+
+    figure: Any
+    where: dict[str, list[Any]]
+
+    @property
+    def title(self) -> str:
+        return str(self.figure.title)
+
+    @property
+    def caption(self) -> str:
+        return str(self.figure.caption)
+
+    def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        where = {k: v for k, v in self.where.items() if k in keys}
+        pts = [p for p in points if all(p.params.get(k) in v for k, v in where.items())]
+        if not pts:
+            return None
+        # a key fixed by the subset no longer varies: leave it out of the legends
+        fixed = [k for k, v in where.items() if len({p.params.get(k) for p in pts}) == 1]
+        return self.figure.draw(pts, [k for k in keys if k not in fixed], labeler, out)  # type: ignore[no-any-return]
 
 
 @dataclass

@@ -1,28 +1,133 @@
 """Deck S1 — "Toward a Scalable and Robust QCN" (Gusat, Minkenberg, Luijten et al., Nov 2007;
 scenarios.md §3): ECM vs QCN vs QCN-SONAR, and QCN+.
 
-The studies are the sweeps of scenarios.md §8 for this deck; each stays pending until its sweep
-spec and base scenario are shipped (the lead fills them in).
+Part one, one ``<id>-grid`` study per catalog id (qcnp-og-single-hop, qcnp-ig-baseline,
+qcnp-ig-100-sources, qcnp-20-stage, qcnp-parking-lot): the M/PAUSE variants {M = 150 KB, PAUSE
+off} and {M = 1.5 MB, PAUSE on} × the "RTT" label (the one-way link delay, I-14) × ECM-Q / QCN /
+QCN-SONAR. Figures as in the slides, one set per M/PAUSE variant: hot queue, aggregate and
+hot-port throughput versus time (one panel per RTT, one curve per scheme); frame drops,
+throughput and underrun versus RTT; per-flow throughput at the smallest RTT with the max-min
+fair share (parking lot: also the proportional share 1.67/3.33 Gb/s).
+
+Part two (QCN+): ``qcnp-ig-rtt-sweep`` (PS-QCNP-RTT on the IG baseline: hot queue and hot-port
+throughput versus RTT per scheme and W) and ``qcnp-og-w-sweep`` (QCN on the OG hotspot over W).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..units import parse_time
 from . import Deck, Study
-from .figures import FlowFigure, SummaryTable, TimeFigure
+from .figures import FlowFigure, MetricFigure, Subset, SummaryTable, TimeFigure, label_value
 
-_TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "drops", "paused", "cm_mbps", "jain"]
+_SCHEMES = {"none": "no CM", "bcn": "ECM-Q", "qcn": "QCN", "qcn-sonar": "QCN-SONAR", "qcn-plus": "QCN+"}
 
 
-def _study(sweep: str, title: str) -> Study:
+def _us(value: Any) -> str:
+    us = parse_time(value) / 1e6 if isinstance(value, str) else float(value) * 1e6
+    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} us"
+
+
+def qcnp_label(key: str, value: Any) -> str:
+    """The deck's names: ECM-Q / QCN / QCN-SONAR / QCN+, "RTT" (the one-way link delay), PAUSE on/off."""
+    if key == "cm.scheme":
+        return _SCHEMES.get(str(value), str(value).upper()) if value not in ("", None) else "scheme ="
+    if key == "links.delay":
+        return "RTT =" if value in ("", None) else f"RTT = {_us(value)}"
+    if key == "switch.pause":
+        return "PAUSE =" if value in ("", None) else ("PAUSE on" if value else "PAUSE off")
+    if key == "switch.memory_per_port":
+        return "M =" if value in ("", None) else f"M = {value}"
+    return label_value(key, value)
+
+
+_TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps", "underrun", "jain"]
+
+#: the M/PAUSE variants of part one (zipped in the grid specs)
+_VARIANTS = [("m150", "150KB", False, "M = 150 KB, PAUSE off"), ("m1500-pause", "1.5MB", True, "M = 1.5 MB, PAUSE on")]
+
+
+def _grid(sweep: str, title: str, text: str, rtts: list[str], proportional: bool = False, hot: str = "hot queue",
+          quick_rtts: list[str] | None = None, quick_set: dict[str, Any] | None = None) -> Study:
+    figures: list[Any] = []
+    for tag, m, pause, vtitle in _VARIANTS:
+        where = {"switch.memory_per_port": [m], "switch.pause": [pause]}
+        figures += [
+            Subset(TimeFigure(f"{sweep}-queue-{tag}", f"{title}, {vtitle}: {hot} length vs time", "hot_queue", facet="links.delay",
+                              caption=f"{vtitle}. Length of the {hot} versus time, one panel per RTT label, one curve per scheme; "
+                                      "the hotspot is shaded."), where),
+            Subset(TimeFigure(f"{sweep}-aggregate-{tag}", f"{title}, {vtitle}: aggregate throughput vs time", "aggregate",
+                              facet="links.delay", caption=f"{vtitle}. Aggregate throughput delivered to all nodes versus time."), where),
+            Subset(TimeFigure(f"{sweep}-hot-port-{tag}", f"{title}, {vtitle}: hot-port throughput vs time", "hot_port",
+                              facet="links.delay", caption=f"{vtitle}. Throughput of the hot port versus time."), where),
+            Subset(MetricFigure(f"{sweep}-vs-rtt-{tag}", f"{title}, {vtitle}: drops, throughput and underrun vs RTT", "links.delay",
+                                ["drops", "aggregate", "hot_port", "underrun"], legend="cm.scheme",
+                                caption=f"{vtitle}. Frame drops, aggregate and hot-port throughput and hot-port underrun over the "
+                                        "window, per scheme, versus the RTT label."), where),
+        ]
+    share = "max-min fair share (dashed) and proportional share (dotted, 1.67 / 3.33 Gb/s)" if proportional else "max-min fair share (dashed)"
+    figures.append(Subset(FlowFigure(f"{sweep}-per-flow", f"{title}: per-flow throughput at RTT = {_us(rtts[0])}", proportional=proportional,
+                                     caption=f"Mean throughput of each flow over the window at the smallest RTT label, per scheme and "
+                                             f"M/PAUSE variant; {share}."), {"links.delay": [rtts[0]]}))
     return Study(
         sweep=sweep,
         title=title,
+        text=text,
+        figures=figures,
+        tables=[SummaryTable(f"{title}: drops, throughput, % time paused, signalling overhead per scheme", _TABLE, per_flow=proportional)],
+        # quick: the M = 150 KB / PAUSE off variant, the smallest and largest RTT, every scheme
+        quick_axes={"switch.memory_per_port": ["150KB"], "switch.pause": [False], "links.delay": quick_rtts or [rtts[0], rtts[-1]]},
+        quick_set=quick_set or {},
+    )
+
+
+def _rtt_sweep() -> Study:
+    sweep = "qcnp-ig-rtt-sweep"
+    figures: list[Any] = []
+    for scheme, name in (("qcn", "QCN"), ("bcn", "ECM"), ("qcn-plus", "QCN+")):
+        where = {"cm.scheme": [scheme]}
+        figures += [
+            Subset(MetricFigure(f"{sweep}-{scheme}-vs-rtt", f"{name}: hot queue and hot-port throughput vs link RTT", "links.delay",
+                                ["q_mean", "q_std", "hot_port"], legend="cm.w",
+                                caption=f"{name} (PS-QCNP-RTT): mean and standard deviation of the hot queue and hot-port throughput "
+                                        "over the window versus the link RTT label (RP<->CP loop = 2 x), one curve per W."), where),
+            Subset(TimeFigure(f"{sweep}-{scheme}-queue", f"{name}: hot queue vs time per link RTT", "hot_queue", facet="links.delay",
+                              caption=f"{name}: hot queue (S1/6) versus time, one panel per link RTT, one curve per W; "
+                                      "Qeq = 375 KB."), where),
+        ]
+    figures.append(Subset(TimeFigure(f"{sweep}-hot-port-w2", "W = 2: hot-port throughput vs time per link RTT", "hot_port",
+                                     facet="links.delay", caption="Hot-port throughput versus time at W = 2, one curve per scheme."),
+                          {"cm.w": [2.0]}))
+    return Study(
+        sweep=sweep,
+        title="QCN+: RTT sweep on the IG baseline (PS-QCNP-RTT)",
+        text="M = 1.5 MB/port (Qeq = M/4 = 375 KB, Qmc = 1.5 MB), PAUSE off, unlimited input buffers; hotspot 0.1-1.0 s; "
+             "link RTT label d in {2, 20, 50, 200, 500 us, 1 ms} (one-way link delay, loop 2d); W in {2, 8, 32}; "
+             "classic ECM (Ps 1 %), QCN (Ps 1-10 %), QCN+.",
+        figures=figures,
+        tables=[SummaryTable("RTT sweep: hot queue and hot-port throughput per scheme, W and RTT",
+                             ["hot_port", "aggregate", "q_mean", "q_std", "q_max", "drops", "cm_mbps", "underrun"])],
+        quick_axes={"cm.w": [2.0, 32.0], "links.delay": ["2us", "200us", "1ms"]},
+    )
+
+
+def _w_sweep() -> Study:
+    sweep = "qcnp-og-w-sweep"
+    return Study(
+        sweep=sweep,
+        title="QCN+: W sweep on the OG single hop",
+        text="QCN (PS-QCNP) on qcnp-og-single-hop (node 1 at 10 %, degree 10, M = 150 KB, PAUSE off, RTT label 5 us) over W: "
+             "the slide 'W requirements conflict between IG and OG'.",
         figures=[
-            TimeFigure(f"{sweep}-queue", f"{title}: hot queue length vs time", "hot_queue"),
-            TimeFigure(f"{sweep}-hot-port", f"{title}: hot-port throughput vs time", "hot_port"),
-            FlowFigure(f"{sweep}-per-flow", f"{title}: per-flow throughput over the window"),
+            TimeFigure(f"{sweep}-queue", "QCN on the OG hotspot: hot queue vs time per W", "hot_queue",
+                       caption="Hot queue (S1/1) versus time, one curve per W."),
+            TimeFigure(f"{sweep}-hot-port", "QCN on the OG hotspot: hot-port throughput vs time per W", "hot_port",
+                       caption="Hot-port throughput versus time (1 Gb/s service during the hotspot)."),
+            MetricFigure(f"{sweep}-metrics", "QCN on the OG hotspot: window means vs W", "cm.w", ["q_mean", "q_std", "hot_port", "aggregate"],
+                         caption="Hot queue mean and standard deviation, hot-port and aggregate throughput over the window versus W."),
         ],
-        tables=[SummaryTable(f"{title}: drops, throughput, % time paused, signalling overhead per scheme", _TABLE)],
+        tables=[SummaryTable("W sweep: queue and throughput per W", _TABLE)],
     )
 
 
@@ -31,13 +136,27 @@ DECK = Deck(
     title="ECM vs QCN vs QCN-SONAR, and QCN+",
     source="Deck S1: Gusat, Minkenberg, Luijten et al., Toward a Scalable and Robust QCN, Nov 2007",
     studies=[
-        _study("qcnp-og-single-hop-grid", "Output-generated single hop (M/PAUSE x RTT x scheme)"),
-        _study("qcnp-ig-baseline-grid", "Baseline input-generated hotspot (M/PAUSE x RTT x scheme)"),
-        _study("qcnp-ig-100-sources-grid", "Input-generated hotspot, 100 sources"),
-        _study("qcnp-20-stage-grid", "20-stage hotspot"),
-        _study("qcnp-parking-lot-grid", "Parking lot"),
-        _study("qcnp-ig-rtt-sweep", "QCN+: RTT sweep"),
-        _study("qcnp-og-w-sweep", "QCN+: W sweep"),
+        _grid("qcnp-og-single-hop-grid", "Output-generated single hop",
+              "One switch, N = 11, every node 85 % uniform, node 1 served at 10 % (1 Gb/s) from 0.1 to 1.0 s.", ["5us", "50us", "500us"]),
+        _grid("qcnp-ig-baseline-grid", "Baseline input-generated hotspot",
+              "Culprits 2-5 -> 6 at 5 Gb/s each (0.1-1.0 s), victim 1 -> 7 at 5 Gb/s: fair 2.5 Gb/s per culprit, 5 Gb/s victim.",
+              ["5us", "50us", "500us"]),
+        _grid("qcnp-ig-100-sources-grid", "Input-generated hotspot, 100 sources",
+              "100 culprits 2-101 at 5 Gb/s to node 102 (0.1-1.0 s), victim 1 -> 103; OQ limit 1.5 MB.", ["5us", "50us", "500us"]),
+        _grid("qcnp-20-stage-grid", "20-stage hotspot",
+              "20-switch chain, 21 flows into node 59 (I-11, literal rules); per-hop RTT label {2, 20} us as stated for this study.",
+              ["2us", "20us"], hot="hotspot queue (S19/59)",
+              quick_rtts=["2us"], quick_set={"duration": "0.2s"}),  # the largest network of the deck: 60 nodes at 100 % load
+        _grid("qcnp-parking-lot-grid", "Parking lot",
+              "Hot flows 1-4 -> 9 cross both CPs (S1->S2, S2->S3), each shared with a cold 10 Gb/s flow; max-min 2.0 Gb/s for all, "
+              "proportional 1.67 (hot) / 3.33 (cold) Gb/s. The figures show the first CP (S1/S2); the second CP queue (S2/S3) is in every run's series.",
+              ["5us", "50us", "500us"], proportional=True, hot="first CP queue (S1/S2)"),
+        _rtt_sweep(),
+        _w_sweep(),
     ],
+    # quick: 0.3 s (the hotspot 0.1-1.0 s is clipped; window [0.1, 0.3] s) instead of 2 s
     quick_set={"duration": "0.3s", "metrics.window": ["0.1s", "0.3s"]},
+    labeler=qcnp_label,
+    notes=["The deck's 'RTT' label is the one-way link delay d (I-14): the single-hop RP<->CP loop is 2d.",
+           "Run length 2 s, hotspot 0.1-1.0 s, window [0.1, 1.0] s (scenarios.md §3 proposals)."],
 )

@@ -1,0 +1,113 @@
+"""Deck reproduction of the qcnp, e2cm and eval decks (issue "Reproduction"): each deck's --quick run
+goes through the CLI, exits 0, writes deck.json, report.html and every figure it lists, and runs every
+study (none pending: their sweep specs and base scenarios are shipped)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cnsim.cli import app
+from cnsim.reproduce import get_deck, quick_spec, study_status
+from cnsim.sweep import expand, load_spec
+
+runner = CliRunner()
+
+#: the studies of each deck (scenarios.md §8 sweep ids, plus the probing-only and EFR specs)
+STUDIES = {
+    "qcnp": ["qcnp-og-single-hop-grid", "qcnp-ig-baseline-grid", "qcnp-ig-100-sources-grid", "qcnp-20-stage-grid",
+             "qcnp-parking-lot-grid", "qcnp-ig-rtt-sweep", "qcnp-og-w-sweep"],
+    "e2cm": ["e2cm-non-cm-domain-grid", "e2cm-fat-tree-16-grid", "e2cm-fat-tree-32-grid", "e2cm-mixed-speed-og-grid",
+             "e2cm-mixed-speed-og-probing-grid", "e2cm-mixed-speed-ig-grid", "e2cm-mixed-speed-ig-probing-grid"],
+    "eval": ["eval-baseline-grid", "eval-baseline-efr", "eval-sh-og-2g-grid", "eval-sh-og-0.5g-grid", "eval-sh-og-0g-grid",
+             "eval-mh-og-2g-grid", "eval-mh-og-0.5g-grid", "eval-mh-og-0g-grid", "eval-fat-tree-64-grid"],
+}
+
+
+@pytest.mark.parametrize("deck", list(STUDIES))
+def test_full_specs_expand(deck: str) -> None:
+    """Every study's full sweep spec and its --quick version resolve (nothing pending)."""
+    d = get_deck(deck)
+    assert [s.sweep for s in d.studies] == STUDIES[deck]
+    for study in d.studies:
+        spec, reason = study_status(study)
+        assert spec is not None, reason
+        full = expand(spec, "/nonexistent/runs")
+        quick = expand(quick_spec(spec, study, d), "/nonexistent/runs")
+        assert 0 < len(quick) <= len(full), study.sweep
+
+
+def test_grid_sizes() -> None:
+    # M/PAUSE x RTT x scheme; PS-QCNP-RTT: 3 schemes x 3 W x 6 RTT; scheme x PAUSE (x traffic)
+    assert len(expand(load_spec("qcnp-og-single-hop-grid"), "/x")) == 18
+    assert len(expand(load_spec("qcnp-ig-rtt-sweep"), "/x")) == 54
+    assert len(expand(load_spec("e2cm-non-cm-domain-grid"), "/x")) == 12
+    assert len(expand(load_spec("eval-sh-og-2g-grid"), "/x")) == 8
+
+
+def _run_quick(tmp_path: Path, deck: str) -> dict:
+    res = runner.invoke(app, ["reproduce", deck, "--quick", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "deck.json").read_text())
+    assert doc["deck"] == deck and doc["quick"] is True
+    html = (tmp_path / "report.html").read_text()
+    assert [s["sweep"] for s in doc["studies"]] == STUDIES[deck]
+    for s in doc["studies"]:
+        assert s["status"] == "done", (s["sweep"], s.get("reason"))
+        assert not s["failed"], s["failed"]
+        assert s["sweep"] in html
+        assert s["figures"], s["sweep"]
+        for f in s["figures"]:
+            assert (tmp_path / f["file"]).stat().st_size > 5000, f["file"]
+        assert s["tables"] and s["tables"][0]["rows"]
+    assert (tmp_path / "catalog.duckdb").is_file()
+    return doc
+
+
+def _figures(doc: dict, sweep: str) -> set[str]:
+    study = next(s for s in doc["studies"] if s["sweep"] == sweep)
+    return {f["file"].split("/")[-1] for f in study["figures"]}
+
+
+def test_reproduce_qcnp_quick(tmp_path: Path) -> None:
+    doc = _run_quick(tmp_path, "qcnp")
+    assert _figures(doc, "qcnp-og-single-hop-grid") >= {
+        "qcnp-og-single-hop-grid-queue-m150.png", "qcnp-og-single-hop-grid-aggregate-m150.png",
+        "qcnp-og-single-hop-grid-hot-port-m150.png", "qcnp-og-single-hop-grid-vs-rtt-m150.png", "qcnp-og-single-hop-grid-per-flow.png"}
+    assert "qcnp-ig-rtt-sweep-qcn-vs-rtt.png" in _figures(doc, "qcnp-ig-rtt-sweep")
+    table = doc["studies"][0]["tables"][0]
+    assert set(table["columns"][:4]) == {"scheme", "RTT", "M", "PAUSE"}
+    i = table["columns"].index("scheme")
+    assert {r[i] for r in table["rows"]} == {"ECM-Q", "QCN", "QCN-SONAR"}
+    # the parking-lot table carries the per-flow throughput (max-min 2.0, proportional 1.67/3.33)
+    lot = next(s for s in doc["studies"] if s["sweep"] == "qcnp-parking-lot-grid")["tables"][0]
+    assert any("5->7" in c for c in lot["columns"])
+
+
+def test_reproduce_e2cm_quick(tmp_path: Path) -> None:
+    doc = _run_quick(tmp_path, "e2cm")
+    figs = _figures(doc, "e2cm-mixed-speed-og-grid")
+    assert {"e2cm-mixed-speed-og-grid-per-flow-bernoulli.png", "e2cm-mixed-speed-og-grid-per-node-bursty.png",
+            "e2cm-mixed-speed-og-grid-summary-bernoulli.png", "e2cm-mixed-speed-og-grid-queue.png"} <= figs
+    table = doc["studies"][0]["tables"][0]
+    assert "completed flows" in table["columns"] and "FCT mean (ms)" in table["columns"]
+    i = table["columns"].index("traffic")
+    assert {r[i] for r in table["rows"]} == {"Bernoulli", "Bursty"}
+
+
+def test_reproduce_eval_quick(tmp_path: Path) -> None:
+    doc = _run_quick(tmp_path, "eval")
+    sh = next(s for s in doc["studies"] if s["sweep"] == "eval-sh-og-2g-grid")
+    table = sh["tables"][0]
+    for col in ("aggregate (Gb/s)", "drops (frames)", "% time paused", "CM overhead (Mb/s)", "hot queue mean (KB)", "bottleneck utilisation"):
+        assert col in table["columns"]
+    # every scheme, with and without PAUSE
+    i, j = table["columns"].index("scheme"), table["columns"].index("PAUSE")
+    assert {(r[i], r[j]) for r in table["rows"]} == {(s, p) for s in ("no CM", "ECM", "QCN-2pt", "QCN-3pt") for p in ("PAUSE on", "PAUSE off")}
+    efr = next(s for s in doc["studies"] if s["sweep"] == "eval-baseline-efr")
+    t = efr["tables"][0]
+    col = t["columns"].index("EFR")
+    assert {r[col] for r in t["rows"]} == {"EFR on", "EFR off"}
