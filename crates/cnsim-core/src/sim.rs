@@ -369,7 +369,7 @@ impl Simulator {
     /// window (the hot port's capacity for utilisation and underrun).
     /// `p = None`: the moving hot port (D16) — capacity only while some hotspot is active.
     fn capacity_pieces(&self, p: Option<u32>, window: &Window) -> Vec<(u64, u64, f64)> {
-        let mine = |h: &&Hotspot| p.map_or(true, |p| h.port == p);
+        let mine = |h: &&Hotspot| p.is_none_or(|p| h.port == p);
         let idle_rate = if p.is_some() { 1.0 } else { 0.0 };
         let mut cuts = vec![window.t0, window.t1];
         for h in self.hotspots.iter().filter(mine) {
@@ -381,7 +381,7 @@ impl Simulator {
             .map(|w| {
                 let mid = SimTime(w[0]);
                 // the last window that covers the piece wins, as the events apply in that order
-                let rate = self.hotspots.iter().filter(mine).filter(|h| h.start <= mid && mid < h.end).last().map_or(idle_rate, |h| h.rate);
+                let rate = self.hotspots.iter().filter(mine).filter(|h| h.start <= mid && mid < h.end).next_back().map_or(idle_rate, |h| h.rate);
                 (w[0], w[1], rate)
             })
             .collect()

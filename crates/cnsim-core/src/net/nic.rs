@@ -293,7 +293,7 @@ impl Simulator {
             let mut best: Option<(SimTime, u32)> = None;
             for &g in &nic.gens {
                 let t = self.gens[g as usize].next;
-                if t <= now && Some(g) != blocked_gen && best.map_or(true, |(bt, _)| t < bt) {
+                if t <= now && Some(g) != blocked_gen && best.is_none_or(|(bt, _)| t < bt) {
                     best = Some((t, g));
                 }
             }

@@ -84,7 +84,7 @@ impl Simulator {
             BufferModel::Partitioned => sw.occ_in[in_local as usize] + size <= sw.limits.capacity,
             BufferModel::Shared => sw.pool + size <= sw.limits.capacity,
             BufferModel::Egress => q_out + size <= sw.limits.capacity,
-        } && params.oq_limit.map_or(true, |limit| q_out + size <= limit);
+        } && params.oq_limit.is_none_or(|limit| q_out + size <= limit);
         if !admitted {
             self.rec.on_drop(now, size, kind != FrameKind::Data);
             if kind == FrameKind::Data {

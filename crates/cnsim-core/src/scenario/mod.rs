@@ -217,6 +217,8 @@ impl CoreConfig {
             if !(0.0..=1.0).contains(&s.load) || s.load.is_nan() {
                 return err(&format!("traffic.sources.{i}.load"), s.load, "a fraction in [0, 1]");
             }
+            // written so that NaN is rejected too
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             if !(s.mean_frames >= 1.0) || (s.sizes == Sizes::Fixed && s.mean_frames != 1.0) {
                 return err(&format!("traffic.sources.{i}.mean_frames"), s.mean_frames, "at least 1 (exactly 1 with fixed sizes)");
             }

@@ -39,6 +39,7 @@ pub struct Generator {
 }
 
 impl Generator {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(node: u32, dst: Option<u32>, load: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
         Self::with_flows(node, dst, load, None, slot, start, stop, n_nodes, rng)
     }
