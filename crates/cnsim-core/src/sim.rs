@@ -381,7 +381,7 @@ impl Simulator {
             .map(|w| {
                 let mid = SimTime(w[0]);
                 // the last window that covers the piece wins, as the events apply in that order
-                let rate = self.hotspots.iter().filter(mine).filter(|h| h.start <= mid && mid < h.end).next_back().map_or(idle_rate, |h| h.rate);
+                let rate = self.hotspots.iter().filter(mine).rfind(|h| h.start <= mid && mid < h.end).map_or(idle_rate, |h| h.rate);
                 (w[0], w[1], rate)
             })
             .collect()
