@@ -201,7 +201,7 @@ mod tests {
                         continue;
                     }
                     let path = t.path(a, b).unwrap_or_else(|| panic!("no path {a}->{b}"));
-                    assert!(path.len() as u32 < 2 * levels, "{a}->{b}: at most 2n - 1 switches: {path:?}");
+                    assert!((path.len() as u32) < 2 * levels, "{a}->{b}: at most 2n - 1 switches: {path:?}");
                     let lv: Vec<u32> = path.iter().map(|&s| t.switches[s as usize][1..].split('.').next().unwrap().parse().unwrap()).collect();
                     let top = lv.iter().position(|&x| x == *lv.iter().max().unwrap()).unwrap();
                     assert!(lv[..=top].windows(2).all(|w| w[1] == w[0] + 1) && lv[top..].windows(2).all(|w| w[1] + 1 == w[0]), "{lv:?}");
