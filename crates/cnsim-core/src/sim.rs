@@ -165,7 +165,7 @@ impl Simulator {
                 .iter()
                 .enumerate()
                 .map(|(i, p)| match p.spec.owner {
-                    Device::Switch(s) if !topo.legacy[s as usize] => Some(scheme.new_cp(i as u32, p.spec.rate.as_f64(), &mut rngs[i])),
+                    Device::Switch(s) if !topo.legacy[s as usize] => Some(scheme.new_cp(i as u32, &mut rngs[i])),
                     _ => None,
                 })
                 .collect();

@@ -276,9 +276,8 @@ impl Scheme {
         }
     }
 
-    /// The CP of the egress port with id `cpid` on a link of `link_rate_bps`.
-    pub fn new_cp(&self, cpid: u32, link_rate_bps: f64, rng: &mut SimRng) -> AnyCp {
-        let _ = link_rate_bps;
+    /// The CP of the egress port with id `cpid`.
+    pub fn new_cp(&self, cpid: u32, rng: &mut SimRng) -> AnyCp {
         match self {
             Scheme::None(_) => AnyCp::None(none::NoCp),
             Scheme::Bcn(p) => AnyCp::Bcn(bcn::BcnCp::new(p.clone(), cpid, rng)),
@@ -305,8 +304,7 @@ impl Scheme {
 
     /// A data frame reached its destination (only with [`Scheme::needs_sink_events`]): a backward
     /// message to the frame's source, if the destination answers (QCN-3pt reflection).
-    pub fn sink_data(&self, now: SimTime, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
-        let _ = now;
+    pub fn sink_data(&self, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
         match self {
             Scheme::None(_) | Scheme::Bcn(_) | Scheme::E2cm(_) => None,
             Scheme::Qcn3pt(p) => p.sink_data(frame, rng),

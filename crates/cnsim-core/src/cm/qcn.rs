@@ -1085,7 +1085,7 @@ mod scheme_tests {
             assert_eq!(s.frame_bytes(), 64);
             assert_eq!(s.oob_delay(), None);
             let mut r = stream(1, StreamKind::CongestionPoint, 0);
-            let _ = s.new_cp(3, 10e9, &mut r);
+            let _ = s.new_cp(3, &mut r);
             let _ = s.new_rp(10e9);
         }
         // another scheme's keys are rejected, naming the key
@@ -1100,7 +1100,7 @@ mod scheme_tests {
         // 3pt reflects through the scheme hook
         let s = Scheme::from_config(&cfg("qcn3pt", serde_json::json!({"refp": 1.0, "de_rule": "q_above_qeq"}))).unwrap();
         let mut r = stream(1, StreamKind::Sink, 0);
-        let m = s.sink_data(SimTime::ZERO, &Frame::data(2, 7, 1500, SimTime::ZERO), &mut r).unwrap();
+        let m = s.sink_data(&Frame::data(2, 7, 1500, SimTime::ZERO), &mut r).unwrap();
         assert_eq!((m.msg, m.flow_src, m.flow_dst), (msg::REFLECTION, 2, 7));
     }
 }

@@ -511,7 +511,7 @@ impl Simulator {
             FrameKind::Data => {
                 self.deliver(n, frame.flow_rec, frame.flow_inst, frame.size as u64, frame.gen_time, self.now);
                 if self.sink_events {
-                    if let Some(reply) = self.scheme.sink_data(self.now, &frame, &mut self.nics[n as usize].rng) {
+                    if let Some(reply) = self.scheme.sink_data(&frame, &mut self.nics[n as usize].rng) {
                         self.send_control(Origin::Nic(n), frame.src, reply);
                     }
                 }
