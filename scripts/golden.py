@@ -1,0 +1,120 @@
+"""Golden results: the summary and a content hash of every series for each shipped scenario at
+seed 1, with each scheme it carries a preset for (and none), over a short run.
+
+They guard refactors and hot-path changes that must not change results (bit-identical
+summaries and series). A deliberate model change regenerates them:
+
+    python scripts/golden.py --write        # rewrite tests/golden/*.json
+    python scripts/golden.py                # compare, print differences (what the test does)
+
+The case list and the short durations are chosen so that the whole set runs in about a minute
+while every scheme and every topology kind is exercised, hotspots included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import cnsim
+
+GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden"
+
+#: Scenario sizes beyond the single-switch 16-node scale get shorter runs.
+_SHORT = {"zhb-og-n128": "0.02s", "scale-ft-2048": "0.001s", "eval-fat-tree-64": "0.03s", "zhb-ft-5stage": "0.03s",
+          "e2cm-fat-tree-32": "0.03s", "qcnp-ig-100-sources": "0.05s", "qcnp-20-stage": "0.05s", "qcnp-20-stage-b": "0.05s"}
+_DEFAULT = "0.12s"
+
+
+def cases() -> list[tuple[str, str, str]]:
+    """(scenario id, scheme, duration) for every golden case."""
+    out = []
+    root = resources.files("cnsim") / "scenarios"
+    for sid in cnsim.scenarios():
+        doc = tomllib.loads((root / f"{sid}.toml").read_text(encoding="utf-8"))
+        duration = _SHORT.get(sid, _DEFAULT)
+        schemes = ["none", *sorted(doc.get("cm", {}).get("presets", {}))]
+        if sid == "scale-ft-2048":
+            schemes = schemes[:2]
+        out.extend((sid, scheme, duration) for scheme in schemes)
+    return out
+
+
+def case_name(sid: str, scheme: str) -> str:
+    return f"{sid}--{scheme}"
+
+
+def series_digest(result: Any) -> dict[str, str]:
+    """kind → sha256 of every column's values (entity strings and float64 bytes), in order."""
+    digests = {}
+    for kind in ("throughput", "queue", "drops", "pause", "cm", "rates"):
+        table = result.series(kind)
+        h = hashlib.sha256()
+        for name in table.column_names:
+            col = table.column(name).to_pylist()
+            if col and isinstance(col[0], str):
+                h.update("\0".join(col).encode())
+            else:
+                h.update(np.asarray(col, dtype=np.float64).tobytes())
+        digests[kind] = f"{table.num_rows}:{h.hexdigest()[:32]}"
+    return digests
+
+
+def golden_of(sid: str, scheme: str, duration: str) -> dict[str, Any]:
+    r = cnsim.run(sid, set={"cm.scheme": scheme}, seed=1, duration=duration)
+    summary = json.loads(json.dumps(r.summary, sort_keys=True, default=float))
+    return {"scenario": sid, "scheme": scheme, "duration": duration, "summary": summary, "series": series_digest(r)}
+
+
+def diff(a: Any, b: Any, path: str = "") -> list[str]:
+    """Paths where two JSON values differ (exact comparison, floats included)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(f"{path}.{k}: {'missing' if k not in a else a[k]!r} vs {'missing' if k not in b else b[k]!r}")
+            else:
+                out.extend(diff(a[k], b[k], f"{path}.{k}"))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a!r} vs {b!r}"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="rewrite the golden files")
+    ap.add_argument("--only", default=None, help="substring of the case names to run")
+    args = ap.parse_args()
+    GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    bad = 0
+    for sid, scheme, duration in cases():
+        name = case_name(sid, scheme)
+        if args.only and args.only not in name:
+            continue
+        got = golden_of(sid, scheme, duration)
+        path = GOLDEN_DIR / f"{name}.json"
+        if args.write:
+            path.write_text(json.dumps(got, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {path.name}")
+            continue
+        want = json.loads(path.read_text(encoding="utf-8"))
+        d = diff(want, got)
+        if d:
+            bad += 1
+            print(f"DIFF {name}:\n  " + "\n  ".join(d[:20]))
+        else:
+            print(f"same {name}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

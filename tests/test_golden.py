@@ -1,0 +1,41 @@
+"""Results are bit-identical to the golden files (scripts/golden.py): every shipped scenario at
+seed 1, with none and each scheme it has a preset for, over a short run. A refactor or a speed-up
+must leave them unchanged; a deliberate model change regenerates them (`python
+scripts/golden.py --write`) and says why in its commit."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cnsim._core")
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("cnsim_golden", ROOT / "scripts" / "golden.py")
+assert _spec is not None and _spec.loader is not None
+golden = importlib.util.module_from_spec(_spec)
+sys.modules["cnsim_golden"] = golden
+_spec.loader.exec_module(golden)
+
+CASES = golden.cases()
+
+
+def test_every_case_has_a_golden_file() -> None:
+    names = {golden.case_name(s, k) + ".json" for s, k, _ in CASES}
+    files = {p.name for p in golden.GOLDEN_DIR.glob("*.json")}
+    assert names == files
+
+
+@pytest.mark.parametrize(("sid", "scheme", "duration"), CASES, ids=[golden.case_name(s, k) for s, k, _ in CASES])
+def test_results_match_golden(sid: str, scheme: str, duration: str) -> None:
+    want = json.loads((golden.GOLDEN_DIR / f"{golden.case_name(sid, scheme)}.json").read_text(encoding="utf-8"))
+    got = golden.golden_of(sid, scheme, duration)
+    assert golden.diff(want, got) == []
+
+
+def test_diff_reports_a_changed_float() -> None:
+    assert golden.diff({"a": {"b": 1.0}}, {"a": {"b": 1.0000000000000002}}) == [".a.b: 1.0 vs 1.0000000000000002"]
