@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -50,9 +49,40 @@ def _guard() -> Iterator[None]:
     except EngineMissing as err:
         typer.echo(f"cnsim: {err}", err=True)
         raise typer.Exit(1) from None
-    except KeyboardInterrupt:
-        typer.echo("cnsim: interrupted; the run was stopped and nothing was written.", err=True)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as err:
+        typer.echo(f"cnsim: {_signal_word(err)}; the run was stopped and nothing was written.", err=True)
+        raise typer.Exit(_interrupt_status(err)) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that runs stop as cleanly as on Ctrl-C (exit 143)."""
+
+
+def _interrupt_status(err: BaseException) -> int:
+    return 143 if isinstance(err, Terminated) else 130
+
+
+def _signal_word(err: BaseException) -> str:
+    return "terminated (SIGTERM)" if isinstance(err, Terminated) else "interrupted"
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise Terminated()
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from ._version import __version__
+
+        typer.echo(f"cnsim {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Packet-level simulator of congestion management in lossless data-center Ethernet."""
 
 
 def parse_overrides(items: Optional[List[str]]) -> dict[str, Any]:
@@ -67,9 +97,19 @@ def parse_overrides(items: Optional[List[str]]) -> dict[str, Any]:
 
 
 @app.command("list")
-def list_cmd() -> None:
-    """List the catalog: one "<id>  <description>" per line."""
+def list_cmd(
+    sweeps: bool = typer.Option(False, "--sweeps", help="List the shipped sweep ids instead of the scenarios."),
+) -> None:
+    """List the catalog: one "<id>  <description>" per line (scenarios, or with --sweeps the sweeps)."""
     with _guard():
+        if sweeps:
+            from .sweep import load_spec, shipped_sweeps
+
+            ids = shipped_sweeps()
+            width = max((len(i) for i in ids), default=0)
+            for sid in ids:
+                typer.echo(f"{sid:<{width}}  {load_spec(sid).description}")
+            return
         ids = scenarios()
         width = max((len(i) for i in ids), default=0)
         for sid in ids:
@@ -86,6 +126,10 @@ def show(
     """Print the fully resolved scenario as TOML (or, with --core, the engine's JSON)."""
     with _guard():
         scen = prepare(scenario, parse_overrides(set_))
+        if not core:
+            from .budget import estimate
+
+            typer.echo(f"# estimate: {estimate(scen.lower()).describe()}")
         typer.echo(scen.core_json() if core else scen.to_toml(), nl=not core)
         if core:
             typer.echo()
@@ -145,24 +189,33 @@ def run_cmd(
     set_: Optional[List[str]] = SetOpt,
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed (overrides the scenario's)."),
     duration: Optional[str] = typer.Option(None, "--duration", help="Simulated time, e.g. 0.5s."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run folder (default results/<id>-<timestamp>/)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run folder (default results/<id>-<timestamp>-<suffix>/); must be new or empty."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw the figures."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary table."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out folder, and run even if the estimate exceeds the machine."),
 ) -> None:
     """Simulate a scenario and write its run folder."""
+    from . import outdir
+
     with _guard():
         scen = prepare(scenario, parse_overrides(set_), seed, parse_set_value(duration) if duration else None)
+        folder = outdir.choose(out, scen.id, force=force)
         bar, update = _progress_bar(scen.resolved.doc.duration, quiet)
         if bar is not None:
             with bar:
-                result = run(scen, progress=update)
+                result = run(scen, progress=update, force=force)
         else:
-            result = run(scen)
-        folder = out or Path("results") / f"{scen.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        result.save(folder, plots=not no_plots)
-        from .report import write_run_report
+            result = run(scen, force=force)
+        tmp = outdir.staging(folder)
+        try:
+            result.save(tmp, plots=not no_plots)
+            from .report import write_run_report
 
-        write_run_report(folder, draw=False)  # the page embeds the figures just drawn, if any
+            write_run_report(tmp, draw=False)  # the page embeds the figures just drawn, if any
+            outdir.commit(tmp, folder)
+        except BaseException:
+            outdir.discard(tmp)
+            raise
         if not quiet:
             Console().print(_summary_table(result, folder))
 
@@ -216,8 +269,11 @@ def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
     return bar, factory
 
 
-def _default_out(name: str) -> Path:
-    return Path("results") / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+def _sweep_out(out: Path | None, name: str) -> Path:
+    """A sweep's folder: new and unique by default; an existing one is resumed."""
+    from .outdir import choose
+
+    return choose(out, name, resume=True)
 
 
 @app.command()
@@ -236,7 +292,7 @@ def sweep(
 
     with _guard():
         parsed = load_spec(spec)
-        folder = out or _default_out(parsed.name)
+        folder = _sweep_out(out, parsed.name)
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
         try:
@@ -245,10 +301,10 @@ def sweep(
                     result = run_sweep(parsed, folder, executor=pool, plots=plots, progress=factory(parsed.name, 0))
             else:
                 result = run_sweep(parsed, folder, executor=pool, plots=plots)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:
             pool.close()
-            typer.echo(f"cnsim: interrupted; completed runs are kept in {folder}. Resume with: cnsim sweep {spec} --out {folder}", err=True)
-            raise typer.Exit(130) from None
+            typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim sweep {spec} --out {folder}", err=True)
+            raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
         if not quiet:
@@ -279,7 +335,7 @@ def reproduce(
 
     with _guard():
         get_deck(deck)
-        folder = out or _default_out(f"reproduce-{deck}{'-quick' if quick else ''}")
+        folder = _sweep_out(out, f"reproduce-{deck}{'-quick' if quick else ''}")
         bar, factory = _sweep_progress(quiet, deck)
         pool = make_executor(executor, workers, scheduler)
         try:
@@ -288,10 +344,10 @@ def reproduce(
                     doc = run_deck(deck, folder, quick=quick, executor=pool, progress=factory)
             else:
                 doc = run_deck(deck, folder, quick=quick, executor=pool)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:
             pool.close()
-            typer.echo(f"cnsim: interrupted; completed runs are kept in {folder}. Resume with: cnsim reproduce {deck} --out {folder}", err=True)
-            raise typer.Exit(130) from None
+            typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim reproduce {deck} --out {folder}", err=True)
+            raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
         if not quiet:
@@ -321,18 +377,27 @@ def fluid(
     set_: Optional[List[str]] = SetOpt,
     compare: bool = typer.Option(False, "--compare", help="Also run the packet simulator and plot both."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the packet run (with --compare)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default results/<id>-fluid-<timestamp>/)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default results/<id>-fluid-<timestamp>-<suffix>/); must be new or empty."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw the figures."),
     quiet: bool = typer.Option(False, "--quiet", help="No summary lines."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out folder."),
 ) -> None:
     """The fluid model of a scenario (BCN, QCN) and its linear stability (docs/fluid.md)."""
     from .fluid.report import fluid_study, write_outputs
 
+    from . import outdir
+
     with _guard():
         overrides = parse_overrides(set_)
+        folder = outdir.choose(out, f"{Path(scenario).stem}-fluid", force=force)
         study = fluid_study(scenario, overrides, compare=compare, seed=seed)
-        folder = out or Path("results") / f"{study.params.scenario}-fluid-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        write_outputs(study, folder, plots=not no_plots)
+        tmp = outdir.staging(folder)
+        try:
+            write_outputs(study, tmp, plots=not no_plots)
+            outdir.commit(tmp, folder)
+        except BaseException:
+            outdir.discard(tmp)
+            raise
         if not quiet:
             s = study.summary
             pm = s.get("phase_margin_rad")
@@ -352,6 +417,9 @@ def fluid(
 
 def main() -> None:
     """Console-script entry point."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     app()
 
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScenarioError", "Problem", "format_value", "raise_problems"]
+__all__ = ["ScenarioError", "ResourceError", "Problem", "format_value", "raise_problems"]
 
 
 class ScenarioError(ValueError):
@@ -21,6 +21,10 @@ class ScenarioError(ValueError):
     def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
         super().__init__(message)
         self.problems: list[Problem] = list(problems or [])
+
+
+class ResourceError(ScenarioError):
+    """A run refused before it started because it would exceed the machine (cnsim.budget)."""
 
 
 _MISSING = object()

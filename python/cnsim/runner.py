@@ -24,6 +24,7 @@ from typing import Any, Union
 import numpy as np
 import pyarrow as pa
 
+from . import budget
 from ._version import __version__
 from .errors import ScenarioError
 from .results import Result, dump_json
@@ -91,15 +92,18 @@ def run(
     seed: int | None = None,
     duration: Any = None,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Result:
     """Simulate ``scenario`` (id, path or :class:`Scenario`) and return a :class:`Result`.
 
     ``set`` maps dotted keys to values (as ``--set``); ``seed`` and ``duration`` override the
     scenario's; ``progress(sim_ps, total_ps)`` is called about ten times a second.
     Raises :class:`ScenarioError` for bad input, :class:`EngineMissing` without the engine and
-    ``KeyboardInterrupt`` when interrupted.
+    ``KeyboardInterrupt`` when interrupted. A run that would exceed the machine is refused
+    before it starts (:class:`ResourceError`, :mod:`cnsim.budget`) unless ``force``.
     """
     scen = prepare(scenario, set, seed, duration)
+    budget.check(scen.lower(), force=force)
     config = scen.core_json()
     core = engine()
     try:
@@ -108,24 +112,28 @@ def run(
         raise ScenarioError(f"{scen.id}: the engine refused the scenario: {err}") from None
     total_ps = scen.resolved.doc.duration
     box: dict[str, Any] = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
             box["result"] = sim.run()
         except BaseException as err:  # handed to the calling thread
             box["error"] = err
+        finally:
+            done.set()
 
     started = time.perf_counter()
     worker = threading.Thread(target=work, name="cnsim-engine", daemon=True)
     worker.start()
+    # Wait on an Event, not on Thread.join: a join interrupted by Ctrl-C can make later joins
+    # return while the engine thread still runs, and the interpreter then aborts at exit (134).
     try:
-        while worker.is_alive():
-            worker.join(_POLL_S)
+        while not done.wait(_POLL_S):
             if progress is not None:
                 progress(int(sim.progress_ps()), total_ps)
     except KeyboardInterrupt:
         sim.interrupt()
-        worker.join()
+        _wait_through_interrupts(done)
         raise
     wall = time.perf_counter() - started
     if "error" in box:
@@ -158,6 +166,16 @@ def run(
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     return result
+
+
+def _wait_through_interrupts(done: threading.Event) -> None:
+    """Wait for the engine thread to stop, even through further Ctrl-C presses."""
+    while True:
+        try:
+            if done.wait(_POLL_S):
+                return
+        except KeyboardInterrupt:
+            continue
 
 
 def write_manifest(result: Result, directory: Path) -> None:

@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 CORE_CONFIG_VERSION = 1
+#: The largest node count a scenario may have (issue 13: a bigger network is refused up front,
+#: before resolution spends minutes building it).
+MAX_NODES = 65_536
 _QUANTITY_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[A-Za-z/]*\s*$")
 
 # --------------------------------------------------------------------------------------------
@@ -130,6 +133,8 @@ def _nodes(value: Any) -> Any:
     if isinstance(value, int):
         if value < 2:
             raise ValueError("a topology needs at least 2 nodes")
+        if value > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} nodes are supported")
         return value
     if isinstance(value, list):
         names = [_check_name(v) for v in value]
@@ -137,6 +142,8 @@ def _nodes(value: Any) -> Any:
             raise ValueError("node names must be unique")
         if len(names) < 2:
             raise ValueError("a topology needs at least 2 nodes")
+        if len(names) > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} nodes are supported")
         return names
     raise ValueError("expected a node count (integer >= 2) or a list of node names")
 
@@ -678,6 +685,8 @@ def _build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network |
         problems.append(Problem("topology.switches", switches, f"names used for both a node and a switch: {sorted(clash)}"))
     if len(set(switches)) != len(switches):
         problems.append(Problem("topology.switches", switches, "switch names must be unique"))
+    if clash or len(set(switches)) != len(switches):
+        return None, nodes  # names are ambiguous: no network to check the rest against
     known = set(switches) | set(nodes)
     links: list[Link] = []
     seen: set[frozenset[str]] = set()
@@ -702,11 +711,13 @@ def _build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network |
         if ok:
             links.append(Link(ls.a, ls.b, ls.rate if ls.rate is not None else rate, ls.delay if ls.delay is not None else delay))
     net = Network(nodes, switches, links)
+    wired = True
     for node in nodes:
         n = len(net.neighbours(node))
         if n != 1:
             problems.append(Problem("topology.links", f"node {node}", f"every node needs exactly one link (node {node} has {n})"))
-    return net, nodes
+            wired = False
+    return (net if wired else None), nodes
 
 
 def _per_switch(value: Any) -> bool:
@@ -797,11 +808,11 @@ class Scenario:
             cm_raw = {}
         schemes = ", ".join(f'"{s}"' for s in SCHEMES)
         own = cm_raw.get("scheme", "none")
-        if own not in SCHEMES:
+        if not isinstance(own, str) or own not in SCHEMES:
             problems.append(Problem("cm.scheme", own, f"unknown scheme; allowed: {schemes}"))
             own = "none"
         scheme = own if self._scheme is None else self._scheme
-        if scheme not in SCHEMES:
+        if not isinstance(scheme, str) or scheme not in SCHEMES:
             problems.append(Problem("cm.scheme", scheme, f"unknown scheme; allowed: {schemes}"))
             scheme = "none"
         own_params = {k: v for k, v in cm_raw.items() if k not in ("scheme", "presets")}
@@ -1365,11 +1376,24 @@ def scenarios() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in _catalog_dir().iterdir() if p.name.endswith(".toml"))
 
 
+def _read_text(path: Path) -> str:
+    """A scenario file's text; a file that is not UTF-8 or cannot be read is bad input."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(f"{path}: not a UTF-8 text file (byte {err.start} cannot be decoded); save it as UTF-8 TOML") from None
+    except OSError as err:
+        raise ScenarioError(f"{path}: cannot be read: {err.strerror or err}") from None
+
+
 def _read_toml(text: str, where: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{where}: not valid TOML: {err}") from None
+    if not doc:
+        raise ScenarioError(f"{where}: the scenario file is empty; a scenario needs at least `duration` and a topology (see `cnsim show zhb-og-single-hop`)")
+    return doc
 
 
 def load(ref: Union[str, Path, Scenario]) -> Scenario:
@@ -1382,7 +1406,7 @@ def load(ref: Union[str, Path, Scenario]) -> Scenario:
         return Scenario(_read_toml(res.read_text(encoding="utf-8"), text_ref), text_ref, f"catalog:{text_ref}")
     path = Path(text_ref)
     if path.is_file():
-        return Scenario(_read_toml(path.read_text(encoding="utf-8"), str(path)), path.stem, str(path))
+        return Scenario(_read_toml(_read_text(path), str(path)), path.stem, str(path))
     known = ", ".join(scenarios())
     raise ScenarioError(
         f"unknown scenario {text_ref!r}: not a catalog id and not a file. "

@@ -54,6 +54,11 @@ RATE_UNITS: Final[dict[str, int]] = {
 #: unit name (lower case) → bytes
 SIZE_UNITS: Final[dict[str, int]] = {"b": 1, "kb": 1000, "mb": 10**6, "kib": 1024, "mib": 1024**2}
 
+#: Physical ranges (issue 13): the fastest Ethernet rate (1.6 Tb/s, IEEE 802.3dj), a simulated
+#: time of 10^6 s (far beyond any run; integer picoseconds stay inside u64) and 1 TB of buffer.
+_MAX: Final[dict[str, int]] = {"time": 10**6 * PS_PER_S, "rate": 1_600 * 10**9, "size": 10**12}
+_MAX_TEXT: Final[dict[str, str]] = {"time": "1000000s", "rate": "1600Gbps", "size": "1000000MB (1 TB)"}
+
 _KIND_HELP: Final[dict[str, str]] = {
     "time": 'a time: a number of seconds or a number with a unit ps, ns, us, ms, s (e.g. "500us")',
     "rate": 'a rate: a number of bit/s or a number with a unit bps, Kbps, Mbps, Gbps (e.g. "10Gbps")',
@@ -109,9 +114,17 @@ def parse_quantity(value: object, kind: str) -> int:
     base = num * factor
     if base < 0:
         raise UnitError(f"{value!r} is negative; expected {_KIND_HELP[kind]} that is >= 0")
+    if base > _MAX[kind]:
+        raise UnitError(f"{_short(value)} is out of range: the largest {kind} allowed is {_MAX_TEXT[kind]}")
     if base != base.to_integral_value():
         raise UnitError(f"{value!r} is not a whole number of {_BASE[kind]}; expected {_KIND_HELP[kind]}")
     return int(base)
+
+
+def _short(value: object) -> str:
+    """``repr`` of a user value, cut so that a huge number cannot flood a message."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def parse_time(value: object) -> int:

@@ -1,0 +1,202 @@
+"""Resource bounds before work starts (issue 13): estimate what a run will cost from its core
+config (docs/core-config.md) and refuse, with the estimate, what would exceed the machine.
+
+The estimate is deliberately coarse — an upper bound within a small factor — because its job is
+to stop a run that would take hours or exhaust memory *before* it starts, in well under a second:
+
+* **frames** = Σ over sources of load × link rate × active time / frame bits (Bernoulli slots);
+* **events** ≈ frames × (2 events per link crossed + 1), with the path length of the topology
+  (2 links through a star, up to 2·levels in a fat tree, 1 + switches in a general graph);
+* **series memory**: every bin × every recorded entity, in the engine (8 B per value) and in
+  the long-format tables Python builds from them (about 48 B per row);
+* **engine memory**: per node and per port state, the dense (source, destination) VOQ index
+  (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — 8 B for every frame
+  that could wait in a VOQ (with a hotspot, every frame generated after it starts: the worst
+  case of total hogging; without one, none).
+
+A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
+physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
+engine's speed). ``force=True`` skips the refusal (the caller says "I know").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ResourceError
+
+__all__ = ["Estimate", "estimate", "check", "physical_memory", "MAX_EVENTS", "MEMORY_SHARE"]
+
+#: Refuse runs above this many events (about 2 hours at 15 M events/s).
+MAX_EVENTS = 1.0e11
+#: Refuse runs whose estimated peak memory exceeds this share of physical memory.
+MEMORY_SHARE = 0.8
+#: Engine speed used to turn events into an expected wall time (events/s, one core).
+EVENTS_PER_S = 15.0e6
+
+_PS_PER_S = 10**12
+_NODE_BYTES = 2048  # NIC, generator, recorder state per node
+_PORT_BYTES = 512  # transmitter, output queue and CP state per port
+_DENSE_VOQ_NODES = 4096  # the engine's dense VOQ index is used up to this many nodes
+_ENGINE_VALUE_BYTES = 8
+_PYTHON_ROW_BYTES = 48
+_BASE_BYTES = 120 * 2**20  # the Python process itself (interpreter, numpy, pyarrow)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run is expected to cost (upper bounds within a small factor)."""
+
+    nodes: int
+    ports: int
+    bins: int
+    series_rows: int
+    frames: float
+    events: float
+    memory_bytes: int
+
+    @property
+    def wall_s(self) -> float:
+        """Expected wall time on one core at the engine's typical speed."""
+        return self.events / EVENTS_PER_S
+
+    def describe(self) -> str:
+        """One line: the estimate in human units."""
+        return (
+            f"{self.nodes:,} nodes, {self.ports:,} ports, {self.bins:,} bins x series = {self.series_rows:,} series rows, "
+            f"about {self.frames:.3g} frames and {self.events:.3g} events (~{_human_time(self.wall_s)} at "
+            f"{EVENTS_PER_S / 1e6:.0f} M events/s), peak memory about {_human_bytes(self.memory_bytes)}"
+        )
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover (loop returns)
+
+
+def _human_time(s: float) -> str:
+    if s < 120:
+        return f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 3 * 86400:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.3g} days"
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (0 when it cannot be read)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover (platform without sysconf)
+        return 0
+
+
+def _fat_tree_size(ft: dict[str, Any]) -> tuple[int, int, int]:
+    """(hosts, switches, links) of a k-ary n-tree or merged-top tree (docs/core-config.md)."""
+    k = int(ft["radix"]) // 2
+    n = int(ft["levels"])
+    per_level = k ** (n - 1)
+    if ft.get("merged_top"):
+        hosts = 2 * k**n
+        switches = 2 * (n - 1) * per_level + per_level
+    else:
+        hosts = k**n
+        switches = n * per_level
+    links = hosts + switches * k  # every switch has k up- or down-links in the tree's middle
+    return hosts, switches, links
+
+
+def _topology_size(topo: dict[str, Any]) -> tuple[int, int, int, int]:
+    """(nodes, switches, ports, links crossed by a frame on a long path)."""
+    ft = topo.get("fat_tree")
+    if ft:
+        nodes, switches, links = _fat_tree_size(ft)
+        return nodes, switches, 2 * links, 2 * int(ft["levels"])
+    nodes = len(topo.get("nodes", []))
+    switches = len(topo.get("switches", []))
+    links = len(topo.get("links", []))
+    path = 2 if switches <= 1 else 1 + switches
+    return nodes, switches, 2 * links, path
+
+
+def _backlog_frames(core: dict[str, Any], node_rate: int, frame_bits: int) -> float:
+    """Frames that may wait in unlimited NIC VOQs: with a hotspot, in the worst case (PAUSE
+    hogging the whole network) every frame generated after the first hotspot starts; without
+    one, the network carries the offered load and VOQs stay short."""
+    duration = int(core["duration_ps"])
+    starts = [int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration]
+    if not starts:
+        return 0.0
+    t0 = min(starts)
+    total = 0.0
+    for src in core["traffic"]["sources"]:
+        stop = src.get("stop_ps")
+        lo = max(t0, int(src.get("start_ps") or 0))
+        hi = min(duration, int(stop) if stop is not None else duration)
+        total += float(src["load"]) * node_rate * max(0, hi - lo) / _PS_PER_S / frame_bits
+    return total
+
+
+def estimate(core: dict[str, Any]) -> Estimate:
+    """Estimate the cost of running the core config ``core`` (a dict, as ``Scenario.lower()``)."""
+    nodes, _switches, ports, path = _topology_size(core["topology"])
+    duration = int(core["duration_ps"])
+    bin_ps = max(int(core["metrics"]["bin_ps"]), 1)
+    bins = -(-duration // bin_ps)
+
+    frame_bits = 8 * max(int(core["traffic"]["frame_size"]), 1)
+    rates = [int(link.get("rate_bps", 0)) for link in core["topology"].get("links", [])]
+    ft = core["topology"].get("fat_tree")
+    node_rate = int(ft["rate_bps"]) if ft else max(rates, default=0)
+    frames = 0.0
+    for src in core["traffic"]["sources"]:
+        start = int(src.get("start_ps") or 0)
+        stop = src.get("stop_ps")
+        active_ps = max(0, min(duration, int(stop) if stop is not None else duration) - start)
+        frames += float(src["load"]) * node_rate * active_ps / _PS_PER_S / frame_bits
+    events = frames * (2 * path + 1)
+
+    metrics = core["metrics"]
+    entities = (
+        nodes  # per-node throughput
+        + 2 * len(metrics.get("per_flow", []))  # per-flow throughput and limiter rate
+        + 2 * (len(metrics.get("queues", [])) + 1)  # queue end and max per recorded port
+        + 12  # aggregate, hot port, drops, source drops, cm, pause
+    )
+    series_rows = bins * entities
+    memory = _BASE_BYTES + nodes * _NODE_BYTES + ports * _PORT_BYTES
+    memory += series_rows * (_ENGINE_VALUE_BYTES + _PYTHON_ROW_BYTES)
+    if nodes <= _DENSE_VOQ_NODES:
+        memory += nodes * nodes * 4
+    if core["nic"].get("ingress") == "unlimited":
+        memory += int(_backlog_frames(core, node_rate, frame_bits) * 8)
+    return Estimate(nodes=nodes, ports=ports, bins=bins, series_rows=series_rows, frames=frames, events=events, memory_bytes=int(memory))
+
+
+def check(core: dict[str, Any], force: bool = False, memory: int | None = None) -> Estimate:
+    """Estimate ``core`` and raise :class:`ResourceError` if it would exceed the machine.
+
+    ``memory`` is the machine's physical memory in bytes (default: this machine's).
+    """
+    est = estimate(core)
+    if force:
+        return est
+    total = physical_memory() if memory is None else memory
+    reasons = []
+    if total and est.memory_bytes > MEMORY_SHARE * total:
+        reasons.append(f"its peak memory would exceed {MEMORY_SHARE:.0%} of this machine's {_human_bytes(total)}")
+    if est.events > MAX_EVENTS:
+        reasons.append(f"it would take more than {MAX_EVENTS:.0e} events (~{_human_time(MAX_EVENTS / EVENTS_PER_S)})")
+    if reasons:
+        raise ResourceError(
+            f"this run was refused before it started: {' and '.join(reasons)}. Estimate: {est.describe()}. "
+            "Shorten `duration`, widen `metrics.bin`, record fewer series (`metrics.per_flow`, `metrics.queues`) "
+            "or use fewer nodes; pass --force to run it anyway."
+        )
+    return est

@@ -1,0 +1,82 @@
+"""Output folders that never lose or silently overwrite a finished result (spec/contract.md
+"Command line": default ``results/<id>-<timestamp>-<short unique suffix>/``; an existing
+non-empty ``--out`` is refused unless ``--force``; nothing half-written under a final name).
+
+* :func:`choose` checks the folder *before* any simulation: a default name is made unique by
+  a timestamp and a random 24-bit suffix (two runs started in the same second get two
+  folders), a given ``--out`` must
+  not be a file, not be a non-empty folder (unless ``force`` or ``resume``) and have a
+  writable parent.
+* :func:`staging` / :func:`commit`: a run writes into a hidden sibling folder and is renamed
+  to its final name only when complete; an interrupted run leaves no folder under that name.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from .errors import ScenarioError
+
+__all__ = ["choose", "staging", "commit", "default_name"]
+
+
+def default_name(stem: str) -> str:
+    """``<stem>-<YYYYmmdd-HHMMSS>-<6 hex>``: unique even for runs started in the same second."""
+    return f"{stem}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def _writable_parent(path: Path) -> None:
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ScenarioError(f"--out {path}: {parent} is not a folder; give a folder path for the results")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ScenarioError(f"--out {path}: cannot write into {parent} (permission denied); choose another folder")
+
+
+def choose(out: Path | None, stem: str, force: bool = False, resume: bool = False, root: Path = Path("results")) -> Path:
+    """The folder a command will write, checked before any work starts.
+
+    ``out`` None: a new unique folder name under ``root``. Otherwise ``out`` itself:
+    refused (:class:`ScenarioError`, exit 2) if it is a file, or a non-empty folder while
+    neither ``force`` (it will be replaced) nor ``resume`` (a sweep continues in it) is set.
+    """
+    if out is None:
+        folder = root / default_name(stem)
+        _writable_parent(folder)
+        return folder
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"--out {out}: is a file, not a folder; give a folder path for the results")
+    if out.is_dir() and any(out.iterdir()) and not (force or resume):
+        raise ScenarioError(f"--out {out}: the folder exists and is not empty; pass --force to replace it, or choose another folder")
+    _writable_parent(out)
+    return out
+
+
+def staging(final: Path) -> Path:
+    """A fresh hidden sibling of ``final`` to write into before :func:`commit`."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".{final.name}.partial-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    return tmp
+
+
+def commit(tmp: Path, final: Path) -> Path:
+    """Move the complete folder ``tmp`` to ``final``, replacing what :func:`choose` allowed."""
+    if final.exists():
+        if final.is_dir():
+            shutil.rmtree(final)
+        else:  # pragma: no cover (choose() refuses a file)
+            final.unlink()
+    tmp.rename(final)
+    return final
+
+
+def discard(tmp: Path) -> None:
+    """Remove a staging folder after a failed or interrupted run."""
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,156 @@
+"""Property-based fuzzing of scenario documents and ``--set`` values (issue 13).
+
+Every generated input must end in one of two ways: it is accepted (the scenario resolves, the
+engine builds it, and a small enough one runs to the end), or it is refused with a
+:class:`cnsim.ScenarioError` (exit 2 on the command line). Never another exception, a Rust
+panic (pyo3's ``PanicException``), an abort or a hang (Hypothesis' deadline).
+
+``CNSIM_FUZZ_EXAMPLES`` sets the number of cases (CI: 1,000 documents and 300 ``--set``
+values; docs/robustness.md gives the nightly size).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from importlib import resources
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cnsim
+from cnsim import budget
+from cnsim.errors import ScenarioError
+from cnsim.scenario import Scenario, parse_set_value
+
+_core = pytest.importorskip("cnsim._core")
+
+EXAMPLES = int(os.environ.get("CNSIM_FUZZ_EXAMPLES", "1000"))
+#: Accepted cases up to this many estimated events are also run to the end.
+RUN_EVENTS = 3e5
+
+BASES = ["zhb-og-single-hop", "zhb-og-multi-hop", "qcnp-ig-baseline", "kd-symmetric-single-hs", "e2cm-fat-tree-16", "eval-sh-og-2g", "zhb-sweeping-hotspot"]
+_DOCS = {sid: tomllib.loads((resources.files("cnsim") / "scenarios" / f"{sid}.toml").read_text(encoding="utf-8")) for sid in BASES}
+
+#: Keys worth mutating besides those each base document has (contract "Scenario document").
+EXTRA_KEYS = [
+    "seed", "duration", "description", "topology.kind", "topology.nodes", "topology.routing", "topology.fat_tree.radix",
+    "topology.fat_tree.levels", "topology.fat_tree.merged_top", "topology.legacy", "links.rate", "links.delay",
+    "switch.buffer", "switch.memory_per_port", "switch.oq_limit", "switch.pause", "switch.xoff", "switch.xon",
+    "switch.xon_rule", "switch.processing_delay", "nic.ingress", "nic.ingress_size", "nic.on_full", "nic.egress_buffer",
+    "nic.egress_xoff", "nic.egress_xon", "traffic.frame_size", "traffic.pattern", "traffic.load", "traffic.sizes",
+    "traffic.mean_size", "traffic.start", "traffic.stop", "traffic.run_to_completion", "metrics.bin", "metrics.window",
+    "metrics.hot_port", "metrics.queues", "metrics.per_flow", "cm.scheme", "cm.w", "cm.qeq", "cm.gd", "cm.gi", "cm.ps",
+    "cm.sampling", "cm.fb_bits", "cm.rmin", "cm.ru", "hotspots", "hotspots.0.rate", "hotspots.0.node", "hotspots.0.start",
+    "hotspots.0.end", "traffic.flows", "bogus", "cm.bogus", "switch.bogus",
+]
+
+
+def _flatten(doc: Any, prefix: str = "") -> list[str]:
+    out = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            key = f"{prefix}{k}"
+            out.append(key)
+            out.extend(_flatten(v, key + "."))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:3]):
+            key = f"{prefix}{i}"
+            out.append(key)
+            out.extend(_flatten(v, key + "."))
+    return out
+
+
+_units = st.sampled_from(["", "ps", "ns", "us", "ms", "s", "bps", "Kbps", "Gbps", "B", "KB", "MB", "KiB", "x", "%"])
+_numbers = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, 1, 2, -1, 0.5, 1e-30, 1e30, 1e308, 2**63, 2**64, 10**20]),
+)
+_quantities = st.builds(lambda n, u: f"{n}{u}", _numbers, _units)
+_words = st.sampled_from(["none", "bcn", "qcn", "auto", "hotspot", "run", "shared", "partitioned", "egress", "S1", "S1/1", "1", "2", "gd0*2", "m/4", "(", "1/0", "gd", "qeq*qeq*1e300", "uniform", "geometric"])
+#: Plausible values reach deeper than garbage: they pass the first checks and meet later ones.
+_plausible = st.one_of(
+    st.integers(min_value=0, max_value=200),
+    st.floats(min_value=0.0, max_value=2.0),
+    st.builds(lambda n, u: f"{n}{u}", st.sampled_from([0, 1, 2, 10, 64, 150, 1500, 0.5, 1.5, 100]), st.sampled_from(["us", "ms", "s", "Gbps", "Mbps", "KB", "B", "MB"])),
+)
+_scalars = st.one_of(_plausible, _plausible, _numbers, _quantities, _words, st.text(max_size=20), st.booleans())
+_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["a", "node", "rate", "start", "end", "src", "dst", "radix", "levels"]), inner, max_size=4)), max_leaves=8)
+
+
+def _set_path(doc: dict[str, Any], key: str, value: Any, delete: bool) -> None:
+    parts = key.split(".")
+    node: Any = doc
+    for p in parts[:-1]:
+        if isinstance(node, list):
+            if not p.isdigit() or int(p) >= len(node):
+                return
+            node = node[int(p)]
+        elif isinstance(node, dict):
+            node = node.setdefault(p, {})
+        else:
+            return
+    last = parts[-1]
+    if isinstance(node, dict):
+        if delete:
+            node.pop(last, None)
+        else:
+            node[last] = value
+    elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
+        if delete:
+            node.pop(int(last))
+        else:
+            node[int(last)] = value
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    sid = draw(st.sampled_from(BASES))
+    doc = copy.deepcopy(_DOCS[sid])
+    keys = sorted(set(_flatten(doc)) | set(EXTRA_KEYS))
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        _set_path(doc, draw(st.sampled_from(keys)), draw(_values), draw(st.booleans()) and draw(st.booleans()))
+    # keep most cases short enough to run; the duration is mutated like any other key too
+    if draw(st.integers(0, 9)) < 8:
+        doc["duration"] = draw(st.sampled_from(["0.2ms", "1ms", "3ms"]))
+    return sid, doc
+
+
+def _exercise(scen: Scenario) -> None:
+    """Resolve, estimate, build in the engine and (when small) run — or raise ScenarioError."""
+    scen.validate()
+    core = scen.lower()
+    est = budget.estimate(core)
+    if est.events <= RUN_EVENTS and est.memory_bytes < 2**31:
+        cnsim.run(scen)
+    else:
+        _core.Simulation(scen.core_json())
+
+
+_fuzz = settings(max_examples=EXAMPLES, deadline=20_000, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+
+
+@_fuzz
+@given(documents())
+def test_fuzzed_documents_are_accepted_or_refused(case: tuple[str, dict[str, Any]]) -> None:
+    sid, doc = case
+    try:
+        _exercise(Scenario(doc, f"fuzz-{sid}", "fuzz"))
+    except ScenarioError:
+        pass
+
+
+@settings(max_examples=max(EXAMPLES // 3, 10), deadline=20_000, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+@given(st.sampled_from(BASES), st.sampled_from(sorted(EXTRA_KEYS)), st.one_of(st.text(max_size=30), _quantities, _words))
+def test_fuzzed_set_values_are_accepted_or_refused(sid: str, key: str, text: str) -> None:
+    try:
+        scen = cnsim.load(sid)
+        scen.set("duration", "0.5ms")
+        scen.set(key, parse_set_value(text))
+        _exercise(scen)
+    except ScenarioError:
+        pass
