@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -90,5 +92,24 @@ def test_format_is_exact_and_shortest() -> None:
 @given(st.integers(min_value=0, max_value=10**15))
 def test_round_trip(n: int) -> None:
     assert parse_time(format_time(n)) == n
-    assert parse_rate(format_rate(n)) == n
-    assert parse_size(format_size(n)) == n
+    if n <= 1_600 * 10**9:
+        assert parse_rate(format_rate(n)) == n
+    if n <= 10**12:
+        assert parse_size(format_size(n)) == n
+
+
+@pytest.mark.parametrize(
+    ("parse", "value", "limit"),
+    [(parse_rate, 1e16, "1600Gbps"), (parse_rate, "1601Gbps", "1600Gbps"), (parse_size, "2000000MB", "1 TB"), (parse_time, "1e7s", "1000000s"), (parse_time, 10**30, "1000000s")],
+)
+def test_physical_ranges(parse: Any, value: Any, limit: str) -> None:
+    """Issue 13: values beyond physical ranges are refused with the limit, in a short message."""
+    with pytest.raises(UnitError, match="out of range") as err:
+        parse(value)
+    assert limit in str(err.value) and len(str(err.value)) < 200
+
+
+def test_range_limits_are_accepted() -> None:
+    assert parse_rate("1600Gbps") == 1_600 * 10**9
+    assert parse_size("1000000MB") == 10**12
+    assert parse_time("1000000s") == 10**18

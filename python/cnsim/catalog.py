@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import tomllib
 import uuid
 from pathlib import Path
@@ -125,8 +126,10 @@ def build(root: Union[str, Path], name: str = CATALOG_FILE) -> Path:
     table = rows_table([_run_row(f, root) for f in folders], ["run_id", "sweep", "sweep_dir", "scenario", "scheme", "seed", "status", "error", "path"])
     sweeps = rows_table(_sweep_rows(root), ["name", "sweep_dir", "base", "spec", "runs"])
     final = root / name
+    _remove_stale(root, name)
     tmp = root / f".{name}.{uuid.uuid4().hex[:8]}"
     con = duckdb.connect(str(tmp))
+    ok = False
     try:
         con.register("runs_arrow", table)
         con.execute("CREATE TABLE runs AS SELECT * FROM runs_arrow")
@@ -145,13 +148,30 @@ def build(root: Union[str, Path], name: str = CATALOG_FILE) -> Path:
                 f"JOIN runs r ON r.path = regexp_replace(s.filename, {suffix}, '')"
             )
         con.execute("CHECKPOINT")
+        ok = True
     finally:
         con.close()
+        if not ok:  # leave no half-built catalog behind
+            for leftover in (tmp, Path(str(tmp) + ".wal")):
+                leftover.unlink(missing_ok=True)
     os.replace(tmp, final)
-    wal = Path(str(tmp) + ".wal")
-    if wal.exists():
-        wal.unlink()
+    Path(str(tmp) + ".wal").unlink(missing_ok=True)
     return final
+
+
+#: A temporary catalog older than this was left by a builder that died (kill -9).
+_STALE_S = 600.0
+
+
+def _remove_stale(root: Path, name: str) -> None:
+    """Delete temporary catalogs (``.catalog.duckdb.<hex>[.wal]``) that a killed build left."""
+    now = time.time()
+    for path in root.glob(f".{name}.*"):
+        try:
+            if now - path.stat().st_mtime > _STALE_S:
+                path.unlink()
+        except OSError:
+            continue
 
 
 def connect(where: Union[str, Path] = "results", read_only: bool = True) -> Any:
@@ -173,6 +193,10 @@ def runs(where: Union[str, Path] = "results", where_sql: str | None = None) -> p
     con = connect(where)
     try:
         query = "SELECT * FROM runs" + (f" WHERE {where_sql}" if where_sql else "") + " ORDER BY sweep_dir, path"
-        return con.execute(query).fetch_arrow_table()
+        relation = con.sql(query)
+        # DuckDB 2 reads a relation with to_arrow_table(); 1.x has only arrow() (a Table there)
+        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+        table: pa.Table = fetch()
+        return table
     finally:
         con.close()

@@ -3,8 +3,9 @@ reproduce, report.
 
 Bad input (unknown scenario, unknown key, bad value, a configuration the engine refuses)
 prints the one-paragraph-per-problem message on stderr and exits with status 2, never a
-traceback. Ctrl-C during a run stops the engine and exits with status 130. A missing engine
-build exits with status 1 and says how to build it.
+traceback. Ctrl-C during a run stops the engine and exits with status 130 (SIGTERM: 143). A
+missing engine build exits with status 1 and says how to build it; an internal engine failure
+(a bug) exits with status 70 (EX_SOFTWARE) and one line.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .errors import ScenarioError
+from .errors import EngineError, ScenarioError
 from .runner import EngineMissing, prepare, run
 from .scenario import load, parse_set_value, scenarios
 from .units import PS_PER_S
@@ -49,6 +50,9 @@ def _guard() -> Iterator[None]:
     except EngineMissing as err:
         typer.echo(f"cnsim: {err}", err=True)
         raise typer.Exit(1) from None
+    except EngineError as err:
+        typer.echo(f"cnsim: internal error: {err}. This is a bug in cnsim, not in your input; please report it with the scenario.", err=True)
+        raise typer.Exit(70) from None
     except KeyboardInterrupt as err:
         typer.echo(f"cnsim: {_signal_word(err)}; the run was stopped and nothing was written.", err=True)
         raise typer.Exit(_interrupt_status(err)) from None
@@ -312,6 +316,8 @@ def sweep(
                 f"sweep {parsed.name}: {result.total} runs ({result.reused} already done, {result.ran} run, "
                 f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet"
             )
+        if result.repaired:
+            typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json and were run again: {', '.join(result.repaired)}", err=True)
         for run_id, error in result.failed:
             typer.echo(f"run {run_id} failed: {error}", err=True)
         if result.failed:

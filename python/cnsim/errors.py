@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScenarioError", "ResourceError", "Problem", "format_value", "raise_problems"]
+__all__ = ["ScenarioError", "ResourceError", "EngineError", "Problem", "format_value", "raise_problems"]
 
 
 class ScenarioError(ValueError):
@@ -25,6 +25,11 @@ class ScenarioError(ValueError):
 
 class ResourceError(ScenarioError):
     """A run refused before it started because it would exceed the machine (cnsim.budget)."""
+
+
+class EngineError(RuntimeError):
+    """An internal failure of the engine (a panic, or a core config off its schema): a bug in
+    cnsim, not in the user's input. The CLI reports it in one line and exits with status 70."""
 
 
 _MISSING = object()

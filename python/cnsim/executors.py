@@ -13,9 +13,11 @@ never sees result arrays, only outcomes, so every executor produces the same fil
   cluster started for the sweep. On SLURM/PBS start a dask-jobqueue cluster and pass its
   scheduler address (docs/sweeps.md). Workers must see the output folder (a shared file system).
 
-A run that raises inside the worker is recorded by the worker; a worker that dies (killed
-process, lost Dask worker) is recorded by the coordinator as a failed run, retried on the next
-start of the sweep.
+A run that raises inside the worker is recorded by the worker. With processes, a worker that
+dies (killed, out of memory) fails only its own run: the runs in flight when the pool broke are
+retried once each, alone; one that dies again is recorded as failed. A lost Dask worker is
+recorded by the coordinator as a failed run. Failed runs are retried on the next start of the
+sweep.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .errors import ScenarioError
@@ -83,19 +87,65 @@ class LocalExecutor(Executor):
     def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
         if not tasks:
             return
-        if self.kind == "thread":
-            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="cnsim-run")
-            futures: dict[Future[RunOutcome], RunTask] = {
-                self._pool.submit(execute_run, t, self._stop): t for t in tasks
-            }
-        else:
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
-            futures = {self._pool.submit(execute_run, t): t for t in tasks}
+        if self.kind == "process":
+            yield from self._map_processes(tasks)
+            return
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="cnsim-run")
+        futures: dict[Future[RunOutcome], RunTask] = {self._pool.submit(execute_run, t, self._stop): t for t in tasks}
         for fut in as_completed(futures):
             try:
                 yield fut.result()
-            except Exception as err:  # a dead process pool: record, go on
+            except Exception as err:  # an error outside the run's own handling: record, go on
                 yield _died(futures[fut], err)
+
+    def _new_process_pool(self, workers: int) -> ProcessPoolExecutor:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = pool
+        return pool
+
+    def _map_processes(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
+        """Processes, at most ``workers`` runs in flight. A worker that dies (killed, out of
+        memory) breaks the whole pool, so the runs in flight at that moment are suspects: each
+        is retried once, alone in a fresh one-worker pool — the run that killed its worker fails
+        alone, the others complete — and the rest go on in a fresh pool."""
+        queue = deque(tasks)
+        while queue and not self._stop.is_set():
+            pool = self._new_process_pool(self.workers)
+            inflight: dict[Future[RunOutcome], RunTask] = {}
+            suspects: list[RunTask] = []
+            while (queue or inflight) and not suspects:
+                while queue and len(inflight) < self.workers:
+                    task = queue.popleft()
+                    inflight[pool.submit(execute_run, task)] = task
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    task = inflight.pop(fut)
+                    try:
+                        yield fut.result()
+                    except BrokenProcessPool:
+                        suspects.append(task)
+                    except Exception as err:
+                        yield _died(task, err)
+            for fut, task in inflight.items():  # their futures fail with the broken pool too
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    yield fut.result()
+                else:
+                    suspects.append(task)
+            pool.shutdown(wait=True, cancel_futures=True)
+            for task in suspects:
+                if self._stop.is_set():
+                    break
+                yield self._alone(task)
+
+    def _alone(self, task: RunTask) -> RunOutcome:
+        """Run ``task`` in a pool of its own (the retry of a run whose worker died)."""
+        pool = self._new_process_pool(1)
+        try:
+            return pool.submit(execute_run, task).result()
+        except Exception as err:
+            return _died(task, err)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         self._stop.set()

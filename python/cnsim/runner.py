@@ -2,8 +2,9 @@
 
 The engine (``cnsim._core``) runs in a worker thread with the GIL released; the calling thread
 polls ``progress_ps()`` for a progress callback and turns Ctrl-C into ``interrupt()``
-(DESIGN.md "The GIL and Ctrl-C"). Errors the engine raises for a configuration it refuses
-(``ValueError``, e.g. a scheme it does not simulate yet) become :class:`ScenarioError`.
+(DESIGN.md "The GIL and Ctrl-C"). The engine raises one exception type per kind (crates/cnsim-py):
+``ConfigError`` (a configuration it refuses, with its key) becomes :class:`ScenarioError`,
+``Interrupted`` becomes ``KeyboardInterrupt`` and ``EngineError`` (a bug) :class:`EngineError`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from . import budget
 from ._version import __version__
-from .errors import ScenarioError
+from .errors import EngineError, Problem, ScenarioError
 from .results import Result, dump_json
 from .scenario import Scenario, load
 from .units import PS_PER_S
@@ -69,6 +70,17 @@ def prepare(
     return scen.validate()
 
 
+def _front_end_error(core: ModuleType, scen: Scenario, err: BaseException) -> BaseException:
+    """The front end's exception for an engine exception (one type per kind, see the module doc)."""
+    if isinstance(err, core.ConfigError):
+        message, key, value, expected = err.args
+        problem = Problem(key, value, f"the engine refused it: {expected}")
+        return ScenarioError(f"{scen.id}: {problem.render()}", [problem])
+    if isinstance(err, core.EngineError):
+        return EngineError(f"{scen.id}: {err}")
+    return err
+
+
 def _peak_rss_bytes() -> int:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(rss if sys.platform == "darwin" else rss * 1024)
@@ -108,8 +120,8 @@ def run(
     core = engine()
     try:
         sim = core.Simulation(config)
-    except ValueError as err:
-        raise ScenarioError(f"{scen.id}: the engine refused the scenario: {err}") from None
+    except Exception as err:
+        raise _front_end_error(core, scen, err) from None
     total_ps = scen.resolved.doc.duration
     box: dict[str, Any] = {}
     done = threading.Event()
@@ -138,11 +150,9 @@ def run(
     wall = time.perf_counter() - started
     if "error" in box:
         err = box["error"]
-        if isinstance(err, RuntimeError) and "interrupted" in str(err):
+        if isinstance(err, core.Interrupted):
             raise KeyboardInterrupt from None
-        if isinstance(err, ValueError):
-            raise ScenarioError(f"{scen.id}: the engine refused the scenario: {err}") from None
-        raise err
+        raise _front_end_error(core, scen, err) from None
     result = Result.from_engine(scen, box["result"])
     sim_s = float(result.summary.get("duration_s") or total_ps / PS_PER_S)
     events = float((result.summary.get("engine") or {}).get("events") or 0)

@@ -359,10 +359,17 @@ def _params_doc(task: RunTask) -> dict[str, Any]:
     }
 
 
+def run_complete(folder: Path) -> bool:
+    """A finished run folder: its summary.json reads as a JSON object (a truncated or
+    corrupted file, or a folder without one, is not finished)."""
+    summary = _read_json(folder / "summary.json")
+    return isinstance(summary, dict) and "scenario" in summary
+
+
 def _publish(tmp: Path, final: Path) -> None:
     """Rename the completed temporary folder into place (replacing a failed attempt)."""
     if final.exists():
-        if (final / "summary.json").is_file():  # someone else completed it: keep theirs
+        if run_complete(final):  # someone else completed it: keep theirs
             shutil.rmtree(tmp, ignore_errors=True)
             return
         shutil.rmtree(final, ignore_errors=True)
@@ -543,6 +550,8 @@ class SweepResult:
     ran: int
     failed: list[tuple[str, str]]
     wall_s: float
+    #: run folders found corrupted or partial (summary.json unreadable) and run again
+    repaired: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -588,7 +597,11 @@ def run_sweep(
         dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [_params_doc(t) for t in tasks]}), encoding="utf-8"
     )
     unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
-    todo = [t for t in unique if not (runs / t.run_id / "summary.json").is_file()]
+    todo = [t for t in unique if not run_complete(runs / t.run_id)]
+    # a folder with a summary.json that does not read back (truncated, corrupted) is rerun
+    repaired = [t.run_id for t in todo if (runs / t.run_id / "summary.json").exists()]
+    for run_id in repaired:
+        shutil.rmtree(runs / run_id, ignore_errors=True)
     reused = len(unique) - len(todo)
     failed: list[tuple[str, str]] = []
     started = time.perf_counter()
@@ -615,4 +628,4 @@ def run_sweep(
             from .catalog import build
 
             build(out)
-    return SweepResult(out, table, len(unique), reused, len(todo), failed, time.perf_counter() - started)
+    return SweepResult(out, table, len(unique), reused, len(todo), failed, time.perf_counter() - started, repaired)

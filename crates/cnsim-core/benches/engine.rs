@@ -20,7 +20,10 @@ const ZHB: &str = include_str!("zhb-og-single-hop.core.json");
 fn event_queue_hold(bencher: Bencher, n: u64) {
     let mut q = EventQueue::new();
     for i in 0..n {
-        q.push(SimTime(i * 7919 % 100_000), Event::TxDone { port: i as u32 });
+        q.push(
+            SimTime(i * 7919 % 100_000),
+            Event::TxDone { port: i as u32 },
+        );
     }
     bencher.counter(ItemsCount::new(1usize)).bench_local(|| {
         let (t, e) = q.pop().unwrap();
@@ -31,7 +34,9 @@ fn event_queue_hold(bencher: Bencher, n: u64) {
 #[divan::bench]
 fn frame_pool_alloc_free(bencher: Bencher) {
     let mut pool = FramePool::new();
-    let held: Vec<_> = (0..1000).map(|i| pool.alloc(Frame::data(i, 0, 1500, SimTime::ZERO))).collect();
+    let held: Vec<_> = (0..1000)
+        .map(|i| pool.alloc(Frame::data(i, 0, 1500, SimTime::ZERO)))
+        .collect();
     black_box(&held);
     bencher.counter(ItemsCount::new(1usize)).bench_local(|| {
         let f = pool.alloc(Frame::data(1, 2, 1500, SimTime::ZERO));

@@ -8,7 +8,9 @@ use std::time::Instant;
 use cnsim_core::{CoreConfig, RunControl, Simulator};
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_scenario CORE.json");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: run_scenario CORE.json");
     let text = std::fs::read_to_string(&path).expect("readable file");
     let cfg = CoreConfig::from_json(&text).unwrap_or_else(|e| {
         eprintln!("{e}");

@@ -10,15 +10,27 @@ pub enum Error {
     Parse(String),
     /// A value is out of range or names something that does not exist (fatal for the run).
     #[error("{key} = {value}: {expected}")]
-    Config { key: String, value: String, expected: String },
+    Config {
+        key: String,
+        value: String,
+        expected: String,
+    },
     /// The run was interrupted through its [`crate::RunControl`] (not an error of the model).
     #[error("interrupted")]
     Interrupted,
 }
 
 impl Error {
-    pub fn config(key: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> Self {
-        Error::Config { key: key.into(), value: value.to_string(), expected: expected.into() }
+    pub fn config(
+        key: impl Into<String>,
+        value: impl ToString,
+        expected: impl Into<String>,
+    ) -> Self {
+        Error::Config {
+            key: key.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+        }
     }
 }
 

@@ -142,7 +142,10 @@ mod tests {
         let b = pool.alloc(Frame::data(1, 0, 1500, SimTime::ZERO));
         assert_eq!(pool.live_data(), 2);
         pool.free(a);
-        let c = pool.alloc(Frame { kind: FrameKind::Pause { xoff: true }, ..Frame::data(0, 0, 64, SimTime::ZERO) });
+        let c = pool.alloc(Frame {
+            kind: FrameKind::Pause { xoff: true },
+            ..Frame::data(0, 0, 64, SimTime::ZERO)
+        });
         assert_eq!(c, a);
         assert_eq!(pool.live_data(), 1);
         assert_eq!(pool.get(b).src, 1);

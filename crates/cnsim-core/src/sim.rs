@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
-
 use crate::cm::{AnyCp, Scheme};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::{Event, EventQueue, SimRng};
@@ -98,18 +97,24 @@ impl Simulator {
         for (s, name) in topo.switches.iter().enumerate() {
             for (d, node) in topo.nodes.iter().enumerate() {
                 if topo.route(s as u32, d as u32).is_none() {
-                    return Err(Error::config("topology.links", format!("{name} .. {node}"), "a connected network"));
+                    return Err(Error::config(
+                        "topology.links",
+                        format!("{name} .. {node}"),
+                        "a connected network",
+                    ));
                 }
             }
         }
         let ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
         let mut switches = Vec::with_capacity(topo.switches.len());
         for (s, name) in topo.switches.iter().enumerate() {
-            let limits = *cfg
-                .switch
-                .thresholds
-                .get(name)
-                .ok_or_else(|| Error::config(format!("switch.thresholds.{name}"), "missing", "capacity and watermarks for every switch"))?;
+            let limits = *cfg.switch.thresholds.get(name).ok_or_else(|| {
+                Error::config(
+                    format!("switch.thresholds.{name}"),
+                    "missing",
+                    "capacity and watermarks for every switch",
+                )
+            })?;
             let n = topo.switch_ports[s].len();
             switches.push(Switch {
                 ports: topo.switch_ports[s].clone(),
@@ -124,10 +129,19 @@ impl Simulator {
         let mut nics: Vec<Nic> = (0..n_nodes)
             .map(|i| {
                 let p = topo.node_port[i];
-                Nic::new(i as u32, p, topo.ports[p as usize].rate, n_nodes, stream(cfg.seed, StreamKind::ReactionPoint, i as u64))
+                Nic::new(
+                    i as u32,
+                    p,
+                    topo.ports[p as usize].rate,
+                    n_nodes,
+                    stream(cfg.seed, StreamKind::ReactionPoint, i as u64),
+                )
             })
             .collect();
-        let node = |key: String, name: &str| topo.node_by_name(name).ok_or_else(|| Error::config(key, name, "a node name"));
+        let node = |key: String, name: &str| {
+            topo.node_by_name(name)
+                .ok_or_else(|| Error::config(key, name, "a node name"))
+        };
         let mut gens = Vec::new();
         for (i, src) in cfg.traffic.sources.iter().enumerate() {
             let n = node(format!("traffic.sources.{i}.node"), &src.node)?;
@@ -135,7 +149,11 @@ impl Simulator {
                 Some(d) => {
                     let d = node(format!("traffic.sources.{i}.dst"), d)?;
                     if d == n {
-                        return Err(Error::config(format!("traffic.sources.{i}.dst"), &src.node, "a destination other than the source"));
+                        return Err(Error::config(
+                            format!("traffic.sources.{i}.dst"),
+                            &src.node,
+                            "a destination other than the source",
+                        ));
                     }
                     Some(d)
                 }
@@ -146,26 +164,45 @@ impl Simulator {
             let rng = stream(cfg.seed, StreamKind::Traffic, i as u64);
             let slot = tx_time(cfg.traffic.frame_size as u64, rate);
             let mean = (src.sizes == Sizes::Geometric).then_some(src.mean_frames);
-            let g = Generator::with_flows(n, dst, src.load, mean, slot, SimTime(src.start_ps), stop, n_nodes as u32, rng);
+            let g = Generator::with_flows(
+                n,
+                dst,
+                src.load,
+                mean,
+                slot,
+                SimTime(src.start_ps),
+                stop,
+                n_nodes as u32,
+                rng,
+            );
             nics[n as usize].gens.push(gens.len() as u32);
             gens.push(g);
         }
         let mut hotspots = Vec::new();
         for (i, h) in cfg.hotspots.iter().enumerate() {
             let n = node(format!("hotspots.{i}.node"), &h.node)?;
-            hotspots.push(Hotspot { port: topo.port_toward_node(n), rate: h.rate, start: SimTime(h.start_ps), end: SimTime(h.end_ps) });
+            hotspots.push(Hotspot {
+                port: topo.port_toward_node(n),
+                rate: h.rate,
+                start: SimTime(h.start_ps),
+                end: SimTime(h.end_ps),
+            });
         }
         let scheme = Scheme::from_config(&cfg.cm)?;
         let cm_frame_bytes = scheme.frame_bytes();
         let cps_active = scheme.has_congestion_points();
         let sink_events = scheme.needs_sink_events();
         let (cps, cp_rngs) = if cps_active {
-            let mut rngs: Vec<SimRng> = (0..ports.len()).map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64)).collect();
+            let mut rngs: Vec<SimRng> = (0..ports.len())
+                .map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64))
+                .collect();
             let cps = ports
                 .iter()
                 .enumerate()
                 .map(|(i, p)| match p.spec.owner {
-                    Device::Switch(s) if !topo.legacy[s as usize] => Some(scheme.new_cp(i as u32, &mut rngs[i])),
+                    Device::Switch(s) if !topo.legacy[s as usize] => {
+                        Some(scheme.new_cp(i as u32, &mut rngs[i]))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -177,7 +214,10 @@ impl Simulator {
         // metrics
         let end = SimTime(cfg.duration_ps);
         let bins = Bins::new(cfg.metrics.bin_ps, cfg.duration_ps);
-        let window = Window { t0: cfg.metrics.window_ps[0].min(cfg.duration_ps), t1: cfg.metrics.window_ps[1].min(cfg.duration_ps) };
+        let window = Window {
+            t0: cfg.metrics.window_ps[0].min(cfg.duration_ps),
+            t1: cfg.metrics.window_ps[1].min(cfg.duration_ps),
+        };
         let mut flows = Vec::new();
         for (i, [s, d]) in cfg.metrics.per_flow.iter().enumerate() {
             let sn = node(format!("metrics.per_flow.{i}"), s)?;
@@ -186,18 +226,29 @@ impl Simulator {
         }
         let mut rec = Recorder::new(bins, window, n_nodes, &flows);
         let mut sim_ports = ports;
-        let port_named = |key: &str, name: &str| topo.port_by_name(name).ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"));
+        let port_named = |key: &str, name: &str| {
+            topo.port_by_name(name)
+                .ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"))
+        };
         let mut recorded = Vec::new();
         if cfg.metrics.hot_port == "hotspot" {
             // D16: the hot port is whichever port is hot at each instant
             if hotspots.is_empty() {
-                return Err(Error::config("metrics.hot_port", "hotspot", "a port name (the scenario has no hotspot)"));
+                return Err(Error::config(
+                    "metrics.hot_port",
+                    "hotspot",
+                    "a port name (the scenario has no hotspot)",
+                ));
             }
             rec.hot_dynamic = true;
         } else {
             let hot = port_named("metrics.hot_port", &cfg.metrics.hot_port)?;
             if !matches!(topo.ports[hot as usize].owner, Device::Switch(_)) {
-                return Err(Error::config("metrics.hot_port", &cfg.metrics.hot_port, "a switch egress port"));
+                return Err(Error::config(
+                    "metrics.hot_port",
+                    &cfg.metrics.hot_port,
+                    "a switch egress port",
+                ));
             }
             rec.hot_port = Some(hot);
             recorded.push(hot);
@@ -211,9 +262,9 @@ impl Simulator {
         for p in recorded {
             let name = topo.ports[p as usize].name.clone();
             sim_ports[p as usize].queue_rec = Some(rec.queues.len() as u32);
-            rec.queues.push(LevelTracker::new(name.clone(), &bins));
+            rec.queues.push(LevelTracker::new(name.clone()));
             sim_ports[p as usize].tput_rec = Some(rec.ports.len() as u32);
-            rec.ports.push(crate::metrics::Counter::new(&bins));
+            rec.ports.push(crate::metrics::Counter::new());
             rec.port_names.push(name);
         }
 
@@ -224,8 +275,20 @@ impl Simulator {
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let mut queue = EventQueue::new();
         for (i, h) in hotspots.iter().enumerate() {
-            queue.push(h.start, Event::Hotspot { index: i as u32, on: true });
-            queue.push(h.end, Event::Hotspot { index: i as u32, on: false });
+            queue.push(
+                h.start,
+                Event::Hotspot {
+                    index: i as u32,
+                    on: true,
+                },
+            );
+            queue.push(
+                h.end,
+                Event::Hotspot {
+                    index: i as u32,
+                    on: false,
+                },
+            );
         }
         Ok(Simulator {
             now: SimTime::ZERO,
@@ -342,7 +405,12 @@ impl Simulator {
 
     /// Data frames inside the network, counted where they are (VOQs, OBs, links, switches, sinks).
     pub fn in_flight_counted(&self) -> u64 {
-        let voqs: u64 = self.nics.iter().flat_map(|n| n.voqs.iter()).map(|v| v.frames.len() as u64).sum();
+        let voqs: u64 = self
+            .nics
+            .iter()
+            .flat_map(|n| n.voqs.iter())
+            .map(|v| v.frames.len() as u64)
+            .sum();
         voqs + self.pool.live_data() + self.stats.sink_pending
     }
 
@@ -373,7 +441,10 @@ impl Simulator {
         let idle_rate = if p.is_some() { 1.0 } else { 0.0 };
         let mut cuts = vec![window.t0, window.t1];
         for h in self.hotspots.iter().filter(mine) {
-            cuts.extend([h.start.0.clamp(window.t0, window.t1), h.end.0.clamp(window.t0, window.t1)]);
+            cuts.extend([
+                h.start.0.clamp(window.t0, window.t1),
+                h.end.0.clamp(window.t0, window.t1),
+            ]);
         }
         cuts.sort_unstable();
         cuts.dedup();
@@ -381,7 +452,12 @@ impl Simulator {
             .map(|w| {
                 let mid = SimTime(w[0]);
                 // the last window that covers the piece wins, as the events apply in that order
-                let rate = self.hotspots.iter().filter(mine).rfind(|h| h.start <= mid && mid < h.end).map_or(idle_rate, |h| h.rate);
+                let rate = self
+                    .hotspots
+                    .iter()
+                    .filter(mine)
+                    .rfind(|h| h.start <= mid && mid < h.end)
+                    .map_or(idle_rate, |h| h.rate);
                 (w[0], w[1], rate)
             })
             .collect()
@@ -396,7 +472,7 @@ impl Simulator {
         self.rec.window.t0 = self.rec.window.t0.min(self.rec.window.t1);
         let window = self.rec.window;
         let bins = Bins::new(self.rec.bins.width, end.0.max(1));
-        self.rec.truncate(bins.n);
+        self.rec.fit(bins.n);
         for i in 0..self.ports.len() {
             if self.ports[i].paused {
                 let since = self.ports[i].paused_since;
@@ -413,18 +489,44 @@ impl Simulator {
         let hot = self.rec.hot_port;
         let pieces = self.capacity_pieces(hot, &window);
         let len_s = window.len_s();
-        let gbps = |bytes: u64| if len_s > 0.0 { bytes as f64 * 8.0 / len_s / 1e9 } else { 0.0 };
+        let gbps = |bytes: u64| {
+            if len_s > 0.0 {
+                bytes as f64 * 8.0 / len_s / 1e9
+            } else {
+                0.0
+            }
+        };
         let rec = &mut self.rec;
 
-        let per_node: Map<String, Value> = self.topo.nodes.iter().zip(&rec.nodes).map(|(n, c)| (n.clone(), json!(gbps(c.window)))).collect();
-        let per_flow: Map<String, Value> = rec.flow_names.iter().zip(&rec.flows).map(|(n, c)| (n.clone(), json!(gbps(c.window)))).collect();
+        let per_node: Map<String, Value> = self
+            .topo
+            .nodes
+            .iter()
+            .zip(&rec.nodes)
+            .map(|(n, c)| (n.clone(), json!(gbps(c.window))))
+            .collect();
+        let per_flow: Map<String, Value> = rec
+            .flow_names
+            .iter()
+            .zip(&rec.flows)
+            .map(|(n, c)| (n.clone(), json!(gbps(c.window))))
+            .collect();
         let hot_gbps = match hot {
-            Some(h) => gbps(rec.ports[self.ports[h as usize].tput_rec.expect("the hot port is recorded") as usize].window),
+            Some(h) => gbps(
+                rec.ports[self.ports[h as usize]
+                    .tput_rec
+                    .expect("the hot port is recorded") as usize]
+                    .window,
+            ),
             None => gbps(rec.hot_tput.window),
         };
 
         let mut queue_stats = Map::new();
-        let hot_q = hot.map(|h| self.ports[h as usize].queue_rec.expect("the hot queue is recorded") as usize);
+        let hot_q = hot.map(|h| {
+            self.ports[h as usize]
+                .queue_rec
+                .expect("the hot queue is recorded") as usize
+        });
         if hot.is_none() {
             let (mean, std, max) = rec.hot_queue.finish(&bins, &window, end);
             queue_stats.insert("hot".into(), json!({"mean": mean, "std": std, "max": max}));
@@ -443,24 +545,76 @@ impl Simulator {
 
         let n_ports = self.ports.len() as f64;
         let window_ps = (window.t1 - window.t0) as f64;
-        let paused: Vec<f64> = self.ports.iter().filter(|p| p.pause_record.paused_in_window).map(|p| p.pause_record.window_ps as f64).collect();
-        let paused_fraction = if paused.is_empty() || window_ps == 0.0 { 0.0 } else { paused.iter().sum::<f64>() / paused.len() as f64 / window_ps };
-        let paused_all = if window_ps == 0.0 { 0.0 } else { self.ports.iter().map(|p| p.pause_record.window_ps as f64).sum::<f64>() / n_ports / window_ps };
-        let sources = self.nics.iter().filter(|n| !n.gens.is_empty()).count().max(1) as f64;
-        let blocked = if window_ps == 0.0 { 0.0 } else { rec.blocked_window_ps as f64 / sources / window_ps };
+        let paused: Vec<f64> = self
+            .ports
+            .iter()
+            .filter(|p| p.pause_record.paused_in_window)
+            .map(|p| p.pause_record.window_ps as f64)
+            .collect();
+        let paused_fraction = if paused.is_empty() || window_ps == 0.0 {
+            0.0
+        } else {
+            paused.iter().sum::<f64>() / paused.len() as f64 / window_ps
+        };
+        let paused_all = if window_ps == 0.0 {
+            0.0
+        } else {
+            self.ports
+                .iter()
+                .map(|p| p.pause_record.window_ps as f64)
+                .sum::<f64>()
+                / n_ports
+                / window_ps
+        };
+        let sources = self
+            .nics
+            .iter()
+            .filter(|n| !n.gens.is_empty())
+            .count()
+            .max(1) as f64;
+        let blocked = if window_ps == 0.0 {
+            0.0
+        } else {
+            rec.blocked_window_ps as f64 / sources / window_ps
+        };
 
         let line = match hot {
             Some(h) => self.ports[h as usize].spec.rate.as_f64(),
-            None => self.ports[self.hotspots[0].port as usize].spec.rate.as_f64(),
+            None => self.ports[self.hotspots[0].port as usize]
+                .spec
+                .rate
+                .as_f64(),
         };
-        let cap_bits: f64 = pieces.iter().map(|(a, b, f)| (b - a) as f64 / PS_PER_S as f64 * f * line).sum();
-        let serving_ps: u64 = pieces.iter().filter(|p| p.2 > 0.0).map(|(a, b, _)| b - a).sum();
-        let underrun = if window_ps == 0.0 { 0.0 } else { (serving_ps.saturating_sub(rec.hot_busy_window)) as f64 / window_ps };
-        let utilisation = if cap_bits > 0.0 { hot_gbps * 1e9 * len_s / cap_bits } else { 0.0 };
+        let cap_bits: f64 = pieces
+            .iter()
+            .map(|(a, b, f)| (b - a) as f64 / PS_PER_S as f64 * f * line)
+            .sum();
+        let serving_ps: u64 = pieces
+            .iter()
+            .filter(|p| p.2 > 0.0)
+            .map(|(a, b, _)| b - a)
+            .sum();
+        let underrun = if window_ps == 0.0 {
+            0.0
+        } else {
+            (serving_ps.saturating_sub(rec.hot_busy_window)) as f64 / window_ps
+        };
+        let utilisation = if cap_bits > 0.0 {
+            hot_gbps * 1e9 * len_s / cap_bits
+        } else {
+            0.0
+        };
         let delivered_window = rec.aggregate.window / self.frame_size as u64;
-        let latency_us = if delivered_window > 0 { rec.latency_window_ps as f64 / delivered_window as f64 / 1e6 } else { 0.0 };
+        let latency_us = if delivered_window > 0 {
+            rec.latency_window_ps as f64 / delivered_window as f64 / 1e6
+        } else {
+            0.0
+        };
 
-        let in_flight = self.stats.generated - self.stats.delivered - self.stats.dropped - self.stats.source_dropped;
+        let in_flight = self.stats.generated
+            - self.stats.delivered
+            - self.stats.dropped
+            - self.stats.source_dropped;
         let summary = json!({
             "duration_s": end.as_secs_f64(),
             "window_s": [window.t0 as f64 / PS_PER_S as f64, window.t1 as f64 / PS_PER_S as f64],
@@ -497,7 +651,10 @@ impl Simulator {
 
         let mut series = Vec::new();
         let mut tput = Series::new(&["gbps"]);
-        tput.push("aggregate".into(), &[&gbps_bins(&bins, &rec.aggregate.bins)]);
+        tput.push(
+            "aggregate".into(),
+            &[&gbps_bins(&bins, &rec.aggregate.bins)],
+        );
         for (n, c) in self.topo.nodes.iter().zip(&rec.nodes) {
             tput.push(format!("node:{n}"), &[&gbps_bins(&bins, &c.bins)]);
         }
@@ -508,12 +665,18 @@ impl Simulator {
             tput.push(format!("port:{n}"), &[&gbps_bins(&bins, &c.bins)]);
         }
         if hot.is_none() {
-            tput.push("port:hotspot".into(), &[&gbps_bins(&bins, &rec.hot_tput.bins)]);
+            tput.push(
+                "port:hotspot".into(),
+                &[&gbps_bins(&bins, &rec.hot_tput.bins)],
+            );
         }
         series.push(("throughput".to_string(), tput));
         let mut queue = Series::new(&["bytes", "bytes_max"]);
         if hot.is_none() {
-            queue.push("hotspot".into(), &[&rec.hot_queue.end_values, &rec.hot_queue.max_values]);
+            queue.push(
+                "hotspot".into(),
+                &[&rec.hot_queue.end_values, &rec.hot_queue.max_values],
+            );
         }
         for q in &rec.queues {
             queue.push(q.name.clone(), &[&q.end_values, &q.max_values]);
@@ -521,15 +684,35 @@ impl Simulator {
         series.push(("queue".to_string(), queue));
         let as_f64 = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
         let mut drops = Series::new(&["frames", "bytes"]);
-        drops.push("network".into(), &[&as_f64(&rec.drop_frames.bins), &as_f64(&rec.drop_bytes.bins)]);
-        drops.push("source".into(), &[&as_f64(&rec.source_drop_frames.bins), &as_f64(&rec.source_drop_bytes.bins)]);
+        drops.push(
+            "network".into(),
+            &[
+                &as_f64(&rec.drop_frames.bins),
+                &as_f64(&rec.drop_bytes.bins),
+            ],
+        );
+        drops.push(
+            "source".into(),
+            &[
+                &as_f64(&rec.source_drop_frames.bins),
+                &as_f64(&rec.source_drop_bytes.bins),
+            ],
+        );
         series.push(("drops".to_string(), drops));
         let mut pause = Series::new(&["fraction"]);
-        let frac: Vec<f64> = rec.paused_bins.iter().enumerate().map(|(i, &ps)| ps as f64 / (bins.len_ps(i) as f64 * n_ports)).collect();
+        let frac: Vec<f64> = rec
+            .paused_bins
+            .iter()
+            .enumerate()
+            .map(|(i, &ps)| ps as f64 / (bins.len_ps(i) as f64 * n_ports))
+            .collect();
         pause.push("all".into(), &[&frac]);
         series.push(("pause".to_string(), pause));
         let mut cm = Series::new(&["frames", "bytes"]);
-        cm.push("all".into(), &[&as_f64(&rec.cm_frames.bins), &as_f64(&rec.cm_bytes.bins)]);
+        cm.push(
+            "all".into(),
+            &[&as_f64(&rec.cm_frames.bins), &as_f64(&rec.cm_bytes.bins)],
+        );
         series.push(("cm".to_string(), cm));
         let mut rates = Series::new(&["gbps"]);
         for r in &rec.rates {
@@ -537,7 +720,12 @@ impl Simulator {
         }
         series.push(("rates".to_string(), rates));
 
-        RunResult { summary, series, bin_s: bins.width as f64 / PS_PER_S as f64, bins: bins.n }
+        RunResult {
+            summary,
+            series,
+            bin_s: bins.width as f64 / PS_PER_S as f64,
+            bins: bins.n,
+        }
     }
 }
 

@@ -1,15 +1,40 @@
 //! PyO3 glue: `cnsim._core.Simulation(core_config_json).run()` → `{"summary": json, "series": …}`.
 //! The GIL is released for the whole run; progress and interrupts go through atomics so that a
-//! Python thread can draw a progress bar and forward Ctrl-C. Every engine error becomes a
-//! `ValueError` with the engine's message (bad input), or `RuntimeError("interrupted")`.
+//! Python thread can draw a progress bar and forward Ctrl-C.
+//!
+//! One exception type per kind of failure crosses the boundary (issue 13), so that the front end
+//! never has to parse a message: `ConfigError` (a `ValueError` carrying `key`, `value` and
+//! `expected`: bad input, exit 2), `Interrupted` (the run was stopped through `interrupt()`), and
+//! `EngineError` (a core config that does not match the schema, or a panic inside the engine —
+//! a bug, caught here so that it never unwinds into Python).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use cnsim_core::{run_json, Error, RunControl};
+use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "A configuration the engine refuses: `args` = (message, key, value, expected)."
+);
+create_exception!(
+    _core,
+    Interrupted,
+    PyRuntimeError,
+    "The run was stopped through `Simulation.interrupt()`."
+);
+create_exception!(
+    _core,
+    EngineError,
+    PyRuntimeError,
+    "An internal error of the engine (a core config off the schema, or a panic): a bug."
+);
 
 #[pyclass(frozen)]
 struct Simulation {
@@ -22,17 +47,26 @@ impl Simulation {
     #[new]
     fn new(config: String) -> PyResult<Self> {
         // validate eagerly so that bad input fails before a thread is started
-        let cfg = cnsim_core::CoreConfig::from_json(&config).map_err(to_py)?;
-        cnsim_core::Simulator::new(&cfg).map_err(to_py)?;
-        Ok(Simulation { config, ctl: Arc::new(RunControl::default()) })
+        guarded(|| {
+            let cfg = cnsim_core::CoreConfig::from_json(&config)?;
+            cnsim_core::Simulator::new(&cfg).map(drop)
+        })?;
+        Ok(Simulation {
+            config,
+            ctl: Arc::new(RunControl::default()),
+        })
     }
 
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let config = self.config.clone();
         let ctl = self.ctl.clone();
-        let result = py.allow_threads(move || run_json(&config, &ctl)).map_err(to_py)?;
+        let result = py.allow_threads(move || guarded(|| run_json(&config, &ctl)))?;
         let out = PyDict::new(py);
-        out.set_item("summary", serde_json::to_string(&result.summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?)?;
+        out.set_item(
+            "summary",
+            serde_json::to_string(&result.summary)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+        )?;
         let series = PyDict::new(py);
         for (kind, s) in &result.series {
             let d = PyDict::new(py);
@@ -60,10 +94,31 @@ impl Simulation {
     }
 }
 
+/// Run `f`, turning an engine error into its exception and a panic into `EngineError`.
+fn guarded<T>(f: impl FnOnce() -> cnsim_core::Result<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_py(e)),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(EngineError::new_err(format!("the engine failed: {what}")))
+        }
+    }
+}
+
 fn to_py(e: Error) -> PyErr {
     match e {
-        Error::Interrupted => PyRuntimeError::new_err("interrupted"),
-        other => PyValueError::new_err(other.to_string()),
+        Error::Interrupted => Interrupted::new_err("interrupted"),
+        Error::Config {
+            ref key,
+            ref value,
+            ref expected,
+        } => ConfigError::new_err((e.to_string(), key.clone(), value.clone(), expected.clone())),
+        Error::Parse(_) => EngineError::new_err(e.to_string()),
     }
 }
 
@@ -75,6 +130,9 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("Interrupted", m.py().get_type::<Interrupted>())?;
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

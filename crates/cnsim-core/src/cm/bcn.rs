@@ -119,7 +119,8 @@ pub fn quantize_fb(fb: f64, fbmax: f64, bits: u32) -> f64 {
 /// (Qoff, Qdelta) in bytes.
 pub fn quantize_separately(qoff: f64, qdelta: f64, qeq: f64, bits: u32) -> (f64, f64) {
     let levels = ((1u64 << (bits - 1)) - 1) as f64;
-    let q = |x: f64, scale: f64| (x / scale * levels).clamp(-levels, levels).trunc() * scale / levels;
+    let q =
+        |x: f64, scale: f64| (x / scale * levels).clamp(-levels, levels).trunc() * scale / levels;
     (q(qoff, qeq), q(qdelta, 2.0 * qeq))
 }
 
@@ -135,7 +136,12 @@ pub struct BcnCp {
 impl BcnCp {
     pub fn new(p: Arc<BcnParams>, cpid: u32, rng: &mut SimRng) -> Self {
         let sampler = Sampler::new(p.sampling(), rng);
-        BcnCp { p, cpid, sampler, q_old: 0.0 }
+        BcnCp {
+            p,
+            cpid,
+            sampler,
+            q_old: 0.0,
+        }
     }
 
     /// The feedback of a sampling instant at queue `q` (§3.2 steps 3–5): the message, if any.
@@ -150,7 +156,12 @@ impl BcnCp {
         let index = ((severity * 63.0).floor().min(63.0) as usize) / 8;
         self.sampler.next(severity, index, rng);
         if p.bcn00 && q >= p.qsc {
-            return Some(CmPayload { msg: msg::STOP, qoff, qdelta, ..Default::default() });
+            return Some(CmPayload {
+                msg: msg::STOP,
+                qoff,
+                qdelta,
+                ..Default::default()
+            });
         }
         if p.fb_bits > 0 {
             fb = match p.quantize {
@@ -162,20 +173,39 @@ impl BcnCp {
             };
         }
         if p.bcn_max && q >= p.qmc {
-            fb = if p.fb_bits > 0 { -(((1u64 << p.fb_bits) - 1) as f64) } else { -m };
+            fb = if p.fb_bits > 0 {
+                -(((1u64 << p.fb_bits) - 1) as f64)
+            } else {
+                -m
+            };
         }
         let send = if fb < 0.0 {
             !p.negative_only_above_qeq || q > p.qeq
         } else {
             fb > 0.0 && tagged_by_me
         };
-        send.then_some(CmPayload { msg: msg::FEEDBACK, fb, qoff, qdelta, ..Default::default() })
+        send.then_some(CmPayload {
+            msg: msg::FEEDBACK,
+            fb,
+            qoff,
+            qdelta,
+            ..Default::default()
+        })
     }
 }
 
 impl CongestionPoint for BcnCp {
-    fn on_enqueue(&mut self, _now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
-        if !self.sampler.is_sample(frame.size as u64, q as f64 > self.p.qeq, rng) {
+    fn on_enqueue(
+        &mut self,
+        _now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        if !self
+            .sampler
+            .is_sample(frame.size as u64, q as f64 > self.p.qeq, rng)
+        {
             return None;
         }
         let tagged_by_me = frame.cm.tagged && frame.cm.cpid == self.cpid;
@@ -200,7 +230,14 @@ pub struct BcnRp {
 impl BcnRp {
     pub fn new(p: Arc<BcnParams>, line_rate_bps: f64) -> Self {
         let gi = p.gi * line_rate_bps / p.gi_rate_bps;
-        BcnRp { p, gi, cpid: None, stopped_until: None, resume_from: 0.0, next_drift: None }
+        BcnRp {
+            p,
+            gi,
+            cpid: None,
+            stopped_until: None,
+            resume_from: 0.0,
+            next_drift: None,
+        }
     }
 
     /// The rate the feedback acts on: the limiter's, or while stopped the rate to resume from.
@@ -214,7 +251,13 @@ impl BcnRp {
 
     /// §3.3 steps 1–2 for feedback `fb` from CP `cpid`.
     pub fn apply_feedback(&mut self, fb: f64, cpid: u32, rl: &mut RateLimiter) {
-        let (gd, gi, ru, rmin, line) = (self.p.gd, self.gi, self.p.ru_bps, self.p.rmin_bps, rl.line_rate_bps);
+        let (gd, gi, ru, rmin, line) = (
+            self.p.gd,
+            self.gi,
+            self.p.ru_bps,
+            self.p.rmin_bps,
+            rl.line_rate_bps,
+        );
         if fb < 0.0 {
             let r = self.rate_mut(rl);
             *r = (*r * (1.0 + gd * fb)).max(rmin);
@@ -228,15 +271,30 @@ impl BcnRp {
     /// Release at line rate (D7), else a wake-up for the next stop end or drift step.
     pub fn output_for(&self, rl: &RateLimiter) -> RpOutput {
         if self.stopped_until.is_none() && rl.rate_bps >= rl.line_rate_bps {
-            return RpOutput { release: true, ..Default::default() };
+            return RpOutput {
+                release: true,
+                ..Default::default()
+            };
         }
-        let timer = [self.stopped_until, self.next_drift].into_iter().flatten().min();
-        RpOutput { timer, ..Default::default() }
+        let timer = [self.stopped_until, self.next_drift]
+            .into_iter()
+            .flatten()
+            .min();
+        RpOutput {
+            timer,
+            ..Default::default()
+        }
     }
 }
 
 impl ReactionPoint for BcnRp {
-    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        m: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         if self.next_drift.is_none() && self.p.drift_rate_bps > 0.0 {
             self.next_drift = Some(now + SimTime(self.p.drift_period_ps));
         }
@@ -301,19 +359,29 @@ pub(crate) mod tests {
         let mut r = rng();
         // samples at q = 100 KB, 200 KB, 260 KB, 250 KB, 100 KB (q_old starts at 0)
         let trace = [100_000.0, 200_000.0, 260_000.0, 250_000.0, 100_000.0];
-        let got: Vec<Option<f64>> = trace.iter().map(|&q| cp.sample(q, false, &mut r).map(|m| m.fb)).collect();
+        let got: Vec<Option<f64>> = trace
+            .iter()
+            .map(|&q| cp.sample(q, false, &mut r).map(|m| m.fb))
+            .collect();
         // Fb = −((q − 150000) + 2·(q − q_old)), clamped at ±750000; positive Fb needs a tag
         let expect = [
-            -((100_000.0 - 150_000.0) + 2.0 * 100_000.0),  // −150000
-            -((200_000.0 - 150_000.0) + 2.0 * 100_000.0),  // −250000
-            -((260_000.0 - 150_000.0) + 2.0 * 60_000.0),   // −230000
-            -((250_000.0 - 150_000.0) + 2.0 * -10_000.0),  // −80000
+            -((100_000.0 - 150_000.0) + 2.0 * 100_000.0), // −150000
+            -((200_000.0 - 150_000.0) + 2.0 * 100_000.0), // −250000
+            -((260_000.0 - 150_000.0) + 2.0 * 60_000.0),  // −230000
+            -((250_000.0 - 150_000.0) + 2.0 * -10_000.0), // −80000
         ];
         assert_eq!(got[..4], expect.map(Some));
         assert_eq!(got[4], None, "Fb = +350000 > 0 but the frame is untagged");
-        assert_eq!(cp.sample(100_000.0, true, &mut r).map(|m| m.fb), Some(50_000.0), "tagged: positive sent");
+        assert_eq!(
+            cp.sample(100_000.0, true, &mut r).map(|m| m.fb),
+            Some(50_000.0),
+            "tagged: positive sent"
+        );
         // q 150 KB after 100 KB: Qoff 0, Qdelta 50000 → Fb = −100000
-        assert_eq!(cp.sample(150_000.0, true, &mut r).map(|m| m.fb), Some(-100_000.0));
+        assert_eq!(
+            cp.sample(150_000.0, true, &mut r).map(|m| m.fb),
+            Some(-100_000.0)
+        );
         assert_eq!(cp.sample(150_000.0, true, &mut r), None, "Fb = 0: nothing");
     }
 
@@ -329,7 +397,11 @@ pub(crate) mod tests {
         p.qmc = 300_000.0;
         let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
         cp.q_old = 300_000.0;
-        assert_eq!(cp.sample(300_000.0, false, &mut r).unwrap().fb, -750_000.0, "BCN_MAX forces −Fbmax");
+        assert_eq!(
+            cp.sample(300_000.0, false, &mut r).unwrap().fb,
+            -750_000.0,
+            "BCN_MAX forces −Fbmax"
+        );
         p.bcn00 = true;
         p.qsc = 300_000.0;
         let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
@@ -337,7 +409,11 @@ pub(crate) mod tests {
         let mut p = zhb();
         p.negative_only_above_qeq = true;
         let mut cp = BcnCp::new(Arc::new(p), 1, &mut rng());
-        assert_eq!(cp.sample(140_000.0, false, &mut r), None, "Fb = −270000 but q <= Qeq");
+        assert_eq!(
+            cp.sample(140_000.0, false, &mut r),
+            None,
+            "Fb = −270000 but q <= Qeq"
+        );
         assert!(cp.sample(160_000.0, false, &mut r).is_some());
     }
 
@@ -346,9 +422,16 @@ pub(crate) mod tests {
         let m = 750_000.0;
         assert_eq!(quantize_fb(-750_000.0, m, 8), -255.0);
         assert_eq!(quantize_fb(-749_999.0, m, 8), -254.0);
-        assert_eq!(quantize_fb(-2_941.0, m, 8), 0.0, "just below one quantum (2941.18 B)");
+        assert_eq!(
+            quantize_fb(-2_941.0, m, 8),
+            0.0,
+            "just below one quantum (2941.18 B)"
+        );
         assert_eq!(quantize_fb(-2_942.0, m, 8), -1.0);
-        assert_eq!(quantize_fb(10_000.0, m, 6), 0.0f64.max((10_000.0f64 * 63.0 / m).floor()));
+        assert_eq!(
+            quantize_fb(10_000.0, m, 6),
+            0.0f64.max((10_000.0f64 * 63.0 / m).floor())
+        );
         // ECM-Q: Qoff 75000 of ±150000 → 63 of 127 levels; Qdelta −1000 of ±300000 → 0 (toward zero)
         let (qo, qd) = quantize_separately(75_000.0, -1_000.0, 150_000.0, 8);
         assert_eq!(qo, 63.0 * 150_000.0 / 127.0);
@@ -363,7 +446,12 @@ pub(crate) mod tests {
         let mut rp = BcnRp::new(p, 1e10);
         let mut rl = RateLimiter::new(1e10);
         let mut r = rng();
-        let fb = |fb: f64, cpid: u32| CmPayload { msg: msg::FEEDBACK, fb, cpid, ..Default::default() };
+        let fb = |fb: f64, cpid: u32| CmPayload {
+            msg: msg::FEEDBACK,
+            fb,
+            cpid,
+            ..Default::default()
+        };
         // R = 10G·(1 − 1.6667e-6·150000) = 10G·0.749995
         rp.on_message(SimTime::ZERO, &fb(-150_000.0, 3), &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 1e10 * (1.0 + 1.6667e-6 * -150_000.0));
@@ -402,11 +490,24 @@ pub(crate) mod tests {
         let mut rl = RateLimiter::new(1e10);
         rl.rate_bps = 4e9;
         let mut r = rng();
-        let out = rp.on_message(SimTime::ms(1), &CmPayload { msg: msg::STOP, cpid: 2, ..Default::default() }, &mut rl, &mut r);
+        let out = rp.on_message(
+            SimTime::ms(1),
+            &CmPayload {
+                msg: msg::STOP,
+                cpid: 2,
+                ..Default::default()
+            },
+            &mut rl,
+            &mut r,
+        );
         assert_eq!(rl.rate_bps, 0.0);
         let until = rp.stopped_until.unwrap();
         assert!(until >= SimTime::ms(1) && until <= SimTime::ms(2));
-        assert_eq!(out.timer, Some(until), "the stop ends before the first drift (21 ms)");
+        assert_eq!(
+            out.timer,
+            Some(until),
+            "the stop ends before the first drift (21 ms)"
+        );
         let out = rp.on_timer(until, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 2e9);
         assert_eq!(out.timer, Some(SimTime::ms(21)));

@@ -59,10 +59,21 @@ impl E2cmParams {
     /// Split the `[cm]` table into the BCN keys and the probing keys; each part rejects keys it
     /// does not know.
     pub fn from_map(map: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
-        const PROBE_KEYS: [&str; 7] = ["bcn", "probe_bytes", "qeq_flow", "qmax_flow", "gd_flow", "gi_flow", "d0"];
-        let (probe, bcn): (serde_json::Map<_, _>, serde_json::Map<_, _>) =
-            map.clone().into_iter().partition(|(k, _)| PROBE_KEYS.contains(&k.as_str()));
-        let err = |e: serde_json::Error| Error::config("cm (e2cm)", e, "the parameters of that scheme");
+        const PROBE_KEYS: [&str; 7] = [
+            "bcn",
+            "probe_bytes",
+            "qeq_flow",
+            "qmax_flow",
+            "gd_flow",
+            "gi_flow",
+            "d0",
+        ];
+        let (probe, bcn): (serde_json::Map<_, _>, serde_json::Map<_, _>) = map
+            .clone()
+            .into_iter()
+            .partition(|(k, _)| PROBE_KEYS.contains(&k.as_str()));
+        let err =
+            |e: serde_json::Error| Error::config("cm (e2cm)", e, "the parameters of that scheme");
         Ok(E2cmParams {
             bcn: serde_json::from_value(serde_json::Value::Object(bcn)).map_err(err)?,
             probe: serde_json::from_value(serde_json::Value::Object(probe)).map_err(err)?,
@@ -86,7 +97,15 @@ impl E2cmRp {
     pub fn new(p: Arc<E2cmParams>, line_rate_bps: f64) -> Self {
         let bcn = BcnRp::new(Arc::new(p.bcn.clone()), line_rate_bps);
         let gi_flow = p.probe.gi_flow * line_rate_bps / p.bcn.gi_rate_bps;
-        E2cmRp { p, bcn, gi_flow, bytes_since_probe: 0.0, q_f_old: 0.0, min_seen: u64::MAX, seq: 0 }
+        E2cmRp {
+            p,
+            bcn,
+            gi_flow,
+            bytes_since_probe: 0.0,
+            q_f_old: 0.0,
+            min_seen: u64::MAX,
+            seq: 0,
+        }
     }
 
     /// The path-occupancy feedback of a returned probe (§4 step 3).
@@ -121,7 +140,13 @@ impl E2cmRp {
 }
 
 impl ReactionPoint for E2cmRp {
-    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        m: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         if m.msg != msg::PROBE_REPLY {
             self.bcn.on_message(now, m, rl, rng);
             return self.output(rl);
@@ -138,7 +163,13 @@ impl ReactionPoint for E2cmRp {
         self.output(rl)
     }
 
-    fn on_send(&mut self, _now: SimTime, bytes: u64, _rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
+    fn on_send(
+        &mut self,
+        _now: SimTime,
+        bytes: u64,
+        _rl: &mut RateLimiter,
+        _rng: &mut SimRng,
+    ) -> RpOutput {
         self.bytes_since_probe += bytes as f64;
         if self.bytes_since_probe < self.p.probe.probe_bytes {
             return RpOutput::default();
@@ -146,8 +177,16 @@ impl ReactionPoint for E2cmRp {
         self.bytes_since_probe = 0.0;
         self.seq += 1;
         // addressed to no CP: it runs to the destination, which returns it
-        let probe = CmPayload { msg: msg::PROBE, cpid: u32::MAX, seq: self.seq, ..Default::default() };
-        RpOutput { probe: Some(probe), ..Default::default() }
+        let probe = CmPayload {
+            msg: msg::PROBE,
+            cpid: u32::MAX,
+            seq: self.seq,
+            ..Default::default()
+        };
+        RpOutput {
+            probe: Some(probe),
+            ..Default::default()
+        }
     }
 
     fn on_timer(&mut self, now: SimTime, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
@@ -162,7 +201,12 @@ impl ReactionPoint for E2cmRp {
 
 /// The destination's part: return the probe with its arrival time (§4 step 2).
 pub fn return_probe(now: SimTime, probe: &CmPayload) -> CmPayload {
-    CmPayload { msg: msg::PROBE_REPLY, cpid: NODE_CPID | probe.flow_dst, stamp2: now.0, ..*probe }
+    CmPayload {
+        msg: msg::PROBE_REPLY,
+        cpid: NODE_CPID | probe.flow_dst,
+        stamp2: now.0,
+        ..*probe
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +215,11 @@ mod tests {
     use crate::engine::rng::{stream, StreamKind};
 
     fn params(bcn: bool) -> E2cmParams {
-        let mut map = serde_json::to_value(crate::cm::bcn::tests::zhb()).unwrap().as_object().unwrap().clone();
+        let mut map = serde_json::to_value(crate::cm::bcn::tests::zhb())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone();
         for (k, v) in [
             ("bcn", serde_json::json!(bcn)),
             ("probe_bytes", serde_json::json!(75000.0)),
@@ -190,7 +238,10 @@ mod tests {
     fn unknown_keys_are_rejected_in_either_part() {
         let mut map = serde_json::Map::new();
         map.insert("bogus".into(), serde_json::json!(1));
-        assert!(E2cmParams::from_map(&map).unwrap_err().to_string().contains("cm (e2cm)"));
+        assert!(E2cmParams::from_map(&map)
+            .unwrap_err()
+            .to_string()
+            .contains("cm (e2cm)"));
     }
 
     #[test]
@@ -199,7 +250,11 @@ mod tests {
         let mut rl = RateLimiter::new(1e10);
         let mut r = stream(1, StreamKind::ReactionPoint, 0);
         let probes: Vec<u32> = (1..=150)
-            .filter_map(|i| rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r).probe.map(|p| (i, p.seq)))
+            .filter_map(|i| {
+                rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r)
+                    .probe
+                    .map(|p| (i, p.seq))
+            })
             .map(|(i, s)| {
                 assert_eq!(i as u32, 50 * s);
                 s
@@ -215,17 +270,30 @@ mod tests {
         rl.rate_bps = 2e9;
         let mut r = stream(1, StreamKind::ReactionPoint, 0);
         // 200 us of queueing at 2 Gb/s: q_f = 50 KB; Fb = −((50000 − 37500) + 2·50000) = −112500
-        let reply = CmPayload { msg: msg::PROBE_REPLY, flow_dst: 5, stamp: 1_000_000, stamp2: 1_000_000 + 10_000_000 + 200_000_000, base_delay: 10_000_000, ..Default::default() };
+        let reply = CmPayload {
+            msg: msg::PROBE_REPLY,
+            flow_dst: 5,
+            stamp: 1_000_000,
+            stamp2: 1_000_000 + 10_000_000 + 200_000_000,
+            base_delay: 10_000_000,
+            ..Default::default()
+        };
         rp.on_message(SimTime::ZERO, &reply, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 2e9 * (1.0 + 2.6667e-6 * -112_500.0));
         assert_eq!(rp.tag(), Some(NODE_CPID | 5));
         // queue gone: q_f = 0, Fb = −((0 − 37500) + 2·(0 − 50000)) = +137500 from the associated dst
         let before = rl.rate_bps;
-        let empty = CmPayload { stamp2: reply.stamp + reply.base_delay, ..reply };
+        let empty = CmPayload {
+            stamp2: reply.stamp + reply.base_delay,
+            ..reply
+        };
         rp.on_message(SimTime::ZERO, &empty, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, before + 5.3333e-3 * 137_500.0 * 1e7);
         // at q_f >= Qmax,f: the largest decrease
-        let full = CmPayload { stamp2: reply.stamp + reply.base_delay + 1_000_000_000, ..reply };
+        let full = CmPayload {
+            stamp2: reply.stamp + reply.base_delay + 1_000_000_000,
+            ..reply
+        };
         let r0 = rl.rate_bps;
         rp.on_message(SimTime::ZERO, &full, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, (r0 * (1.0 + 2.6667e-6 * -187_500.0)).max(1e7));
@@ -236,17 +304,45 @@ mod tests {
         let mut rp = E2cmRp::new(Arc::new(params(false)), 1e10);
         let mut rl = RateLimiter::new(1e10);
         let mut r = stream(1, StreamKind::ReactionPoint, 0);
-        let reply = CmPayload { msg: msg::PROBE_REPLY, flow_dst: 5, stamp: 0, stamp2: 0, ..Default::default() };
+        let reply = CmPayload {
+            msg: msg::PROBE_REPLY,
+            flow_dst: 5,
+            stamp: 0,
+            stamp2: 0,
+            ..Default::default()
+        };
         let out = rp.on_message(SimTime::ZERO, &reply, &mut rl, &mut r);
         assert!(!out.release);
         let mut rp = E2cmRp::new(Arc::new(params(true)), 1e10);
-        assert!(rp.on_message(SimTime::ZERO, &reply, &mut rl, &mut r).release);
+        assert!(
+            rp.on_message(SimTime::ZERO, &reply, &mut rl, &mut r)
+                .release
+        );
     }
 
     #[test]
     fn the_destination_stamps_and_returns() {
-        let p = CmPayload { msg: msg::PROBE, flow_src: 1, flow_dst: 2, stamp: 5, seq: 9, base_delay: 3, ..Default::default() };
+        let p = CmPayload {
+            msg: msg::PROBE,
+            flow_src: 1,
+            flow_dst: 2,
+            stamp: 5,
+            seq: 9,
+            base_delay: 3,
+            ..Default::default()
+        };
         let r = return_probe(SimTime(40), &p);
-        assert_eq!((r.msg, r.stamp, r.stamp2, r.seq, r.flow_src, r.base_delay, r.cpid), (msg::PROBE_REPLY, 5, 40, 9, 1, 3, NODE_CPID | 2));
+        assert_eq!(
+            (
+                r.msg,
+                r.stamp,
+                r.stamp2,
+                r.seq,
+                r.flow_src,
+                r.base_delay,
+                r.cpid
+            ),
+            (msg::PROBE_REPLY, 5, 40, 9, 1, 3, NODE_CPID | 2)
+        );
     }
 }

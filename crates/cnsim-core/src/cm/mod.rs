@@ -92,7 +92,10 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     pub fn new(line_rate_bps: f64) -> Self {
-        RateLimiter { rate_bps: line_rate_bps, line_rate_bps }
+        RateLimiter {
+            rate_bps: line_rate_bps,
+            line_rate_bps,
+        }
     }
 }
 
@@ -114,7 +117,13 @@ pub trait CongestionPoint {
     /// A data frame was admitted to this output queue; `q` (bytes) includes it. Return a backward
     /// message for the frame's source, if this is a sampling instant that produces one. The
     /// engine fills `flow_src`/`flow_dst` and `cpid`; the CP may mark the frame (`frame.cm.de`).
-    fn on_enqueue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame, _rng: &mut SimRng) -> Option<CmPayload> {
+    fn on_enqueue(
+        &mut self,
+        _now: SimTime,
+        _q: u64,
+        _frame: &mut Frame,
+        _rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         None
     }
     /// A data frame starts leaving this output queue; `q` still includes it.
@@ -130,11 +139,23 @@ pub trait CongestionPoint {
 pub trait ReactionPoint {
     /// A backward message for this flow arrived. `rl` is the flow's limiter (created at line rate
     /// by the NIC when [`Scheme::creates_limiter`] said so).
-    fn on_message(&mut self, _now: SimTime, _msg: &CmPayload, _rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        _now: SimTime,
+        _msg: &CmPayload,
+        _rl: &mut RateLimiter,
+        _rng: &mut SimRng,
+    ) -> RpOutput {
         RpOutput::default()
     }
     /// A frame of this flow (`bytes` long) left its VOQ for the output buffer.
-    fn on_send(&mut self, _now: SimTime, _bytes: u64, _rl: &mut RateLimiter, _rng: &mut SimRng) -> RpOutput {
+    fn on_send(
+        &mut self,
+        _now: SimTime,
+        _bytes: u64,
+        _rl: &mut RateLimiter,
+        _rng: &mut SimRng,
+    ) -> RpOutput {
         RpOutput::default()
     }
     /// The wake-up requested through [`RpOutput::timer`] is due.
@@ -171,7 +192,8 @@ impl Scheme {
     pub fn from_config(cfg: &CmConfig) -> Result<Self> {
         let params = serde_json::Value::Object(cfg.params.clone());
         let key = format!("cm ({})", cfg.scheme);
-        let parse_err = |e: serde_json::Error| Error::config(key.clone(), e, "the parameters of that scheme");
+        let parse_err =
+            |e: serde_json::Error| Error::config(key.clone(), e, "the parameters of that scheme");
         let scheme = match cfg.scheme.as_str() {
             "none" => Scheme::None(serde_json::from_value(params).map_err(parse_err)?),
             "bcn" => Scheme::Bcn(Arc::new(serde_json::from_value(params).map_err(parse_err)?)),
@@ -239,7 +261,9 @@ impl Scheme {
         match self {
             Scheme::None(_) => false,
             // §1.4: the first negative feedback (or a stop, D4) installs the limiter
-            Scheme::Bcn(_) | Scheme::E2cm(_) => msg.msg == msg::STOP || (msg.msg == msg::FEEDBACK && msg.fb < 0.0),
+            Scheme::Bcn(_) | Scheme::E2cm(_) => {
+                msg.msg == msg::STOP || (msg.msg == msg::FEEDBACK && msg.fb < 0.0)
+            }
             // §5.3 step 1.1: a CNM (QntzFb > 0); reflections and answers never create one
             Scheme::Qcn(p) => p.creates_limiter(msg),
             Scheme::Qcn3pt(p) => p.creates_limiter(msg),
@@ -264,7 +288,9 @@ impl Scheme {
     /// Out-of-band feedback delay (`feedback = "oob"`): messages skip the network and reach the
     /// source this long after they are sent. `None`: in-band on the reverse path (default).
     pub fn oob_delay(&self) -> Option<SimTime> {
-        let bcn_oob = |p: &bcn::BcnParams| (p.feedback == bcn::Feedback::Oob).then_some(SimTime(p.feedback_delay_ps));
+        let bcn_oob = |p: &bcn::BcnParams| {
+            (p.feedback == bcn::Feedback::Oob).then_some(SimTime(p.feedback_delay_ps))
+        };
         match self {
             Scheme::None(_) => None,
             Scheme::Bcn(p) => bcn_oob(p),
@@ -297,7 +323,9 @@ impl Scheme {
             Scheme::E2cm(p) => AnyRp::E2cm(e2cm::E2cmRp::new(p.clone(), line_rate_bps)),
             Scheme::Qcn(p) => AnyRp::Qcn(qcn::QcnReaction::new(p.clone(), line_rate_bps)),
             Scheme::Qcn3pt(p) => AnyRp::Qcn3pt(qcn3pt::Qcn3ptRp::new(p, line_rate_bps)),
-            Scheme::QcnSonar(p) => AnyRp::QcnSonar(qcn_sonar::SonarRp::new(p.clone(), line_rate_bps)),
+            Scheme::QcnSonar(p) => {
+                AnyRp::QcnSonar(qcn_sonar::SonarRp::new(p.clone(), line_rate_bps))
+            }
             Scheme::QcnPlus(p) => AnyRp::QcnPlus(qcn_plus::PlusRp::new(p.clone(), line_rate_bps)),
         }
     }
@@ -351,7 +379,13 @@ macro_rules! dispatch_cp {
 
 impl AnyCp {
     #[inline]
-    pub fn on_enqueue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
+    pub fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         dispatch_cp!(self, cp => cp.on_enqueue(now, q, frame, rng))
     }
     #[inline]
@@ -390,10 +424,22 @@ macro_rules! dispatch_rp {
 }
 
 impl AnyRp {
-    pub fn on_message(&mut self, now: SimTime, msg: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    pub fn on_message(
+        &mut self,
+        now: SimTime,
+        msg: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         dispatch_rp!(self, rp => rp.on_message(now, msg, rl, rng))
     }
-    pub fn on_send(&mut self, now: SimTime, bytes: u64, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    pub fn on_send(
+        &mut self,
+        now: SimTime,
+        bytes: u64,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         dispatch_rp!(self, rp => rp.on_send(now, bytes, rl, rng))
     }
     pub fn on_timer(&mut self, now: SimTime, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
@@ -409,7 +455,10 @@ mod tests {
     use super::*;
 
     fn cfg(scheme: &str, params: serde_json::Value) -> CmConfig {
-        CmConfig { scheme: scheme.into(), params: params.as_object().cloned().unwrap_or_default() }
+        CmConfig {
+            scheme: scheme.into(),
+            params: params.as_object().cloned().unwrap_or_default(),
+        }
     }
 
     #[test]
@@ -425,6 +474,8 @@ mod tests {
         assert!(e.to_string().contains("cm (none)"), "{e}");
         let e = Scheme::from_config(&cfg("bogus", serde_json::json!({}))).unwrap_err();
         assert!(e.to_string().starts_with("cm.scheme = bogus"), "{e}");
-        assert!(!Scheme::from_config(&cfg("none", serde_json::json!({}))).unwrap().needs_sink_events());
+        assert!(!Scheme::from_config(&cfg("none", serde_json::json!({})))
+            .unwrap()
+            .needs_sink_events());
     }
 }

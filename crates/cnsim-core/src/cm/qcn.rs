@@ -109,7 +109,10 @@ fn bad(what: String) -> serde_json::Error {
 ///
 /// `#[serde(flatten)]` would disable `deny_unknown_fields`, so the family shares [`QcnParams`]
 /// this way instead: an unknown key stays in the base map and is rejected there, by name.
-pub fn split_params<E: DeserializeOwned>(value: serde_json::Value, extra_keys: &[&str]) -> serde_json::Result<(QcnParams, E)> {
+pub fn split_params<E: DeserializeOwned>(
+    value: serde_json::Value,
+    extra_keys: &[&str],
+) -> serde_json::Result<(QcnParams, E)> {
     let serde_json::Value::Object(mut base) = value else {
         return Err(bad("the parameters must be a table".into()));
     };
@@ -133,7 +136,13 @@ impl QcnParams {
     }
 
     fn check(&self) -> Result<(), String> {
-        let pos = |k: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(format!("{k} = {v}: must be > 0")) };
+        let pos = |k: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{k} = {v}: must be > 0"))
+            }
+        };
         pos("qeq", self.qeq)?;
         pos("bc", self.bc)?;
         pos("ai_byte_count", self.ai_byte_count)?;
@@ -273,23 +282,45 @@ impl QcnCp {
         let (qoff, qdelta, fb) = self.peek_fb(q);
         self.q_old = q as f64;
         // §5.2 step 4: only Fb < 0 is quantised and reported
-        let qntz = if fb < 0.0 { quantize(-fb, self.fbmax, self.levels) } else { 0 };
+        let qntz = if fb < 0.0 {
+            quantize(-fb, self.fbmax, self.levels)
+        } else {
+            0
+        };
         // D18: the table index is the three high bits of the b-bit QntzFb
         let index = ((qntz as u64 * 8) >> self.fb_bits) as usize;
         let severity = if fb < 0.0 { -fb / self.fbmax } else { 0.0 };
         self.sampler.next(severity, index, rng);
-        self.last = Sample { qoff, qdelta, fb, qntz, index };
+        self.last = Sample {
+            qoff,
+            qdelta,
+            fb,
+            qntz,
+            index,
+        };
         self.last
     }
 
     /// The CNM for a sample, if it has one (QntzFb > 0, §5.1). The engine fills cpid and flow.
     pub fn cnm(s: &Sample) -> Option<CmPayload> {
-        (s.qntz > 0).then(|| CmPayload { msg: msg::FEEDBACK, fb: s.qntz as f64, qoff: s.qoff, qdelta: s.qdelta, ..CmPayload::default() })
+        (s.qntz > 0).then(|| CmPayload {
+            msg: msg::FEEDBACK,
+            fb: s.qntz as f64,
+            qoff: s.qoff,
+            qdelta: s.qdelta,
+            ..CmPayload::default()
+        })
     }
 }
 
 impl CongestionPoint for QcnCp {
-    fn on_enqueue(&mut self, _now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
+    fn on_enqueue(
+        &mut self,
+        _now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         if !self.sampler.is_sample(frame.size as u64, false, rng) {
             return None;
         }
@@ -307,7 +338,9 @@ pub struct Wake {
 
 impl Default for Wake {
     fn default() -> Self {
-        Wake { armed: SimTime::NEVER }
+        Wake {
+            armed: SimTime::NEVER,
+        }
     }
 }
 
@@ -423,7 +456,11 @@ impl QcnRp {
     /// HAI (`"hai"`). QCN+ floors it at 2·RTT·CR (§5.7 step 5).
     pub fn byte_period(&self) -> f64 {
         let f = self.p.f;
-        let base = if self.byte_stage < f { self.p.bc } else { self.p.ai_byte_count };
+        let base = if self.byte_stage < f {
+            self.p.bc
+        } else {
+            self.p.ai_byte_count
+        };
         let halve = match self.p.halving {
             Halving::Own => self.byte_stage >= f,
             Halving::Hai => self.in_hai(),
@@ -460,7 +497,10 @@ impl QcnRp {
             }
         }
         // step 1.2 (D8): TR := CR only after an increase event, unless "always"
-        if self.p.target_update == TargetUpdate::Always || self.byte_stage > 0 || self.time_stage > 0 {
+        if self.p.target_update == TargetUpdate::Always
+            || self.byte_stage > 0
+            || self.time_stage > 0
+        {
             self.tr = self.cr;
         }
         // step 1.3: gd per quantum, capped at min_dec, floored at Rmin
@@ -470,19 +510,28 @@ impl QcnRp {
         self.byte_stage = 0;
         self.time_stage = 0;
         self.restart_byte_counter(rng);
-        self.timer_at = after(now, self.p.timer_ps as f64 * jitter_factor(self.p.jitter, rng));
+        self.timer_at = after(
+            now,
+            self.p.timer_ps as f64 * jitter_factor(self.p.jitter, rng),
+        );
     }
 
     /// §5.3 step 4: one increase event after a stage counter advanced.
     pub fn increase_event(&mut self) {
         let f = self.p.f;
         let delta = match self.phase() {
-            Phase::HyperActiveIncrease => self.p.r_hai_bps * (self.byte_stage.min(self.time_stage) - f) as f64,
+            Phase::HyperActiveIncrease => {
+                self.p.r_hai_bps * (self.byte_stage.min(self.time_stage) - f) as f64
+            }
             Phase::ActiveIncrease => self.p.r_ai_bps,
             Phase::FastRecovery => 0.0,
         };
         // step 4.2 (D9): the TR/8 clamp ("extra fast recovery") in the first cycle
-        if self.p.efr && self.fr1_adjust && (self.byte_stage == 1 || self.time_stage == 1) && self.tr > 10.0 * self.cr {
+        if self.p.efr
+            && self.fr1_adjust
+            && (self.byte_stage == 1 || self.time_stage == 1)
+            && self.tr > 10.0 * self.cr
+        {
             self.tr /= 8.0;
         } else {
             self.tr += delta;
@@ -533,9 +582,15 @@ impl QcnRp {
     pub fn output(&self, rl: &mut RateLimiter, wake: &mut Wake, next: SimTime) -> RpOutput {
         rl.rate_bps = self.cr;
         if self.active && self.released() {
-            return RpOutput { release: true, ..RpOutput::default() };
+            return RpOutput {
+                release: true,
+                ..RpOutput::default()
+            };
         }
-        RpOutput { timer: wake.request(next), ..RpOutput::default() }
+        RpOutput {
+            timer: wake.request(next),
+            ..RpOutput::default()
+        }
     }
 }
 
@@ -548,7 +603,10 @@ pub struct QcnReaction {
 
 impl QcnReaction {
     pub fn new(p: Arc<QcnParams>, line_rate_bps: f64) -> Self {
-        QcnReaction { core: QcnRp::new(p, line_rate_bps), wake: Wake::default() }
+        QcnReaction {
+            core: QcnRp::new(p, line_rate_bps),
+            wake: Wake::default(),
+        }
     }
     fn out(&mut self, rl: &mut RateLimiter) -> RpOutput {
         let next = self.core.next_deadline();
@@ -557,14 +615,26 @@ impl QcnReaction {
 }
 
 impl ReactionPoint for QcnReaction {
-    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        m: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         if m.msg == msg::FEEDBACK && m.fb > 0.0 {
             self.core.cpid = m.cpid;
             self.core.decrease(now, m.fb.round() as u32, rng);
         }
         self.out(rl)
     }
-    fn on_send(&mut self, _now: SimTime, bytes: u64, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_send(
+        &mut self,
+        _now: SimTime,
+        bytes: u64,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         self.core.count_bytes(bytes, rng);
         self.out(rl)
     }
@@ -601,7 +671,9 @@ pub(crate) mod tests {
     /// MIB-style RP parameters without jitter: BC 150 000 B, T 15 ms, F 5, R_AI 5 Mb/s,
     /// R_HAI 50 Mb/s, Gd 1/128, min_dec 0.5, Rmin 5 Mb/s.
     pub(crate) fn rp_params(over: serde_json::Value) -> QcnParams {
-        let base = params(serde_json::json!({"jitter": 0.0, "r_ai_bps": 5000000, "hai": true, "ai_byte_count": 150000}));
+        let base = params(
+            serde_json::json!({"jitter": 0.0, "r_ai_bps": 5000000, "hai": true, "ai_byte_count": 150000}),
+        );
         let mut v = serde_json::to_value(base).unwrap();
         for (k, x) in over.as_object().unwrap() {
             v[k] = x.clone();
@@ -620,7 +692,11 @@ pub(crate) mod tests {
     }
 
     fn cnm(qntz: u32) -> CmPayload {
-        CmPayload { msg: msg::FEEDBACK, fb: qntz as f64, ..CmPayload::default() }
+        CmPayload {
+            msg: msg::FEEDBACK,
+            fb: qntz as f64,
+            ..CmPayload::default()
+        }
     }
 
     fn close(a: f64, b: f64) {
@@ -638,11 +714,17 @@ pub(crate) mod tests {
         assert_eq!(p.oob_delay(), None);
         let mut v = json();
         v["refp"] = serde_json::json!(0.04);
-        assert!(QcnParams::parse(v).unwrap_err().to_string().contains("refp"));
+        assert!(QcnParams::parse(v)
+            .unwrap_err()
+            .to_string()
+            .contains("refp"));
         let mut v = json();
         v["feedback"] = serde_json::json!("oob");
         v["feedback_delay_ps"] = serde_json::json!(1000);
-        assert_eq!(QcnParams::parse(v).unwrap().oob_delay(), Some(SimTime(1000)));
+        assert_eq!(
+            QcnParams::parse(v).unwrap().oob_delay(),
+            Some(SimTime(1000))
+        );
         let mut v = json();
         v["fb_bits"] = serde_json::json!(0);
         assert!(QcnParams::parse(v).is_err());
@@ -656,8 +738,15 @@ pub(crate) mod tests {
         let p = params(serde_json::json!({}));
         assert!(p.creates_limiter(&cnm(1)));
         assert!(!p.creates_limiter(&cnm(0)));
-        assert!(!p.creates_limiter(&CmPayload { msg: msg::REFLECTION, ..CmPayload::default() }));
-        assert!(!p.creates_limiter(&CmPayload { msg: msg::PROBE_REPLY, fb: 3.0, ..CmPayload::default() }));
+        assert!(!p.creates_limiter(&CmPayload {
+            msg: msg::REFLECTION,
+            ..CmPayload::default()
+        }));
+        assert!(!p.creates_limiter(&CmPayload {
+            msg: msg::PROBE_REPLY,
+            fb: 3.0,
+            ..CmPayload::default()
+        }));
     }
 
     // ---------------------------------------------------------------- congestion point
@@ -692,7 +781,10 @@ pub(crate) mod tests {
             let m = cp.on_enqueue(SimTime::ZERO, q, &mut frame(), &mut r);
             assert_eq!(cp.last.fb, fb, "step {i}");
             assert_eq!(cp.last.qntz, qntz, "step {i}");
-            assert_eq!(cp.q_old, q as f64, "q_old is updated at every sampling instant");
+            assert_eq!(
+                cp.q_old, q as f64,
+                "q_old is updated at every sampling instant"
+            );
             match m {
                 Some(m) => {
                     assert!(qntz > 0);
@@ -723,14 +815,26 @@ pub(crate) mod tests {
         // -Fb = 2077 needs 3Q = 28253 (not an integer); take Q with -Fb just below/above one quantum
         let (mut cp, mut r) = every_frame_cp();
         // 3·9417 - 26176 = 2075 -> 0
-        assert!(cp.on_enqueue(SimTime::ZERO, 9417, &mut frame(), &mut r).is_none());
+        assert!(cp
+            .on_enqueue(SimTime::ZERO, 9417, &mut frame(), &mut r)
+            .is_none());
         assert_eq!(cp.last.fb, -2075.0);
         let (mut cp, mut r) = every_frame_cp();
         // 3·9418 - 26176 = 2078 -> 1
-        assert_eq!(cp.on_enqueue(SimTime::ZERO, 9418, &mut frame(), &mut r).unwrap().fb, 1.0);
+        assert_eq!(
+            cp.on_enqueue(SimTime::ZERO, 9418, &mut frame(), &mut r)
+                .unwrap()
+                .fb,
+            1.0
+        );
         let (mut cp, mut r) = every_frame_cp();
         // -Fb = Fbmax exactly: 3Q - 26176 = 130880 -> Q = 52352
-        assert_eq!(cp.on_enqueue(SimTime::ZERO, 52_352, &mut frame(), &mut r).unwrap().fb, 63.0);
+        assert_eq!(
+            cp.on_enqueue(SimTime::ZERO, 52_352, &mut frame(), &mut r)
+                .unwrap()
+                .fb,
+            63.0
+        );
         assert_eq!(cp.last.fb, -130_880.0);
     }
 
@@ -741,7 +845,12 @@ pub(crate) mod tests {
         let mut cp = QcnCp::new(&p, &mut r);
         let in_range = |cp: &QcnCp, i: usize| {
             let b = super::super::sampling::QCN_TABLE[i];
-            assert!(cp.sampler.bytes_left >= 0.85 * b - 1e-9 && cp.sampler.bytes_left <= 1.15 * b + 1e-9, "{} for index {i}", cp.sampler.bytes_left);
+            assert!(
+                cp.sampler.bytes_left >= 0.85 * b - 1e-9
+                    && cp.sampler.bytes_left <= 1.15 * b + 1e-9,
+                "{} for index {i}",
+                cp.sampler.bytes_left
+            );
         };
         in_range(&cp, 0);
         // drive sampling instants directly with this queue trace
@@ -753,7 +862,11 @@ pub(crate) mod tests {
             // the spec's formulas, by hand
             let fb = (-((q as f64 - 26_176.0) + 2.0 * (q as f64 - q_old))).max(-130_880.0);
             q_old = q as f64;
-            let qntz = if fb < 0.0 { ((-fb * 63.0 / 130_880.0).floor() as u32).min(63) } else { 0 };
+            let qntz = if fb < 0.0 {
+                ((-fb * 63.0 / 130_880.0).floor() as u32).min(63)
+            } else {
+                0
+            };
             assert_eq!(s.qntz, qntz);
             assert_eq!(s.index, (qntz * 8 / 64) as usize);
             in_range(&cp, s.index);
@@ -763,7 +876,10 @@ pub(crate) mod tests {
         // 26176: +7648 -> 0 -> 0; 40000: -(13824 + 2·13824) = -41472 -> 19.96 -> 19 -> 2;
         // 70000: -(43824 + 2·30000) = -103824 -> 49.98 -> 49 -> 6;
         // 20000: Fb = -(-6176 - 100000) = 106176 -> 0 -> 0
-        assert_eq!(seen, vec![(30, 3), (1, 0), (0, 0), (19, 2), (49, 6), (0, 0)]);
+        assert_eq!(
+            seen,
+            vec![(30, 3), (1, 0), (0, 0), (19, 2), (49, 6), (0, 0)]
+        );
         // index 7 needs QntzFb >= 56 (-Fb >= 56·2077.46 = 116338)
         cp.q_old = 0.0;
         assert_eq!(cp.sample(52_352, &mut r).index, 7);
@@ -787,7 +903,11 @@ pub(crate) mod tests {
     // ---------------------------------------------------------------- reaction point
 
     fn new_rp(p: &QcnParams) -> (QcnReaction, RateLimiter, SimRng) {
-        (QcnReaction::new(Arc::new(*p), LINE), RateLimiter::new(LINE), rng())
+        (
+            QcnReaction::new(Arc::new(*p), LINE),
+            RateLimiter::new(LINE),
+            rng(),
+        )
     }
 
     /// Send `n` frames of 1500 B; returns the outputs of the last one.
@@ -813,7 +933,10 @@ pub(crate) mod tests {
         let expect_cr = [8.75e9, 9.375e9, 9.6875e9, 9.84375e9, 9.921875e9];
         for (i, cr) in expect_cr.into_iter().enumerate() {
             send(&mut rp, &mut rl, &mut r, 99);
-            assert_eq!(rp.core.byte_stage, i as u32, "no cycle before the 100th frame");
+            assert_eq!(
+                rp.core.byte_stage, i as u32,
+                "no cycle before the 100th frame"
+            );
             send(&mut rp, &mut rl, &mut r, 1);
             assert_eq!(rp.core.byte_stage, i as u32 + 1);
             assert_eq!(rp.core.phase(), Phase::FastRecovery);
@@ -848,11 +971,16 @@ pub(crate) mod tests {
         assert_eq!(rp.byte_period(), 150_000.0);
         rp.byte_stage = 5;
         assert_eq!(rp.byte_period(), 18_750.0);
-        let p = rp_params(serde_json::json!({"ai_byte_count": 37500, "halving": "hai", "hai": false}));
+        let p =
+            rp_params(serde_json::json!({"ai_byte_count": 37500, "halving": "hai", "hai": false}));
         let mut rp = QcnRp::new(Arc::new(p), LINE);
         rp.byte_stage = 9;
         rp.time_stage = 9;
-        assert_eq!(rp.byte_period(), 37_500.0, "hai off: no halving with halving = hai");
+        assert_eq!(
+            rp.byte_period(),
+            37_500.0,
+            "hai off: no halving with halving = hai"
+        );
         let p = rp_params(serde_json::json!({"halving": "hai"}));
         let mut rp = QcnRp::new(Arc::new(p), LINE);
         rp.byte_stage = 6;
@@ -965,7 +1093,11 @@ pub(crate) mod tests {
                 assert!(out.release);
                 break;
             }
-            let period = if stage >= 5 { SimTime::us(7500) } else { SimTime::ms(15) };
+            let period = if stage >= 5 {
+                SimTime::us(7500)
+            } else {
+                SimTime::ms(15)
+            };
             assert_eq!(out.timer, Some(t + period), "stage {stage}");
             t += period;
         }
@@ -982,12 +1114,20 @@ pub(crate) mod tests {
         for bs in 1..=8u32 {
             send(&mut rp, &mut rl, &mut r, if bs <= 5 { 100 } else { 50 });
             assert_eq!(rp.core.byte_stage, bs);
-            let delta = if bs > 5 { 50e6 * (bs.min(6) - 5) as f64 } else { 5e6 }; // ts = 6 > F: AI until bs > F
+            let delta = if bs > 5 {
+                50e6 * (bs.min(6) - 5) as f64
+            } else {
+                5e6
+            }; // ts = 6 > F: AI until bs > F
             tr += delta;
             cr = ((cr + tr) / 2.0).min(LINE);
             close(rp.core.tr, tr);
             close(rl.rate_bps, cr);
-            let expect = if bs > 5 { Phase::HyperActiveIncrease } else { Phase::ActiveIncrease };
+            let expect = if bs > 5 {
+                Phase::HyperActiveIncrease
+            } else {
+                Phase::ActiveIncrease
+            };
             assert_eq!(rp.core.phase(), expect, "bs {bs}");
         }
         // hai off: both past F is still AI
@@ -1000,10 +1140,16 @@ pub(crate) mod tests {
 
     #[test]
     fn drift_adds_to_cr_and_tr_capped_at_line() {
-        let p = rp_params(serde_json::json!({"drift_rate_bps": 4000000, "timer_ps": 1000000000000000u64}));
+        let p = rp_params(
+            serde_json::json!({"drift_rate_bps": 4000000, "timer_ps": 1000000000000000u64}),
+        );
         let (mut rp, mut rl, mut r) = new_rp(&p);
         let out = rp.on_message(SimTime::ZERO, &cnm(64), &mut rl, &mut r);
-        assert_eq!(out.timer, Some(SimTime::ms(20)), "the drift step is the earliest deadline");
+        assert_eq!(
+            out.timer,
+            Some(SimTime::ms(20)),
+            "the drift step is the earliest deadline"
+        );
         assert_eq!((rl.rate_bps, rp.core.tr), (5e9, 10e9));
         let out = rp.on_timer(SimTime::ms(20), &mut rl, &mut r);
         assert_eq!((rl.rate_bps, rp.core.tr), (5.004e9, 10e9));
@@ -1035,7 +1181,10 @@ pub(crate) mod tests {
             lo = lo.min(b);
             hi = hi.max(b);
         }
-        assert!(lo < 130_000.0 && hi > 170_000.0, "the jitter spans its range: {lo} {hi}");
+        assert!(
+            lo < 130_000.0 && hi > 170_000.0,
+            "the jitter spans its range: {lo} {hi}"
+        );
     }
 
     #[test]
@@ -1061,7 +1210,10 @@ mod scheme_tests {
         for (k, v) in extra.as_object().unwrap() {
             params.insert(k.clone(), v.clone());
         }
-        CmConfig { scheme: scheme.into(), params }
+        CmConfig {
+            scheme: scheme.into(),
+            params,
+        }
     }
 
     /// The four QCN-family names build from the front end's lowered keys, with their hooks.
@@ -1072,9 +1224,21 @@ mod scheme_tests {
             "nc_threshold": 15000, "nc_interval_ps": 10000000000u64, "recovery": "cr_to_tr"});
         let plus = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": 15.873015873015873,
             "probe_period_ps": null, "to_threshold": 150000});
-        let cnm = CmPayload { msg: msg::FEEDBACK, fb: 5.0, ..CmPayload::default() };
-        let refl = CmPayload { msg: msg::REFLECTION, ..CmPayload::default() };
-        for (name, extra, sink) in [("qcn", serde_json::json!({}), false), ("qcn3pt", three.clone(), true), ("qcn-sonar", sonar.clone(), false), ("qcn-plus", plus.clone(), false)] {
+        let cnm = CmPayload {
+            msg: msg::FEEDBACK,
+            fb: 5.0,
+            ..CmPayload::default()
+        };
+        let refl = CmPayload {
+            msg: msg::REFLECTION,
+            ..CmPayload::default()
+        };
+        for (name, extra, sink) in [
+            ("qcn", serde_json::json!({}), false),
+            ("qcn3pt", three.clone(), true),
+            ("qcn-sonar", sonar.clone(), false),
+            ("qcn-plus", plus.clone(), false),
+        ] {
             let s = Scheme::from_config(&cfg(name, extra)).unwrap();
             assert_eq!(s.name(), name);
             assert!(s.has_congestion_points());
@@ -1089,18 +1253,35 @@ mod scheme_tests {
             let _ = s.new_rp(10e9);
         }
         // another scheme's keys are rejected, naming the key
-        let e = Scheme::from_config(&cfg("qcn", three)).unwrap_err().to_string();
-        assert!(e.contains("cm (qcn)") && e.contains("unknown field `de_rule`"), "{e}");
-        let e = Scheme::from_config(&cfg("qcn-sonar", plus)).unwrap_err().to_string();
+        let e = Scheme::from_config(&cfg("qcn", three))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cm (qcn)") && e.contains("unknown field `de_rule`"),
+            "{e}"
+        );
+        let e = Scheme::from_config(&cfg("qcn-sonar", plus))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown field `base_w`"), "{e}");
         // out-of-band feedback and the control-frame size
-        let s = Scheme::from_config(&cfg("qcn", serde_json::json!({"feedback": "oob", "feedback_delay_ps": 5000000, "cnm_size": 80}))).unwrap();
+        let s = Scheme::from_config(&cfg(
+            "qcn",
+            serde_json::json!({"feedback": "oob", "feedback_delay_ps": 5000000, "cnm_size": 80}),
+        ))
+        .unwrap();
         assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
         assert_eq!(s.frame_bytes(), 80);
         // 3pt reflects through the scheme hook
-        let s = Scheme::from_config(&cfg("qcn3pt", serde_json::json!({"refp": 1.0, "de_rule": "q_above_qeq"}))).unwrap();
+        let s = Scheme::from_config(&cfg(
+            "qcn3pt",
+            serde_json::json!({"refp": 1.0, "de_rule": "q_above_qeq"}),
+        ))
+        .unwrap();
         let mut r = stream(1, StreamKind::Sink, 0);
-        let m = s.sink_data(&Frame::data(2, 7, 1500, SimTime::ZERO), &mut r).unwrap();
+        let m = s
+            .sink_data(&Frame::data(2, 7, 1500, SimTime::ZERO), &mut r)
+            .unwrap();
         assert_eq!((m.msg, m.flow_src, m.flow_dst), (msg::REFLECTION, 2, 7));
     }
 }

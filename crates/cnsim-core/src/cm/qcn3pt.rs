@@ -61,9 +61,15 @@ impl Qcn3ptParams {
     pub fn parse(value: serde_json::Value) -> serde_json::Result<Self> {
         let (qcn, ext): (QcnParams, Qcn3ptExtra) = split_params(value, &Qcn3ptExtra::KEYS)?;
         if !(0.0..=1.0).contains(&ext.refp) {
-            return Err(<serde_json::Error as serde::de::Error>::custom(format!("refp = {}: must be in [0, 1]", ext.refp)));
+            return Err(<serde_json::Error as serde::de::Error>::custom(format!(
+                "refp = {}: must be in [0, 1]",
+                ext.refp
+            )));
         }
-        Ok(Qcn3ptParams { qcn: Arc::new(qcn), ext })
+        Ok(Qcn3ptParams {
+            qcn: Arc::new(qcn),
+            ext,
+        })
     }
 
     /// A CNM creates a limiter; a reflection never does (it only confirms for an active RL).
@@ -97,12 +103,21 @@ pub struct Qcn3ptCp {
 
 impl Qcn3ptCp {
     pub fn new(p: &Qcn3ptParams, rng: &mut SimRng) -> Self {
-        Qcn3ptCp { qcn: QcnCp::new(&p.qcn, rng), de_rule: p.ext.de_rule }
+        Qcn3ptCp {
+            qcn: QcnCp::new(&p.qcn, rng),
+            de_rule: p.ext.de_rule,
+        }
     }
 }
 
 impl CongestionPoint for Qcn3ptCp {
-    fn on_enqueue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
+    fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         let cnm = self.qcn.on_enqueue(now, q, frame, rng);
         let mark = match self.de_rule {
             DeRule::QAboveQeq => q as f64 > self.qcn.qeq,
@@ -126,7 +141,10 @@ impl Qcn3ptRp {
     pub fn new(p: &Qcn3ptParams, line_rate_bps: f64) -> Self {
         let mut core = QcnRp::new(p.qcn.clone(), line_rate_bps);
         core.byte_counter = false; // D17: the RP's own byte counter is off in 3pt
-        Qcn3ptRp { core, wake: Wake::default() }
+        Qcn3ptRp {
+            core,
+            wake: Wake::default(),
+        }
     }
     fn out(&mut self, rl: &mut RateLimiter) -> RpOutput {
         let next = self.core.next_deadline();
@@ -135,7 +153,13 @@ impl Qcn3ptRp {
 }
 
 impl ReactionPoint for Qcn3ptRp {
-    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        m: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         match m.msg {
             msg::FEEDBACK if m.fb > 0.0 => {
                 self.core.cpid = m.cpid;
@@ -178,7 +202,13 @@ mod tests {
     #[test]
     fn parameters_split_and_reject_unknown_keys() {
         let p = params(serde_json::json!({}));
-        assert_eq!(p.ext, Qcn3ptExtra { refp: 0.04, de_rule: DeRule::QAboveQeq });
+        assert_eq!(
+            p.ext,
+            Qcn3ptExtra {
+                refp: 0.04,
+                de_rule: DeRule::QAboveQeq
+            }
+        );
         assert_eq!(p.qcn.qeq, 26_176.0);
         // the KEYS list is exactly the extension's fields
         let v = serde_json::to_value(p.ext).unwrap();
@@ -189,10 +219,16 @@ mod tests {
         v["refp"] = serde_json::json!(0.04);
         v["de_rule"] = serde_json::json!("q_above_qeq");
         v["wp_ps"] = serde_json::json!(1);
-        assert!(Qcn3ptParams::parse(v.clone()).unwrap_err().to_string().contains("wp_ps"));
+        assert!(Qcn3ptParams::parse(v.clone())
+            .unwrap_err()
+            .to_string()
+            .contains("wp_ps"));
         v.as_object_mut().unwrap().remove("wp_ps");
         v.as_object_mut().unwrap().remove("refp");
-        assert!(Qcn3ptParams::parse(v).unwrap_err().to_string().contains("refp"));
+        assert!(Qcn3ptParams::parse(v)
+            .unwrap_err()
+            .to_string()
+            .contains("refp"));
     }
 
     #[test]
@@ -201,7 +237,12 @@ mod tests {
         // q_above_qeq: strictly above Qeq = 26 176 B
         let p = params(serde_json::json!({"sample_bytes": 1000000}));
         let mut cp = Qcn3ptCp::new(&p, &mut r);
-        for (q, de) in [(26_175u64, false), (26_176, false), (26_177, true), (10_000, false)] {
+        for (q, de) in [
+            (26_175u64, false),
+            (26_176, false),
+            (26_177, true),
+            (10_000, false),
+        ] {
             let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
             cp.on_enqueue(SimTime::ZERO, q, &mut f, &mut r);
             assert_eq!(f.cm.de, de, "q = {q}");
@@ -230,7 +271,10 @@ mod tests {
         let mut r = stream(1, StreamKind::Sink, 0);
         let mut f = Frame::data(3, 5, 1500, SimTime::ZERO);
         let m = p.sink_data(&f, &mut r).unwrap();
-        assert_eq!((m.msg, m.fb, m.flow_src, m.flow_dst, m.cpid), (msg::REFLECTION, 0.0, 3, 5, NODE_CPID | 5));
+        assert_eq!(
+            (m.msg, m.fb, m.flow_src, m.flow_dst, m.cpid),
+            (msg::REFLECTION, 0.0, 3, 5, NODE_CPID | 5)
+        );
         assert!(!p.creates_limiter(&m));
         f.cm.de = true;
         assert!(p.sink_data(&f, &mut r).is_none());
@@ -250,14 +294,25 @@ mod tests {
         let mut rp = Qcn3ptRp::new(&p, LINE);
         let mut rl = RateLimiter::new(LINE);
         let mut r = rng();
-        let refl = CmPayload { msg: msg::REFLECTION, ..CmPayload::default() };
+        let refl = CmPayload {
+            msg: msg::REFLECTION,
+            ..CmPayload::default()
+        };
         // a reflection before any CNM does nothing (no active RL)
         rp.on_message(SimTime::ZERO, &refl, &mut rl, &mut r);
         assert_eq!((rp.core.byte_stage, rl.rate_bps), (0, LINE));
-        let cnm = CmPayload { msg: msg::FEEDBACK, fb: 32.0, ..CmPayload::default() };
+        let cnm = CmPayload {
+            msg: msg::FEEDBACK,
+            fb: 32.0,
+            ..CmPayload::default()
+        };
         let out = rp.on_message(SimTime::ZERO, &cnm, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 7.5e9);
-        assert_eq!(out.timer, Some(SimTime::ms(15)), "the timer stays as a fail-safe");
+        assert_eq!(
+            out.timer,
+            Some(SimTime::ms(15)),
+            "the timer stays as a fail-safe"
+        );
         // sending never advances anything
         for _ in 0..10_000 {
             rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
@@ -273,7 +328,10 @@ mod tests {
         }
         rp.on_message(SimTime::ZERO, &refl, &mut rl, &mut r);
         assert_eq!(rp.core.phase(), Phase::ActiveIncrease);
-        assert_eq!((rl.rate_bps, rp.core.tr), ((9.921875e9 + 10.005e9) / 2.0, 10.005e9));
+        assert_eq!(
+            (rl.rate_bps, rp.core.tr),
+            ((9.921875e9 + 10.005e9) / 2.0, 10.005e9)
+        );
         // the timer still works: stage 1 of the timer (FR for the timer, AI overall)
         let out = rp.on_timer(SimTime::ms(15), &mut rl, &mut r);
         assert_eq!(rp.core.time_stage, 1);

@@ -62,7 +62,13 @@ pub struct PlusExtra {
 }
 
 impl PlusExtra {
-    pub const KEYS: [&'static str; 5] = ["base_w", "factor", "gi_plus", "probe_period_ps", "to_threshold"];
+    pub const KEYS: [&'static str; 5] = [
+        "base_w",
+        "factor",
+        "gi_plus",
+        "probe_period_ps",
+        "to_threshold",
+    ];
 }
 
 /// `qcn-plus` parameters: the QCN keys plus [`PlusExtra`].
@@ -79,9 +85,14 @@ impl PlusParams {
     pub fn parse(value: serde_json::Value) -> serde_json::Result<Self> {
         let (qcn, ext): (QcnParams, PlusExtra) = split_params(value, &PlusExtra::KEYS)?;
         if ext.to_threshold.is_nan() || ext.to_threshold <= 0.0 || ext.probe_period_ps == Some(0) {
-            return Err(<serde_json::Error as serde::de::Error>::custom("to_threshold and probe_period_ps must be > 0"));
+            return Err(<serde_json::Error as serde::de::Error>::custom(
+                "to_threshold and probe_period_ps must be > 0",
+            ));
         }
-        let rp_qcn = Arc::new(QcnParams { bc: ext.to_threshold, ..qcn });
+        let rp_qcn = Arc::new(QcnParams {
+            bc: ext.to_threshold,
+            ..qcn
+        });
         Ok(PlusParams { qcn, ext, rp_qcn })
     }
 
@@ -113,17 +124,34 @@ pub struct PlusCp {
 
 impl PlusCp {
     pub fn new(p: &PlusParams, rng: &mut SimRng) -> Self {
-        PlusCp { qcn: QcnCp::new(&p.qcn, rng) }
+        PlusCp {
+            qcn: QcnCp::new(&p.qcn, rng),
+        }
     }
 }
 
 impl CongestionPoint for PlusCp {
-    fn on_enqueue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
+    fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         self.qcn.on_enqueue(now, q, frame, rng)
     }
     fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
         let (qoff, qdelta, fb) = self.qcn.peek_fb(q);
-        Some(CmPayload { msg: msg::PROBE_REPLY, fb, qoff, qdelta, stamp: probe.stamp, stamp2: now.0, seq: probe.seq, ..CmPayload::default() })
+        Some(CmPayload {
+            msg: msg::PROBE_REPLY,
+            fb,
+            qoff,
+            qdelta,
+            stamp: probe.stamp,
+            stamp2: now.0,
+            seq: probe.seq,
+            ..CmPayload::default()
+        })
     }
 }
 
@@ -182,7 +210,8 @@ impl PlusRp {
 
     /// Negative feedback of `quanta`: the QCN decrease, at most once per measured RTT.
     fn decrease(&mut self, now: SimTime, quanta: u32, rng: &mut SimRng) {
-        if self.last_decrease != SimTime::NEVER && now.saturating_sub(self.last_decrease) < self.rtt {
+        if self.last_decrease != SimTime::NEVER && now.saturating_sub(self.last_decrease) < self.rtt
+        {
             return; // rule 2 (before the first RTT sample, rtt = 0 limits nothing)
         }
         self.core.decrease(now, quanta, rng);
@@ -209,7 +238,12 @@ impl PlusRp {
         }
         self.probes += 1;
         self.next_probe = now + self.probe_period();
-        Some(CmPayload { cpid: self.core.cpid, stamp: now.0, seq: self.probes, ..CmPayload::default() })
+        Some(CmPayload {
+            cpid: self.core.cpid,
+            stamp: now.0,
+            seq: self.probes,
+            ..CmPayload::default()
+        })
     }
 
     fn out(&mut self, now: SimTime, rl: &mut RateLimiter) -> RpOutput {
@@ -224,7 +258,13 @@ impl PlusRp {
 }
 
 impl ReactionPoint for PlusRp {
-    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        m: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         match m.msg {
             msg::FEEDBACK if m.fb > 0.0 => {
                 self.core.cpid = m.cpid;
@@ -235,7 +275,10 @@ impl ReactionPoint for PlusRp {
                 if !self.core.active {
                     // rule 6: the recomputed feedback does not ask for a decrease
                     rl.rate_bps = self.core.line;
-                    return RpOutput { release: true, ..RpOutput::default() };
+                    return RpOutput {
+                        release: true,
+                        ..RpOutput::default()
+                    };
                 }
                 self.feedback_seen(rng);
                 if self.next_probe == SimTime::NEVER {
@@ -260,7 +303,13 @@ impl ReactionPoint for PlusRp {
         }
         self.out(now, rl)
     }
-    fn on_send(&mut self, now: SimTime, bytes: u64, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_send(
+        &mut self,
+        now: SimTime,
+        bytes: u64,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         self.core.count_bytes(bytes, rng);
         self.out(now, rl)
     }
@@ -282,23 +331,49 @@ mod tests {
 
     fn with_ext(mut v: serde_json::Value, over: serde_json::Value) -> PlusParams {
         let ext = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": GI, "probe_period_ps": null, "to_threshold": 150000});
-        for (k, x) in ext.as_object().unwrap().iter().chain(over.as_object().unwrap()) {
+        for (k, x) in ext
+            .as_object()
+            .unwrap()
+            .iter()
+            .chain(over.as_object().unwrap())
+        {
             v[k] = x.clone();
         }
         PlusParams::parse(v).unwrap()
     }
 
     fn new_rp(over: serde_json::Value) -> (PlusRp, RateLimiter, SimRng) {
-        let p = with_ext(serde_json::to_value(rp_params(serde_json::json!({}))).unwrap(), over);
-        (PlusRp::new(Arc::new(p), LINE), RateLimiter::new(LINE), rng())
+        let p = with_ext(
+            serde_json::to_value(rp_params(serde_json::json!({}))).unwrap(),
+            over,
+        );
+        (
+            PlusRp::new(Arc::new(p), LINE),
+            RateLimiter::new(LINE),
+            rng(),
+        )
     }
 
     fn cnm(qoff: f64, qdelta: f64) -> CmPayload {
-        CmPayload { msg: msg::FEEDBACK, fb: 1.0, cpid: CP, qoff, qdelta, ..CmPayload::default() }
+        CmPayload {
+            msg: msg::FEEDBACK,
+            fb: 1.0,
+            cpid: CP,
+            qoff,
+            qdelta,
+            ..CmPayload::default()
+        }
     }
 
     fn answer(sent: SimTime, qoff: f64, qdelta: f64) -> CmPayload {
-        CmPayload { msg: msg::PROBE_REPLY, cpid: CP, qoff, qdelta, stamp: sent.0, ..CmPayload::default() }
+        CmPayload {
+            msg: msg::PROBE_REPLY,
+            cpid: CP,
+            qoff,
+            qdelta,
+            stamp: sent.0,
+            ..CmPayload::default()
+        }
     }
 
     #[test]
@@ -311,7 +386,10 @@ mod tests {
         assert_eq!(v.as_object().unwrap().len(), PlusExtra::KEYS.len());
         let mut v = json();
         v["gi_plus"] = serde_json::json!(1.0);
-        assert!(PlusParams::parse(v).unwrap_err().to_string().contains("missing field"));
+        assert!(PlusParams::parse(v)
+            .unwrap_err()
+            .to_string()
+            .contains("missing field"));
     }
 
     #[test]
@@ -324,9 +402,18 @@ mod tests {
         let mut cp = PlusCp::new(&p, &mut r);
         let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
         cp.on_enqueue(SimTime::ZERO, 20_000, &mut f, &mut r); // a sample: q_old = 20 000
-        let probe = CmPayload { msg: msg::PROBE, cpid: CP, stamp: 77, seq: 3, ..CmPayload::default() };
+        let probe = CmPayload {
+            msg: msg::PROBE,
+            cpid: CP,
+            stamp: 77,
+            seq: 3,
+            ..CmPayload::default()
+        };
         let a = cp.on_probe(SimTime::us(5), 30_000, &probe).unwrap();
-        assert_eq!((a.qoff, a.qdelta, a.fb), (30_000.0 - 26_176.0, 10_000.0, -(3_824.0 + 20_000.0)));
+        assert_eq!(
+            (a.qoff, a.qdelta, a.fb),
+            (30_000.0 - 26_176.0, 10_000.0, -(3_824.0 + 20_000.0))
+        );
         assert_eq!((a.stamp, a.stamp2, a.seq), (77, SimTime::us(5).0, 3));
         assert_eq!(cp.qcn.q_old, 20_000.0, "a probe is not a sampling instant");
     }
@@ -356,9 +443,18 @@ mod tests {
         assert_eq!(rl.rate_bps, 9.84375e9);
         let p = out.probe.expect("the first probe goes at once");
         assert_eq!((p.cpid, p.stamp, p.seq), (CP, 0, 1));
-        assert_eq!(out.timer, Some(SimTime::us(100)), "probe period max(RTT unknown, 100 us)");
+        assert_eq!(
+            out.timer,
+            Some(SimTime::us(100)),
+            "probe period max(RTT unknown, 100 us)"
+        );
         // the answer at 50 us: RTT = 50 us, Fb = 0 -> no rate change
-        let out = rp.on_message(SimTime::us(50), &answer(SimTime::ZERO, 0.0, 0.0), &mut rl, &mut r);
+        let out = rp.on_message(
+            SimTime::us(50),
+            &answer(SimTime::ZERO, 0.0, 0.0),
+            &mut rl,
+            &mut r,
+        );
         assert_eq!(rp.rtt, SimTime::us(50));
         assert_eq!(rl.rate_bps, 9.84375e9);
         assert!(out.probe.is_none());
@@ -384,13 +480,23 @@ mod tests {
     fn positive_answers_raise_tr_with_rtt_discount_then_release() {
         let (mut rp, mut rl, mut r) = new_rp(serde_json::json!({}));
         rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r); // CR 9.84375 G, TR 10 G
-        // answer 1 ms after its probe: RTT = 1 ms; Fb = 10000 -> floor(4.81) = 4 quanta
-        rp.on_message(SimTime::ms(1), &answer(SimTime::ZERO, -10_000.0, 0.0), &mut rl, &mut r);
+                                                                             // answer 1 ms after its probe: RTT = 1 ms; Fb = 10000 -> floor(4.81) = 4 quanta
+        rp.on_message(
+            SimTime::ms(1),
+            &answer(SimTime::ZERO, -10_000.0, 0.0),
+            &mut rl,
+            &mut r,
+        );
         let tr = 10e9 + GI * 4.0 * 1e6 * 0.5;
         let cr = (9.84375e9 + tr) / 2.0;
         assert_eq!((rp.core.tr, rl.rate_bps), (tr, cr));
         // again: CR would pass the line rate -> capped, and CR, TR >= line -> released (D7)
-        let out = rp.on_message(SimTime::ms(2), &answer(SimTime::ms(1), -10_000.0, 0.0), &mut rl, &mut r);
+        let out = rp.on_message(
+            SimTime::ms(2),
+            &answer(SimTime::ms(1), -10_000.0, 0.0),
+            &mut rl,
+            &mut r,
+        );
         assert!((cr + tr + GI * 2e6) / 2.0 >= LINE);
         assert!(out.release);
         // an answer from another CP (or the destination) only measures the RTT
@@ -399,7 +505,10 @@ mod tests {
         let mut a = answer(SimTime::ZERO, -10_000.0, 0.0);
         a.cpid = NODE_CPID | 4;
         rp.on_message(SimTime::us(300), &a, &mut rl, &mut r);
-        assert_eq!((rp.rtt, rl.rate_bps, rp.core.tr), (SimTime::us(300), 9.84375e9, 10e9));
+        assert_eq!(
+            (rp.rtt, rl.rate_bps, rp.core.tr),
+            (SimTime::us(300), 9.84375e9, 10e9)
+        );
         assert_eq!(rp.probe_period(), SimTime::us(300));
     }
 
@@ -414,7 +523,12 @@ mod tests {
         assert_eq!(rp.core.byte_left, 1500.0);
         // feedback (an answer with Fb = 0) restarts the timeout; RTT 1 ms now floors the cycle at
         // 2·RTT·CR = 2·1e-3·9.84375e9/8 B
-        rp.on_message(SimTime::ms(1), &answer(SimTime::ZERO, 0.0, 0.0), &mut rl, &mut r);
+        rp.on_message(
+            SimTime::ms(1),
+            &answer(SimTime::ZERO, 0.0, 0.0),
+            &mut rl,
+            &mut r,
+        );
         assert_eq!(rp.core.byte_left, 2.0 * 1e-3 * 9.84375e9 / 8.0);
         assert_eq!(rp.core.byte_stage, 0);
         assert_eq!(rp.probe_period(), SimTime::ms(1));
@@ -440,7 +554,10 @@ mod tests {
         let out = rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r);
         assert!(out.probe.is_some());
         let out = rp.on_timer(SimTime::us(100), &mut rl, &mut r);
-        assert_eq!(out.probe.map(|p| (p.stamp, p.seq)), Some((SimTime::us(100).0, 2)));
+        assert_eq!(
+            out.probe.map(|p| (p.stamp, p.seq)),
+            Some((SimTime::us(100).0, 2))
+        );
         assert_eq!(out.timer, Some(SimTime::us(200)));
     }
 
@@ -456,9 +573,20 @@ mod tests {
     #[test]
     fn destination_echo() {
         let p = with_ext(json(), serde_json::json!({}));
-        let probe = CmPayload { msg: msg::PROBE, cpid: CP, stamp: 5, seq: 2, flow_src: 1, flow_dst: 4, ..CmPayload::default() };
+        let probe = CmPayload {
+            msg: msg::PROBE,
+            cpid: CP,
+            stamp: 5,
+            seq: 2,
+            flow_src: 1,
+            flow_dst: 4,
+            ..CmPayload::default()
+        };
         let e = p.sink_probe(SimTime(9), &probe).unwrap();
-        assert_eq!((e.msg, e.cpid, e.stamp, e.stamp2, e.flow_src, e.flow_dst), (msg::PROBE_REPLY, NODE_CPID | 4, 5, 9, 1, 4));
+        assert_eq!(
+            (e.msg, e.cpid, e.stamp, e.stamp2, e.flow_src, e.flow_dst),
+            (msg::PROBE_REPLY, NODE_CPID | 4, 5, 9, 1, 4)
+        );
         assert!(!p.creates_limiter(&e));
     }
 }

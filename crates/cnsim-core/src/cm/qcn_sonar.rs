@@ -70,7 +70,14 @@ pub struct SonarExtra {
 }
 
 impl SonarExtra {
-    pub const KEYS: [&'static str; 6] = ["wp_ps", "we_ps", "sf_ps", "nc_threshold", "nc_interval_ps", "recovery"];
+    pub const KEYS: [&'static str; 6] = [
+        "wp_ps",
+        "we_ps",
+        "sf_ps",
+        "nc_threshold",
+        "nc_interval_ps",
+        "recovery",
+    ];
 }
 
 /// `qcn-sonar` parameters: the QCN keys plus [`SonarExtra`].
@@ -84,9 +91,14 @@ impl SonarParams {
     pub fn parse(value: serde_json::Value) -> serde_json::Result<Self> {
         let (qcn, ext): (QcnParams, SonarExtra) = split_params(value, &SonarExtra::KEYS)?;
         if ext.sf_ps == 0 || ext.we_ps == 0 {
-            return Err(<serde_json::Error as serde::de::Error>::custom("sf_ps and we_ps must be > 0"));
+            return Err(<serde_json::Error as serde::de::Error>::custom(
+                "sf_ps and we_ps must be > 0",
+            ));
         }
-        Ok(SonarParams { qcn: Arc::new(qcn), ext })
+        Ok(SonarParams {
+            qcn: Arc::new(qcn),
+            ext,
+        })
     }
 
     /// CNMs create limiters; answers for an unlimited flow are ignored.
@@ -126,12 +138,19 @@ impl SonarCp {
 
     /// q < nc_threshold continuously for nc_interval.
     pub fn not_congested(&self, now: SimTime) -> bool {
-        self.below_since.is_some_and(|t| now.saturating_sub(t) >= self.nc_interval)
+        self.below_since
+            .is_some_and(|t| now.saturating_sub(t) >= self.nc_interval)
     }
 }
 
 impl CongestionPoint for SonarCp {
-    fn on_enqueue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) -> Option<CmPayload> {
+    fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         self.observe(now, q);
         self.qcn.on_enqueue(now, q, frame, rng)
     }
@@ -141,8 +160,21 @@ impl CongestionPoint for SonarCp {
     fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
         self.observe(now, q);
         let (qoff, qdelta, fb) = self.qcn.peek_fb(q);
-        let code = if self.not_congested(now) { ANSWER_NOT_CONGESTED } else { ANSWER_CONGESTED };
-        Some(CmPayload { msg: msg::PROBE_REPLY, seq: code, stamp: probe.stamp, stamp2: now.0, fb, qoff, qdelta, ..CmPayload::default() })
+        let code = if self.not_congested(now) {
+            ANSWER_NOT_CONGESTED
+        } else {
+            ANSWER_CONGESTED
+        };
+        Some(CmPayload {
+            msg: msg::PROBE_REPLY,
+            seq: code,
+            stamp: probe.stamp,
+            stamp2: now.0,
+            fb,
+            qoff,
+            qdelta,
+            ..CmPayload::default()
+        })
     }
 }
 
@@ -177,7 +209,11 @@ impl SonarRp {
     }
 
     fn next_deadline(&self) -> SimTime {
-        let own = if self.in_episode() { self.next_ping.min(self.ep_end) } else { self.wp_at };
+        let own = if self.in_episode() {
+            self.next_ping.min(self.ep_end)
+        } else {
+            self.wp_at
+        };
         self.core.next_deadline().min(own)
     }
 
@@ -203,7 +239,13 @@ impl SonarRp {
 }
 
 impl ReactionPoint for SonarRp {
-    fn on_message(&mut self, now: SimTime, m: &CmPayload, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        m: &CmPayload,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         match m.msg {
             msg::FEEDBACK if m.fb > 0.0 => {
                 self.core.decrease(now, m.fb.round() as u32, rng);
@@ -222,10 +264,15 @@ impl ReactionPoint for SonarRp {
             {
                 self.end_episode(now);
                 match self.p.ext.recovery {
-                    Recovery::CrToTr => self.core.cr = self.core.cr.max(self.core.tr).min(self.core.line),
+                    Recovery::CrToTr => {
+                        self.core.cr = self.core.cr.max(self.core.tr).min(self.core.line)
+                    }
                     Recovery::Release => {
                         rl.rate_bps = self.core.line;
-                        return RpOutput { release: true, ..RpOutput::default() };
+                        return RpOutput {
+                            release: true,
+                            ..RpOutput::default()
+                        };
                     }
                 }
             }
@@ -233,7 +280,13 @@ impl ReactionPoint for SonarRp {
         }
         self.out(rl, None)
     }
-    fn on_send(&mut self, _now: SimTime, bytes: u64, rl: &mut RateLimiter, rng: &mut SimRng) -> RpOutput {
+    fn on_send(
+        &mut self,
+        _now: SimTime,
+        bytes: u64,
+        rl: &mut RateLimiter,
+        rng: &mut SimRng,
+    ) -> RpOutput {
         self.core.count_bytes(bytes, rng);
         self.out(rl, None)
     }
@@ -249,9 +302,17 @@ impl ReactionPoint for SonarRp {
         }
         let mut probe = None;
         if self.in_episode() && self.next_ping <= now {
-            probe = Some(CmPayload { cpid: self.core.cpid, stamp: now.0, ..CmPayload::default() });
+            probe = Some(CmPayload {
+                cpid: self.core.cpid,
+                stamp: now.0,
+                ..CmPayload::default()
+            });
             let next = now + SimTime(self.p.ext.sf_ps);
-            self.next_ping = if next < self.ep_end { next } else { SimTime::NEVER };
+            self.next_ping = if next < self.ep_end {
+                next
+            } else {
+                SimTime::NEVER
+            };
         }
         self.out(rl, probe)
     }
@@ -277,15 +338,30 @@ mod tests {
 
     fn rp_sonar(recovery: &str, over: serde_json::Value) -> (SonarRp, RateLimiter, SimRng) {
         let p = with_ext(serde_json::to_value(rp_params(over)).unwrap(), recovery);
-        (SonarRp::new(Arc::new(p), LINE), RateLimiter::new(LINE), rng())
+        (
+            SonarRp::new(Arc::new(p), LINE),
+            RateLimiter::new(LINE),
+            rng(),
+        )
     }
 
     fn cnm(qntz: u32) -> CmPayload {
-        CmPayload { msg: msg::FEEDBACK, fb: qntz as f64, cpid: CP, ..CmPayload::default() }
+        CmPayload {
+            msg: msg::FEEDBACK,
+            fb: qntz as f64,
+            cpid: CP,
+            ..CmPayload::default()
+        }
     }
 
     fn answer(code: u32, stamp: SimTime) -> CmPayload {
-        CmPayload { msg: msg::PROBE_REPLY, cpid: CP, seq: code, stamp: stamp.0, ..CmPayload::default() }
+        CmPayload {
+            msg: msg::PROBE_REPLY,
+            cpid: CP,
+            seq: code,
+            stamp: stamp.0,
+            ..CmPayload::default()
+        }
     }
 
     #[test]
@@ -308,33 +384,64 @@ mod tests {
         let p = with_ext(v, "cr_to_tr");
         let mut r = stream(1, StreamKind::CongestionPoint, 0);
         let mut cp = SonarCp::new(&p, &mut r);
-        let ping = CmPayload { msg: msg::PROBE, cpid: CP, stamp: 123, ..CmPayload::default() };
+        let ping = CmPayload {
+            msg: msg::PROBE,
+            cpid: CP,
+            stamp: 123,
+            ..CmPayload::default()
+        };
         // empty since t = 0: at 10 ms exactly it is "not congested"
-        assert_eq!(cp.on_probe(SimTime::us(9_999), 0, &ping).unwrap().seq, ANSWER_CONGESTED);
+        assert_eq!(
+            cp.on_probe(SimTime::us(9_999), 0, &ping).unwrap().seq,
+            ANSWER_CONGESTED
+        );
         let a = cp.on_probe(SimTime::ms(10), 0, &ping).unwrap();
-        assert_eq!((a.seq, a.stamp, a.stamp2), (ANSWER_NOT_CONGESTED, 123, SimTime::ms(10).0));
+        assert_eq!(
+            (a.seq, a.stamp, a.stamp2),
+            (ANSWER_NOT_CONGESTED, 123, SimTime::ms(10).0)
+        );
         // an admission with q >= 15 000 B resets the clock
         let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
         cp.on_enqueue(SimTime::ms(11), 15_000, &mut f, &mut r);
-        assert_eq!(cp.on_probe(SimTime::ms(11), 15_000, &ping).unwrap().seq, ANSWER_CONGESTED);
+        assert_eq!(
+            cp.on_probe(SimTime::ms(11), 15_000, &ping).unwrap().seq,
+            ANSWER_CONGESTED
+        );
         // the departure start of that frame leaves 13 500 B: below from 12 ms
         cp.on_dequeue(SimTime::ms(12), 15_000, &mut f);
         assert_eq!(cp.below_since, Some(SimTime::ms(12)));
-        assert_eq!(cp.on_probe(SimTime::us(21_999), 13_500, &ping).unwrap().seq, ANSWER_CONGESTED);
+        assert_eq!(
+            cp.on_probe(SimTime::us(21_999), 13_500, &ping).unwrap().seq,
+            ANSWER_CONGESTED
+        );
         let a = cp.on_probe(SimTime::ms(22), 13_500, &ping).unwrap();
         assert_eq!(a.seq, ANSWER_NOT_CONGESTED);
         // the answer carries the current Fb without touching q_old (0): Fb = -((13500-26176) + 2·13500)
-        assert_eq!((a.qoff, a.qdelta, a.fb), (13_500.0 - 26_176.0, 13_500.0, -(13_500.0 - 26_176.0 + 27_000.0)));
+        assert_eq!(
+            (a.qoff, a.qdelta, a.fb),
+            (
+                13_500.0 - 26_176.0,
+                13_500.0,
+                -(13_500.0 - 26_176.0 + 27_000.0)
+            )
+        );
         assert_eq!(cp.qcn.q_old, 0.0);
         // a ping seeing q >= threshold is answered "congested"
-        assert_eq!(cp.on_probe(SimTime::ms(30), 20_000, &ping).unwrap().seq, ANSWER_CONGESTED);
+        assert_eq!(
+            cp.on_probe(SimTime::ms(30), 20_000, &ping).unwrap().seq,
+            ANSWER_CONGESTED
+        );
     }
 
     #[test]
     fn pings_after_wp_every_sf_during_we() {
         let (mut rp, mut rl, mut r) = rp_sonar("cr_to_tr", serde_json::json!({}));
         let out = rp.on_message(SimTime::ZERO, &cnm(32), &mut rl, &mut r);
-        assert_eq!(out.timer, Some(SimTime::ms(10)), "WP = 10 ms before the 15 ms QCN timer");
+        assert_eq!(
+            out.timer,
+            Some(SimTime::ms(10)),
+            "WP = 10 ms before the 15 ms QCN timer"
+        );
         let mut pings = vec![];
         let mut t = SimTime::ms(10);
         loop {
@@ -355,12 +462,24 @@ mod tests {
                 None => panic!("a deadline is always pending"),
             }
         }
-        assert_eq!(pings, vec![SimTime::ms(10), SimTime::us(10_500), SimTime::ms(11), SimTime::us(11_500)]);
+        assert_eq!(
+            pings,
+            vec![
+                SimTime::ms(10),
+                SimTime::us(10_500),
+                SimTime::ms(11),
+                SimTime::us(11_500)
+            ]
+        );
         // a CNM during the wait restarts it
         rp.on_timer(SimTime::ms(15), &mut rl, &mut r);
         let out = rp.on_message(SimTime::ms(16), &cnm(1), &mut rl, &mut r);
         assert_eq!(rp.wp_at, SimTime::ms(26));
-        assert_eq!(out.timer, Some(SimTime::ms(26)), "WP (26 ms) before the restarted timer (31 ms)");
+        assert_eq!(
+            out.timer,
+            Some(SimTime::ms(26)),
+            "WP (26 ms) before the restarted timer (31 ms)"
+        );
     }
 
     #[test]
@@ -375,10 +494,20 @@ mod tests {
         let out = rp.on_timer(SimTime::ms(11), &mut rl, &mut r);
         assert!(out.probe.is_some());
         // a congested answer changes nothing
-        rp.on_message(SimTime::us(11_100), &answer(ANSWER_CONGESTED, SimTime::ms(11)), &mut rl, &mut r);
+        rp.on_message(
+            SimTime::us(11_100),
+            &answer(ANSWER_CONGESTED, SimTime::ms(11)),
+            &mut rl,
+            &mut r,
+        );
         assert_eq!(rl.rate_bps, 6.5625e9);
         // a stale answer (to a ping sent before the episode) changes nothing
-        rp.on_message(SimTime::us(11_100), &answer(ANSWER_NOT_CONGESTED, SimTime::ms(5)), &mut rl, &mut r);
+        rp.on_message(
+            SimTime::us(11_100),
+            &answer(ANSWER_NOT_CONGESTED, SimTime::ms(5)),
+            &mut rl,
+            &mut r,
+        );
         assert_eq!(rl.rate_bps, 6.5625e9);
         // an answer from another CP changes nothing
         let mut other = answer(ANSWER_NOT_CONGESTED, SimTime::ms(11));
@@ -386,7 +515,12 @@ mod tests {
         rp.on_message(SimTime::us(11_100), &other, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 6.5625e9);
         // "not congested" within WE: CR := TR; the episode ends, WP restarts from now
-        let out = rp.on_message(SimTime::us(11_200), &answer(ANSWER_NOT_CONGESTED, SimTime::ms(11)), &mut rl, &mut r);
+        let out = rp.on_message(
+            SimTime::us(11_200),
+            &answer(ANSWER_NOT_CONGESTED, SimTime::ms(11)),
+            &mut rl,
+            &mut r,
+        );
         assert_eq!((rl.rate_bps, rp.core.tr), (8.75e9, 8.75e9));
         assert!(!out.release);
         assert!(!rp.in_episode());
@@ -398,15 +532,25 @@ mod tests {
         let (mut rp, mut rl, mut r) = rp_sonar("release", serde_json::json!({}));
         rp.on_message(SimTime::ZERO, &cnm(32), &mut rl, &mut r);
         rp.on_timer(SimTime::ms(10), &mut rl, &mut r); // episode [10, 12)
-        // an answer at 12 ms is outside WE
+                                                       // an answer at 12 ms is outside WE
         rp.on_timer(SimTime::ms(12), &mut rl, &mut r);
-        let out = rp.on_message(SimTime::ms(12), &answer(ANSWER_NOT_CONGESTED, SimTime::ms(10)), &mut rl, &mut r);
+        let out = rp.on_message(
+            SimTime::ms(12),
+            &answer(ANSWER_NOT_CONGESTED, SimTime::ms(10)),
+            &mut rl,
+            &mut r,
+        );
         assert!(!out.release);
         assert_eq!(rl.rate_bps, 7.5e9);
         // next episode at 22 ms; an answer inside it releases the RL
         rp.on_timer(SimTime::ms(15), &mut rl, &mut r);
         rp.on_timer(SimTime::ms(22), &mut rl, &mut r);
-        let out = rp.on_message(SimTime::us(22_300), &answer(ANSWER_NOT_CONGESTED, SimTime::ms(22)), &mut rl, &mut r);
+        let out = rp.on_message(
+            SimTime::us(22_300),
+            &answer(ANSWER_NOT_CONGESTED, SimTime::ms(22)),
+            &mut rl,
+            &mut r,
+        );
         assert!(out.release);
     }
 

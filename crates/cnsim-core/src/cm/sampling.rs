@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::engine::SimRng;
 
 /// QCN's sampling intervals in bytes, indexed by the three high bits of the 6-bit QntzFb (§5.2).
-pub const QCN_TABLE: [f64; 8] = [150_000.0, 75_000.0, 50_000.0, 37_500.0, 30_000.0, 25_000.0, 21_500.0, 18_500.0];
+pub const QCN_TABLE: [f64; 8] = [
+    150_000.0, 75_000.0, 50_000.0, 37_500.0, 30_000.0, 25_000.0, 21_500.0, 18_500.0,
+];
 /// The table's uniform jitter: interval × U(0.85, 1.15).
 pub const TABLE_JITTER: f64 = 0.15;
 
@@ -53,7 +55,11 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn new(params: SamplingParams, rng: &mut SimRng) -> Self {
-        let mut s = Sampler { params, bytes_left: 0.0, p: params.pmin };
+        let mut s = Sampler {
+            params,
+            bytes_left: 0.0,
+            p: params.pmin,
+        };
         s.bytes_left = match params.mode {
             SamplingMode::Table => QCN_TABLE[0] * table_jitter(rng),
             _ => s.base_interval(rng),
@@ -64,7 +70,8 @@ impl Sampler {
     fn base_interval(&self, rng: &mut SimRng) -> f64 {
         match self.params.mode {
             SamplingMode::Jitter if self.params.sample_jitter > 0.0 => {
-                self.params.sample_bytes + rng.gen_range(-self.params.sample_jitter..=self.params.sample_jitter)
+                self.params.sample_bytes
+                    + rng.gen_range(-self.params.sample_jitter..=self.params.sample_jitter)
             }
             _ => self.params.sample_bytes,
         }
@@ -73,7 +80,11 @@ impl Sampler {
     /// Is the arrival of a frame of `len` bytes a sampling instant? `congested` = q > Qeq
     /// (oversampling applies then).
     pub fn is_sample(&mut self, len: u64, congested: bool, rng: &mut SimRng) -> bool {
-        let k = if congested { self.params.oversample_factor } else { 1.0 };
+        let k = if congested {
+            self.params.oversample_factor
+        } else {
+            1.0
+        };
         match self.params.mode {
             SamplingMode::Random => rng.gen::<f64>() < (self.params.ps * k).min(1.0),
             SamplingMode::Linear => rng.gen::<f64>() < (self.p * k).min(1.0),
@@ -91,10 +102,15 @@ impl Sampler {
         match self.params.mode {
             SamplingMode::Random => {}
             SamplingMode::Linear => {
-                self.p = self.params.pmin + (self.params.pmax - self.params.pmin) * severity.clamp(0.0, 1.0);
+                self.p = self.params.pmin
+                    + (self.params.pmax - self.params.pmin) * severity.clamp(0.0, 1.0);
             }
-            SamplingMode::Interval | SamplingMode::Jitter => self.bytes_left = self.base_interval(rng),
-            SamplingMode::Table => self.bytes_left = QCN_TABLE[table_index.min(7)] * table_jitter(rng),
+            SamplingMode::Interval | SamplingMode::Jitter => {
+                self.bytes_left = self.base_interval(rng)
+            }
+            SamplingMode::Table => {
+                self.bytes_left = QCN_TABLE[table_index.min(7)] * table_jitter(rng)
+            }
         }
     }
 }
@@ -109,7 +125,15 @@ mod tests {
     use crate::engine::rng::{stream, StreamKind};
 
     fn params(mode: SamplingMode) -> SamplingParams {
-        SamplingParams { mode, ps: 0.02, sample_bytes: 75_000.0, sample_jitter: 5_000.0, pmin: 0.01, pmax: 0.1, oversample_factor: 1.0 }
+        SamplingParams {
+            mode,
+            ps: 0.02,
+            sample_bytes: 75_000.0,
+            sample_jitter: 5_000.0,
+            pmin: 0.01,
+            pmax: 0.1,
+            oversample_factor: 1.0,
+        }
     }
 
     #[test]
@@ -147,7 +171,9 @@ mod tests {
         let mut rng = stream(2, StreamKind::CongestionPoint, 0);
         let mut s = Sampler::new(params(SamplingMode::Random), &mut rng);
         let n = 200_000;
-        let hits = (0..n).filter(|_| s.is_sample(1500, false, &mut rng)).count();
+        let hits = (0..n)
+            .filter(|_| s.is_sample(1500, false, &mut rng))
+            .count();
         assert!((hits as f64 / n as f64 - 0.02).abs() < 0.002);
         let mut s = Sampler::new(params(SamplingMode::Table), &mut rng);
         let mut hits = 0;

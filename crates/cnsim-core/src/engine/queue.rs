@@ -72,7 +72,9 @@ impl EventQueue {
     /// sift-to-the-bottom pop (one comparison per level).
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (SimTime((e.key >> 64) as u64), e.event))
+        self.heap
+            .pop()
+            .map(|e| (SimTime((e.key >> 64) as u64), e.event))
     }
 }
 

@@ -30,7 +30,11 @@ impl FlowTracker {
     /// A flow of `frames` frames arrived at `t`.
     pub fn start(&mut self, t: SimTime, frames: u32) -> u32 {
         self.started += 1;
-        let f = Flow { arrival: t, remaining: frames, lost: false };
+        let f = Flow {
+            arrival: t,
+            remaining: frames,
+            lost: false,
+        };
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = f;
@@ -70,7 +74,11 @@ impl FlowTracker {
             let rank = ((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len());
             ms[rank - 1]
         };
-        let mean = if ms.is_empty() { 0.0 } else { ms.iter().sum::<f64>() / ms.len() as f64 };
+        let mean = if ms.is_empty() {
+            0.0
+        } else {
+            ms.iter().sum::<f64>() / ms.len() as f64
+        };
         let completed = self.fcts.len() as u64;
         serde_json::json!({
             "mean": mean, "p50": pct(0.5), "p99": pct(0.99),

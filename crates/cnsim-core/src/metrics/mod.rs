@@ -39,7 +39,11 @@ pub struct Bins {
 
 impl Bins {
     pub fn new(width: u64, end: u64) -> Self {
-        Bins { width, n: end.div_ceil(width).max(1) as usize, end }
+        Bins {
+            width,
+            n: end.div_ceil(width).max(1) as usize,
+            end,
+        }
     }
     #[inline]
     pub fn index(&self, t: SimTime) -> usize {
@@ -51,8 +55,10 @@ impl Bins {
     }
 }
 
-/// A byte counter per bin plus its window total.
-#[derive(Clone, Debug)]
+/// A byte counter per bin plus its window total. Bins are allocated as time reaches them (a
+/// run's memory follows what it simulated, not its cap: issue 13); [`Counter::fit`] gives the
+/// series its final length.
+#[derive(Clone, Debug, Default)]
 pub struct Counter {
     pub bins: Vec<u64>,
     pub window: u64,
@@ -60,8 +66,8 @@ pub struct Counter {
 }
 
 impl Counter {
-    pub fn new(bins: &Bins) -> Self {
-        Counter { bins: vec![0; bins.n], window: 0, total: 0 }
+    pub fn new() -> Self {
+        Counter::default()
     }
     #[inline]
     pub fn add(&mut self, bins: &Bins, window: &Window, t: SimTime, amount: u64) {
@@ -71,12 +77,37 @@ impl Counter {
     /// Add at a bin index and window membership computed once for several counters.
     #[inline]
     pub fn add_at(&mut self, bin: usize, in_window: bool, amount: u64) {
-        self.bins[bin] += amount;
+        match self.bins.get_mut(bin) {
+            Some(b) => *b += amount,
+            None => self.grow_to(bin, amount),
+        }
         self.total += amount;
         if in_window {
             self.window += amount;
         }
     }
+}
+
+impl Counter {
+    #[cold]
+    fn grow_to(&mut self, bin: usize, amount: u64) {
+        self.bins.resize(bin + 1, 0);
+        self.bins[bin] = amount;
+    }
+
+    /// Give the series exactly `n` bins (zero where nothing was counted).
+    pub fn fit(&mut self, n: usize) {
+        self.bins.resize(n, 0);
+    }
+}
+
+/// Grow `v` with zeros so that index `i` exists (bins are allocated as time reaches them).
+#[inline]
+pub fn slot(v: &mut Vec<u64>, i: usize) -> &mut u64 {
+    if i >= v.len() {
+        v.resize(i + 1, 0);
+    }
+    &mut v[i]
 }
 
 /// Exact tracker of a piecewise-constant level (a queue in bytes): time-weighted mean and
@@ -96,7 +127,7 @@ pub struct LevelTracker {
 }
 
 impl LevelTracker {
-    pub fn new(name: String, bins: &Bins) -> Self {
+    pub fn new(name: String) -> Self {
         LevelTracker {
             name,
             value: 0,
@@ -106,8 +137,8 @@ impl LevelTracker {
             max_window: 0,
             cur_bin: 0,
             bin_max: 0,
-            end_values: vec![0.0; bins.n],
-            max_values: vec![0.0; bins.n],
+            end_values: Vec::new(),
+            max_values: Vec::new(),
         }
     }
 
@@ -127,9 +158,10 @@ impl LevelTracker {
             self.max_window = self.max_window.max(self.value);
         }
         let b = bins.index(now);
+        // the bins before `cur_bin` are closed and stored: `end_values.len() == cur_bin`
         while self.cur_bin < b {
-            self.end_values[self.cur_bin] = self.value as f64;
-            self.max_values[self.cur_bin] = self.bin_max as f64;
+            self.end_values.push(self.value as f64);
+            self.max_values.push(self.bin_max as f64);
             self.cur_bin += 1;
             self.bin_max = self.value;
         }
@@ -145,8 +177,8 @@ impl LevelTracker {
     pub fn finish(&mut self, bins: &Bins, window: &Window, end: SimTime) -> (f64, f64, f64) {
         let v = self.value;
         self.set(bins, window, end, v);
-        self.end_values[self.cur_bin] = v as f64;
-        self.max_values[self.cur_bin] = self.bin_max as f64;
+        self.end_values.push(v as f64);
+        self.max_values.push(self.bin_max as f64);
         let span = (window.t1 - window.t0) as f64;
         if span <= 0.0 {
             return (v as f64, 0.0, v as f64);
@@ -167,13 +199,18 @@ pub struct SampledLevel {
 }
 
 impl SampledLevel {
-    pub fn new(name: String, bins: &Bins) -> Self {
-        SampledLevel { name, value: f64::NAN, cur_bin: 0, end_values: vec![f64::NAN; bins.n] }
+    pub fn new(name: String) -> Self {
+        SampledLevel {
+            name,
+            value: f64::NAN,
+            cur_bin: 0,
+            end_values: Vec::new(),
+        }
     }
     pub fn set(&mut self, bins: &Bins, now: SimTime, value: f64) {
         let b = bins.index(now);
         while self.cur_bin < b {
-            self.end_values[self.cur_bin] = self.value;
+            self.end_values.push(self.value);
             self.cur_bin += 1;
         }
         self.value = value;
@@ -181,7 +218,7 @@ impl SampledLevel {
     pub fn finish(&mut self, bins: &Bins, end: SimTime) {
         let v = self.value;
         self.set(bins, end, v);
-        self.end_values[self.cur_bin] = v;
+        self.end_values.push(v);
     }
 }
 
@@ -201,7 +238,13 @@ pub struct Series {
 
 impl Series {
     pub fn new(columns: &[&str]) -> Self {
-        Series { entities: Vec::new(), columns: columns.iter().map(|c| (c.to_string(), Vec::new())).collect() }
+        Series {
+            entities: Vec::new(),
+            columns: columns
+                .iter()
+                .map(|c| (c.to_string(), Vec::new()))
+                .collect(),
+        }
     }
     pub fn push(&mut self, entity: String, values: &[&[f64]]) {
         self.entities.push(entity);
@@ -213,7 +256,11 @@ impl Series {
 
 /// Bytes per bin → Gb/s per bin.
 pub fn gbps_bins(bins: &Bins, bytes: &[u64]) -> Vec<f64> {
-    bytes.iter().enumerate().map(|(i, &b)| b as f64 * 8.0 / (bins.len_ps(i) as f64 / PS_PER_S as f64) / 1e9).collect()
+    bytes
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| b as f64 * 8.0 / (bins.len_ps(i) as f64 / PS_PER_S as f64) / 1e9)
+        .collect()
 }
 
 #[cfg(test)]
@@ -224,7 +271,7 @@ mod tests {
     fn level_tracker_is_exact() {
         let bins = Bins::new(10, 40);
         let w = Window { t0: 10, t1: 30 };
-        let mut q = LevelTracker::new("q".into(), &bins);
+        let mut q = LevelTracker::new("q".into());
         q.set(&bins, &w, SimTime(5), 100); // 100 on [5, 15)
         q.set(&bins, &w, SimTime(15), 300); // 300 on [15, 25)
         q.set(&bins, &w, SimTime(25), 0); // 0 on [25, 40)
@@ -244,8 +291,10 @@ mod tests {
         assert_eq!(bins.n, 3);
         assert_eq!(bins.len_ps(2), 5);
         let w = Window { t0: 10, t1: 20 };
-        let mut c = Counter::new(&bins);
-        for t in [0, 9, 10, 19, 20, 25] {
+        let mut c = Counter::new();
+        c.add(&bins, &w, SimTime(0), 1);
+        assert_eq!(c.bins, vec![1], "bins are allocated as time reaches them");
+        for t in [9, 10, 19, 20, 25] {
             c.add(&bins, &w, SimTime(t), 1);
         }
         assert_eq!(c.bins, vec![2, 2, 2]);

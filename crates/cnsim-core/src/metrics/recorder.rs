@@ -47,31 +47,38 @@ pub struct Recorder {
 impl Recorder {
     pub fn new(bins: Bins, window: Window, n_nodes: usize, flows: &[(u32, u32, String)]) -> Self {
         Recorder {
-            aggregate: Counter::new(&bins),
-            nodes: (0..n_nodes).map(|_| Counter::new(&bins)).collect(),
-            flows: flows.iter().map(|_| Counter::new(&bins)).collect(),
+            aggregate: Counter::new(),
+            nodes: (0..n_nodes).map(|_| Counter::new()).collect(),
+            flows: flows.iter().map(|_| Counter::new()).collect(),
             flow_names: flows.iter().map(|f| f.2.clone()).collect(),
-            rates: flows.iter().map(|f| SampledLevel::new(f.2.clone(), &bins)).collect(),
-            flow_index: flows.iter().enumerate().map(|(i, f)| ((f.0, f.1), i as u32)).collect(),
+            rates: flows
+                .iter()
+                .map(|f| SampledLevel::new(f.2.clone()))
+                .collect(),
+            flow_index: flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| ((f.0, f.1), i as u32))
+                .collect(),
             ports: Vec::new(),
             port_names: Vec::new(),
             queues: Vec::new(),
-            drop_frames: Counter::new(&bins),
-            drop_bytes: Counter::new(&bins),
+            drop_frames: Counter::new(),
+            drop_bytes: Counter::new(),
             control_drops: 0,
-            source_drop_frames: Counter::new(&bins),
-            source_drop_bytes: Counter::new(&bins),
-            cm_frames: Counter::new(&bins),
-            cm_bytes: Counter::new(&bins),
-            paused_bins: vec![0; bins.n],
+            source_drop_frames: Counter::new(),
+            source_drop_bytes: Counter::new(),
+            cm_frames: Counter::new(),
+            cm_bytes: Counter::new(),
+            paused_bins: Vec::new(),
             pause_frames: 0,
             blocked_since: vec![None; n_nodes],
             blocked_window_ps: 0,
             hot_port: None,
             hot_dynamic: false,
             current_hot: None,
-            hot_queue: LevelTracker::new("hotspot".into(), &bins),
-            hot_tput: Counter::new(&bins),
+            hot_queue: LevelTracker::new("hotspot".into()),
+            hot_tput: Counter::new(),
             hot_busy_window: 0,
             latency_window_ps: 0,
             bins,
@@ -110,7 +117,8 @@ impl Recorder {
 
     pub fn on_source_drop(&mut self, t: SimTime, bytes: u64) {
         self.source_drop_frames.add(&self.bins, &self.window, t, 1);
-        self.source_drop_bytes.add(&self.bins, &self.window, t, bytes);
+        self.source_drop_bytes
+            .add(&self.bins, &self.window, t, bytes);
     }
 
     /// A CM control frame was generated (each counted once, contract "cm").
@@ -144,29 +152,42 @@ impl Recorder {
         self.hot_queue.set(&self.bins, &self.window, t, q);
     }
 
-    /// Keep the first `n` bins of every series (a run that ended before its cap).
-    pub fn truncate(&mut self, n: usize) {
-        if n >= self.bins.n {
-            return;
-        }
-        self.bins.n = n;
-        for c in [&mut self.aggregate, &mut self.drop_frames, &mut self.drop_bytes, &mut self.source_drop_frames]
-            .into_iter()
-            .chain([&mut self.source_drop_bytes, &mut self.cm_frames, &mut self.cm_bytes, &mut self.hot_tput])
-            .chain(self.nodes.iter_mut())
-            .chain(self.flows.iter_mut())
-            .chain(self.ports.iter_mut())
+    /// Give every series exactly `n` bins, the bins of the run's actual end (a run to completion
+    /// may end before its cap). Counters were allocated as time reached them and are padded;
+    /// level trackers close their remaining bins in `finish`.
+    pub fn fit(&mut self, n: usize) {
+        self.bins.n = self.bins.n.min(n);
+        for c in [
+            &mut self.aggregate,
+            &mut self.drop_frames,
+            &mut self.drop_bytes,
+            &mut self.source_drop_frames,
+        ]
+        .into_iter()
+        .chain([
+            &mut self.source_drop_bytes,
+            &mut self.cm_frames,
+            &mut self.cm_bytes,
+            &mut self.hot_tput,
+        ])
+        .chain(self.nodes.iter_mut())
+        .chain(self.flows.iter_mut())
+        .chain(self.ports.iter_mut())
         {
-            c.bins.truncate(n);
+            c.fit(n);
         }
-        for q in self.queues.iter_mut().chain(std::iter::once(&mut self.hot_queue)) {
+        for q in self
+            .queues
+            .iter_mut()
+            .chain(std::iter::once(&mut self.hot_queue))
+        {
             q.end_values.truncate(n);
             q.max_values.truncate(n);
         }
         for r in self.rates.iter_mut() {
             r.end_values.truncate(n);
         }
-        self.paused_bins.truncate(n);
+        self.paused_bins.resize(n, 0);
     }
 
     /// A transmitter was paused over [from, to).
@@ -184,8 +205,59 @@ impl Recorder {
             let b = self.bins.index(SimTime(t));
             let bin_end = ((b as u64 + 1) * self.bins.width).min(to.0);
             let bin_end = if b + 1 == self.bins.n { to.0 } else { bin_end };
-            self.paused_bins[b] += bin_end - t;
+            *super::slot(&mut self.paused_bins, b) += bin_end - t;
             t = bin_end;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 13: a run's cap must not be allocated up front (a 10^7 s cap in 1 ps bins is 10^19
+    /// bins); series grow with the time simulated and take the run's actual length at the end.
+    #[test]
+    fn series_grow_with_simulated_time_not_the_cap() {
+        let bins = Bins::new(1, 10_000_000 * crate::time::PS_PER_S);
+        let window = Window {
+            t0: 0,
+            t1: bins.end,
+        };
+        let mut rec = Recorder::new(bins, window, 4, &[(0, 1, "0->1".into())]);
+        rec.on_delivered(SimTime(3), 0, 1, 1500, SimTime(0));
+        rec.on_drop(SimTime(5), 64, false);
+        rec.hot_queue.set(&rec.bins, &rec.window, SimTime(4), 3000);
+        let mut pause = PauseRecord::default();
+        rec.add_paused(&mut pause, SimTime(2), SimTime(4));
+        assert_eq!(rec.aggregate.bins, vec![0, 0, 0, 1500]);
+        assert_eq!(rec.drop_frames.bins.len(), 6);
+        assert_eq!(rec.paused_bins, vec![0, 0, 1, 1]);
+        assert_eq!(
+            rec.nodes[0].bins.len(),
+            0,
+            "nothing delivered to node 0: nothing allocated"
+        );
+        // the run ended at t = 8: every series gets exactly 8 bins
+        let end = Bins::new(1, 8);
+        rec.fit(end.n);
+        let (mean, _, max) = rec
+            .hot_queue
+            .finish(&end, &Window { t0: 0, t1: 8 }, SimTime(8));
+        assert_eq!((mean, max), (3000.0 * 4.0 / 8.0, 3000.0));
+        for c in [
+            &rec.aggregate,
+            &rec.nodes[0],
+            &rec.drop_frames,
+            &rec.cm_bytes,
+        ] {
+            assert_eq!(c.bins.len(), 8);
+        }
+        assert_eq!(rec.paused_bins.len(), 8);
+        assert_eq!(
+            rec.hot_queue.end_values,
+            vec![0.0, 0.0, 0.0, 0.0, 3000.0, 3000.0, 3000.0, 3000.0]
+        );
+        assert_eq!(rec.hot_queue.max_values.len(), 8);
     }
 }

@@ -153,7 +153,10 @@ impl Nic {
                 // of the previous flow cannot fire on this one)
                 let old = &mut self.voqs[v as usize];
                 let token = old.timer_token.wrapping_add(1);
-                let (frames, runs) = (std::mem::take(&mut old.frames), std::mem::take(&mut old.runs));
+                let (frames, runs) = (
+                    std::mem::take(&mut old.frames),
+                    std::mem::take(&mut old.runs),
+                );
                 *old = fresh(frames, runs);
                 old.timer_token = token;
                 v
@@ -176,7 +179,11 @@ impl Nic {
     /// Free VOQ `v` if it holds no frame and no limiter (its flow has nothing the NIC must keep).
     fn maybe_recycle(&mut self, v: u32) {
         let voq = &mut self.voqs[v as usize];
-        if !voq.live || !voq.frames.is_empty() || voq.limiter.is_some() || voq.state != VoqState::Idle {
+        if !voq.live
+            || !voq.frames.is_empty()
+            || voq.limiter.is_some()
+            || voq.state != VoqState::Idle
+        {
             return;
         }
         voq.live = false;
@@ -310,7 +317,10 @@ impl Simulator {
         let (v, created) = nic.voq_index(dst);
         if created {
             let voq = &mut nic.voqs[v as usize];
-            voq.flow_rec = self.rec.flow_slot(nic.node, dst).unwrap_or(crate::frame::NO_RECORD);
+            voq.flow_rec = self
+                .rec
+                .flow_slot(nic.node, dst)
+                .unwrap_or(crate::frame::NO_RECORD);
             if self.scheme.limiter_from_start() {
                 // E2CM probing-only (D17): every flow is limited (at line rate) from its first frame
                 let line = nic.line_rate.as_f64();
@@ -325,7 +335,11 @@ impl Simulator {
     fn pop_arrival(&mut self, n: u32, g: u32) {
         let gen = &mut self.gens[g as usize];
         let (t, dst, frames) = gen.pop_arrival();
-        let flow = if gen.makes_flows() { self.flows.start(t, frames) } else { NO_FLOW };
+        let flow = if gen.makes_flows() {
+            self.flows.start(t, frames)
+        } else {
+            NO_FLOW
+        };
         if gen.next == SimTime::NEVER {
             self.gens_done += 1;
         }
@@ -348,7 +362,13 @@ impl Simulator {
             };
             if !fits {
                 if cfg.ingress == Ingress::Shared && cfg.on_full == OnFull::Block {
-                    nic.blocked = Some(Blocked { gen: g, t, dst, frames: frames - i, flow });
+                    nic.blocked = Some(Blocked {
+                        gen: g,
+                        t,
+                        dst,
+                        frames: frames - i,
+                        flow,
+                    });
                     if self.rec.blocked_since[n as usize].is_none() {
                         self.rec.blocked_since[n as usize] = Some(t);
                     }
@@ -395,16 +415,21 @@ impl Simulator {
         let now = self.now;
         let fs = self.frame_size as u64;
         let port = self.nics[n as usize].port;
-        if self.nics[n as usize].ob_stopped && self.ports[port as usize].q_bytes <= self.nic_cfg.egress_xon {
+        if self.nics[n as usize].ob_stopped
+            && self.ports[port as usize].q_bytes <= self.nic_cfg.egress_xon
+        {
             self.nics[n as usize].ob_stopped = false;
         }
         loop {
             let nic = &mut self.nics[n as usize];
-            if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer {
+            if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer
+            {
                 break;
             }
             nic.promote(now);
-            let Some(v) = nic.ready.pop_front() else { break };
+            let Some(v) = nic.ready.pop_front() else {
+                break;
+            };
             let node = nic.node;
             let voq = &mut nic.voqs[v as usize];
             let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
@@ -509,9 +534,19 @@ impl Simulator {
         self.pool.free(f);
         match frame.kind {
             FrameKind::Data => {
-                self.deliver(n, frame.flow_rec, frame.flow_inst, frame.size as u64, frame.gen_time, self.now);
+                self.deliver(
+                    n,
+                    frame.flow_rec,
+                    frame.flow_inst,
+                    frame.size as u64,
+                    frame.gen_time,
+                    self.now,
+                );
                 if self.sink_events {
-                    if let Some(reply) = self.scheme.sink_data(&frame, &mut self.nics[n as usize].rng) {
+                    if let Some(reply) = self
+                        .scheme
+                        .sink_data(&frame, &mut self.nics[n as usize].rng)
+                    {
                         self.send_control(Origin::Nic(n), frame.src, reply);
                     }
                 }
@@ -528,7 +563,15 @@ impl Simulator {
 
     /// The last bit of data `frame` reaches the sink of NIC `n` at `arrival`; it is delivered
     /// `nic.processing_delay` later (D15), or is still in flight if that is after the end.
-    pub(crate) fn deliver(&mut self, n: u32, flow_rec: u32, flow_inst: u32, size: u64, gen_time: SimTime, arrival: SimTime) {
+    pub(crate) fn deliver(
+        &mut self,
+        n: u32,
+        flow_rec: u32,
+        flow_inst: u32,
+        size: u64,
+        gen_time: SimTime,
+        arrival: SimTime,
+    ) {
         let t = arrival + SimTime(self.nic_cfg.processing_delay_ps);
         if t >= self.end {
             self.stats.sink_pending += 1;
@@ -558,7 +601,11 @@ impl Simulator {
             voq.rp = Some(self.scheme.new_rp(line));
         }
         let rl = voq.limiter.as_mut().expect("just created");
-        let out = voq.rp.as_mut().expect("an RP drives a limiter").on_message(now, msg, rl, &mut nic.rng);
+        let out =
+            voq.rp
+                .as_mut()
+                .expect("an RP drives a limiter")
+                .on_message(now, msg, rl, &mut nic.rng);
         self.apply_rp_output(n, v, out);
         self.limiter_changed(n, v);
     }
@@ -587,7 +634,14 @@ impl Simulator {
         let voq = &mut self.nics[n as usize].voqs[v as usize];
         if let Some(t) = out.timer {
             voq.timer_token = voq.timer_token.wrapping_add(1);
-            self.queue.push(t, Event::CmTimer { nic: n, flow: v, token: voq.timer_token });
+            self.queue.push(
+                t,
+                Event::CmTimer {
+                    nic: n,
+                    flow: v,
+                    token: voq.timer_token,
+                },
+            );
         }
         if out.release {
             voq.limiter = None;
@@ -604,7 +658,9 @@ impl Simulator {
         if voq.timer_token != token {
             return;
         }
-        let (Some(rp), Some(rl)) = (voq.rp.as_mut(), voq.limiter.as_mut()) else { return };
+        let (Some(rp), Some(rl)) = (voq.rp.as_mut(), voq.limiter.as_mut()) else {
+            return;
+        };
         let out = rp.on_timer(now, rl, &mut nic.rng);
         self.apply_rp_output(n, v, out);
         self.limiter_changed(n, v);

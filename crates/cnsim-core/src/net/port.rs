@@ -164,7 +164,9 @@ impl Simulator {
                 self.pool.free(f);
                 self.deliver(n, flow_rec, flow_inst, size, gen_time, now + delay);
             }
-            _ => self.queue.push(now + delay, Event::Arrive { port: p, frame: f }),
+            _ => self
+                .queue
+                .push(now + delay, Event::Arrive { port: p, frame: f }),
         }
         match owner {
             Device::Switch(_) => self.try_start(p),
@@ -201,7 +203,8 @@ impl Simulator {
             return;
         }
         let since = port.paused_since;
-        self.rec.add_paused(&mut self.ports[p as usize].pause_record, since, now);
+        self.rec
+            .add_paused(&mut self.ports[p as usize].pause_record, since, now);
         match self.ports[p as usize].spec.owner {
             Device::Switch(_) => self.try_start(p),
             Device::Nic(n) => self.nic_service(n),

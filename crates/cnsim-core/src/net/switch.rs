@@ -121,14 +121,18 @@ impl Simulator {
             self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
         }
         if Some(out) == self.rec.current_hot {
-            self.rec.hot_queue.set(&self.rec.bins, &self.rec.window, now, q);
+            self.rec
+                .hot_queue
+                .set(&self.rec.bins, &self.rec.window, now, q);
         }
         self.try_start(out);
     }
 
     fn congestion_point_sample(&mut self, s: u32, out: u32, q: u64, f: FrameId) {
         let now = self.now;
-        let Some(cp) = self.cps[out as usize].as_mut() else { return };
+        let Some(cp) = self.cps[out as usize].as_mut() else {
+            return;
+        };
         let rng = &mut self.cp_rngs[out as usize];
         let frame = self.pool.get_mut(f);
         if let Some(mut msg) = cp.on_enqueue(now, q, frame, rng) {
@@ -145,14 +149,24 @@ impl Simulator {
     /// the scheme's fixed delay.
     pub(crate) fn send_control(&mut self, origin: Origin, target: u32, msg: crate::cm::CmPayload) {
         let now = self.now;
-        let src = if let Origin::Nic(n) = origin { n } else { u32::MAX };
+        let src = if let Origin::Nic(n) = origin {
+            n
+        } else {
+            u32::MAX
+        };
         let mut frame = Frame::data(src, target, self.cm_frame_bytes, now);
         frame.kind = FrameKind::Control;
         frame.cm = msg;
         self.rec.on_cm(now, frame.size as u64);
         let f = self.pool.alloc(frame);
         if let Some(delay) = self.scheme.oob_delay() {
-            self.queue.push(now + delay, crate::engine::Event::Feedback { nic: target, frame: f });
+            self.queue.push(
+                now + delay,
+                crate::engine::Event::Feedback {
+                    nic: target,
+                    frame: f,
+                },
+            );
             return;
         }
         let out = match origin {

@@ -188,7 +188,8 @@ fn err<T>(key: &str, value: impl ToString, expected: &str) -> Result<T> {
 impl CoreConfig {
     /// Parse a core config from JSON (unknown keys rejected) and check it.
     pub fn from_json(text: &str) -> Result<Self> {
-        let cfg: CoreConfig = serde_json::from_str(text).map_err(|e| Error::Parse(e.to_string()))?;
+        let cfg: CoreConfig =
+            serde_json::from_str(text).map_err(|e| Error::Parse(e.to_string()))?;
         cfg.check()?;
         Ok(cfg)
     }
@@ -211,45 +212,89 @@ impl CoreConfig {
             }
         }
         if self.traffic.frame_size < 64 {
-            return err("traffic.frame_size", self.traffic.frame_size, "at least 64 B");
+            return err(
+                "traffic.frame_size",
+                self.traffic.frame_size,
+                "at least 64 B",
+            );
         }
         for (i, s) in self.traffic.sources.iter().enumerate() {
             if !(0.0..=1.0).contains(&s.load) || s.load.is_nan() {
-                return err(&format!("traffic.sources.{i}.load"), s.load, "a fraction in [0, 1]");
+                return err(
+                    &format!("traffic.sources.{i}.load"),
+                    s.load,
+                    "a fraction in [0, 1]",
+                );
             }
             // written so that NaN is rejected too
             #[allow(clippy::neg_cmp_op_on_partial_ord)]
             if !(s.mean_frames >= 1.0) || (s.sizes == Sizes::Fixed && s.mean_frames != 1.0) {
-                return err(&format!("traffic.sources.{i}.mean_frames"), s.mean_frames, "at least 1 (exactly 1 with fixed sizes)");
+                return err(
+                    &format!("traffic.sources.{i}.mean_frames"),
+                    s.mean_frames,
+                    "at least 1 (exactly 1 with fixed sizes)",
+                );
             }
         }
         for (i, h) in self.hotspots.iter().enumerate() {
             if !(0.0..=1.0).contains(&h.rate) || h.rate.is_nan() {
-                return err(&format!("hotspots.{i}.rate"), h.rate, "a fraction of the link rate in [0, 1]");
+                return err(
+                    &format!("hotspots.{i}.rate"),
+                    h.rate,
+                    "a fraction of the link rate in [0, 1]",
+                );
             }
             if h.end_ps < h.start_ps {
-                return err(&format!("hotspots.{i}.end"), h.end_ps, "a time not before hotspots.start");
+                return err(
+                    &format!("hotspots.{i}.end"),
+                    h.end_ps,
+                    "a time not before hotspots.start",
+                );
             }
         }
         if let Some(ft) = &self.topology.fat_tree {
-            if ft.radix < 2 || ft.radix % 2 != 0 || ft.levels < 1 || (ft.merged_top && ft.levels < 2) {
-                return err("topology.fat_tree", format!("radix {} levels {}", ft.radix, ft.levels), "an even radix >= 2 and levels >= 1 (>= 2 with merged_top)");
+            if ft.radix < 2
+                || ft.radix % 2 != 0
+                || ft.levels < 1
+                || (ft.merged_top && ft.levels < 2)
+            {
+                return err(
+                    "topology.fat_tree",
+                    format!("radix {} levels {}", ft.radix, ft.levels),
+                    "an even radix >= 2 and levels >= 1 (>= 2 with merged_top)",
+                );
             }
             if !self.topology.switches.is_empty() || !self.topology.links.is_empty() {
-                return err("topology.links", "non-empty", "no switches or links with a fat tree (the engine builds them)");
+                return err(
+                    "topology.links",
+                    "non-empty",
+                    "no switches or links with a fat tree (the engine builds them)",
+                );
             }
         }
         if self.metrics.bin_ps == 0 {
             return err("metrics.bin", 0, "a positive time");
         }
         if self.metrics.window_ps[1] < self.metrics.window_ps[0] {
-            return err("metrics.window", format!("{:?}", self.metrics.window_ps), "[t0, t1] with t0 <= t1");
+            return err(
+                "metrics.window",
+                format!("{:?}", self.metrics.window_ps),
+                "[t0, t1] with t0 <= t1",
+            );
         }
         if self.nic.egress_buffer < self.traffic.frame_size as u64 {
-            return err("nic.egress_buffer", self.nic.egress_buffer, "at least one frame");
+            return err(
+                "nic.egress_buffer",
+                self.nic.egress_buffer,
+                "at least one frame",
+            );
         }
         if self.switch.pause && self.switch.buffer == BufferModel::Egress {
-            return err("switch.pause", true, "false with switch.buffer = \"egress\" (SW-EGDISC has no PAUSE)");
+            return err(
+                "switch.pause",
+                true,
+                "false with switch.buffer = \"egress\" (SW-EGDISC has no PAUSE)",
+            );
         }
         Ok(())
     }

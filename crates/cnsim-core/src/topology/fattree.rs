@@ -24,7 +24,11 @@ pub struct Shape {
 
 impl Shape {
     pub fn new(ft: &FatTreeConfig) -> Self {
-        Shape { k: ft.radix / 2, n: ft.levels, merged: ft.merged_top }
+        Shape {
+            k: ft.radix / 2,
+            n: ft.levels,
+            merged: ft.merged_top,
+        }
     }
     /// Hosts per half (per tree).
     pub fn half_hosts(&self) -> u32 {
@@ -67,7 +71,11 @@ impl Shape {
 pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
     let sh = Shape::new(ft);
     if cfg.nodes.len() != sh.hosts() as usize {
-        return Err(Error::config("topology.nodes", cfg.nodes.len(), format!("{} hosts for this fat tree", sh.hosts())));
+        return Err(Error::config(
+            "topology.nodes",
+            cfg.nodes.len(),
+            format!("{} hosts for this fat tree", sh.hosts()),
+        ));
     }
     let mut names = vec![String::new(); sh.switches() as usize];
     for l in 0..sh.n {
@@ -77,13 +85,21 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
             }
         }
     }
-    let link = |a: &str, b: &str| LinkConfig { a: a.into(), b: b.into(), rate_bps: ft.rate_bps, delay_ps: ft.delay_ps };
+    let link = |a: &str, b: &str| LinkConfig {
+        a: a.into(),
+        b: b.into(),
+        rate_bps: ft.rate_bps,
+        delay_ps: ft.delay_ps,
+    };
     let mut links = Vec::with_capacity(sh.hosts() as usize * sh.n as usize);
     // hosts first, then level by level upward: every switch lists its down ports before its up
     // ports, in digit order
     for q in 0..sh.hosts() {
         let (h, d) = (q / sh.half_hosts(), q % sh.half_hosts());
-        links.push(link(&names[sh.index(0, h, d / sh.k) as usize], &cfg.nodes[q as usize]));
+        links.push(link(
+            &names[sh.index(0, h, d / sh.k) as usize],
+            &cfg.nodes[q as usize],
+        ));
     }
     for l in 0..sh.n - 1 {
         for h in 0..sh.halves(l) {
@@ -91,7 +107,10 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
                 for j in 0..sh.k {
                     let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
                     let up = sh.index(l + 1, up_half, sh.with_digit(w, l, j));
-                    links.push(link(&names[sh.index(l, h, w) as usize], &names[up as usize]));
+                    links.push(link(
+                        &names[sh.index(l, h, w) as usize],
+                        &names[up as usize],
+                    ));
                 }
             }
         }
@@ -130,15 +149,24 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> Vec<Vec<u32>> {
                 let mut cache: Vec<(Device, u32)> = Vec::new();
                 for q in 0..sh.hosts() {
                     let (hq, d) = (q / sh.half_hosts(), q % sh.half_hosts());
-                    let ancestor = (sh.halves(l) == 1 || h == hq) && (l..sh.n - 1).all(|i| sh.digit(w, i) == sh.digit(d, i + 1));
+                    let ancestor = (sh.halves(l) == 1 || h == hq)
+                        && (l..sh.n - 1).all(|i| sh.digit(w, i) == sh.digit(d, i + 1));
                     let next = if ancestor && l == 0 {
                         Device::Nic(q)
                     } else if ancestor {
                         let down_half = if sh.halves(l - 1) == 1 { 0 } else { hq };
-                        Device::Switch(sh.index(l - 1, down_half, sh.with_digit(w, l - 1, sh.digit(d, l))))
+                        Device::Switch(sh.index(
+                            l - 1,
+                            down_half,
+                            sh.with_digit(w, l - 1, sh.digit(d, l)),
+                        ))
                     } else {
                         let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
-                        Device::Switch(sh.index(l + 1, up_half, sh.with_digit(w, l, sh.digit(d, l))))
+                        Device::Switch(sh.index(
+                            l + 1,
+                            up_half,
+                            sh.with_digit(w, l, sh.digit(d, l)),
+                        ))
                     };
                     let port = match cache.iter().find(|c| c.0 == next) {
                         Some(&(_, p)) => p,
@@ -161,7 +189,13 @@ mod tests {
     use super::*;
 
     fn tree(radix: u32, levels: u32, merged: bool) -> Topology {
-        let ft = FatTreeConfig { radix, levels, merged_top: merged, rate_bps: 10_000_000_000, delay_ps: 1_000_000 };
+        let ft = FatTreeConfig {
+            radix,
+            levels,
+            merged_top: merged,
+            rate_bps: 10_000_000_000,
+            delay_ps: 1_000_000,
+        };
         let sh = Shape::new(&ft);
         let cfg = TopologyConfig {
             switches: vec![],
@@ -176,11 +210,19 @@ mod tests {
 
     #[test]
     fn sizes_of_the_catalog_trees() {
-        for (radix, levels, merged, hosts, switches) in
-            [(4, 3, true, 16, 20), (4, 4, true, 32, 56), (8, 3, false, 64, 48), (8, 2, true, 32, 12), (64, 2, true, 2048, 96)]
-        {
+        for (radix, levels, merged, hosts, switches) in [
+            (4, 3, true, 16, 20),
+            (4, 4, true, 32, 56),
+            (8, 3, false, 64, 48),
+            (8, 2, true, 32, 12),
+            (64, 2, true, 2048, 96),
+        ] {
             let t = tree(radix, levels, merged);
-            assert_eq!((t.nodes.len(), t.switches.len()), (hosts, switches), "radix {radix} levels {levels}");
+            assert_eq!(
+                (t.nodes.len(), t.switches.len()),
+                (hosts, switches),
+                "radix {radix} levels {levels}"
+            );
             for (s, ports) in t.switch_ports.iter().enumerate() {
                 let top = t.switches[s].starts_with(&format!("L{}.", levels - 1));
                 // every switch has 2k ports, but an unmerged top level uses only its k down ports
@@ -201,10 +243,30 @@ mod tests {
                         continue;
                     }
                     let path = t.path(a, b).unwrap_or_else(|| panic!("no path {a}->{b}"));
-                    assert!((path.len() as u32) < 2 * levels, "{a}->{b}: at most 2n - 1 switches: {path:?}");
-                    let lv: Vec<u32> = path.iter().map(|&s| t.switches[s as usize][1..].split('.').next().unwrap().parse().unwrap()).collect();
-                    let top = lv.iter().position(|&x| x == *lv.iter().max().unwrap()).unwrap();
-                    assert!(lv[..=top].windows(2).all(|w| w[1] == w[0] + 1) && lv[top..].windows(2).all(|w| w[1] + 1 == w[0]), "{lv:?}");
+                    assert!(
+                        (path.len() as u32) < 2 * levels,
+                        "{a}->{b}: at most 2n - 1 switches: {path:?}"
+                    );
+                    let lv: Vec<u32> = path
+                        .iter()
+                        .map(|&s| {
+                            t.switches[s as usize][1..]
+                                .split('.')
+                                .next()
+                                .unwrap()
+                                .parse()
+                                .unwrap()
+                        })
+                        .collect();
+                    let top = lv
+                        .iter()
+                        .position(|&x| x == *lv.iter().max().unwrap())
+                        .unwrap();
+                    assert!(
+                        lv[..=top].windows(2).all(|w| w[1] == w[0] + 1)
+                            && lv[top..].windows(2).all(|w| w[1] + 1 == w[0]),
+                        "{lv:?}"
+                    );
                 }
             }
         }

@@ -57,8 +57,17 @@ pub struct Topology {
 const NO_ROUTE: u32 = u32::MAX;
 
 fn check_name(key: &str, name: &str) -> Result<()> {
-    if name.is_empty() || name.contains('/') || name.contains(':') || name.contains("->") || name.contains(char::is_whitespace) {
-        return Err(Error::config(key, name, "a non-empty name without '/', ':', '->' or white space"));
+    if name.is_empty()
+        || name.contains('/')
+        || name.contains(':')
+        || name.contains("->")
+        || name.contains(char::is_whitespace)
+    {
+        return Err(Error::config(
+            key,
+            name,
+            "a non-empty name without '/', ':', '->' or white space",
+        ));
     }
     Ok(())
 }
@@ -73,7 +82,11 @@ impl Topology {
         match cfg.routing {
             Routing::Shortest => topo.routes = topo.shortest_path_routes(),
             Routing::Dmodk => {
-                return Err(Error::config("topology.routing", "dmodk", "\"shortest\" (d-mod-k needs a fat tree)"))
+                return Err(Error::config(
+                    "topology.routing",
+                    "dmodk",
+                    "\"shortest\" (d-mod-k needs a fat tree)",
+                ))
             }
         }
         Ok(topo)
@@ -85,13 +98,24 @@ impl Topology {
         for (i, n) in cfg.nodes.iter().enumerate() {
             check_name(&format!("topology.nodes.{i}"), n)?;
             if devices.insert(n.clone(), Device::Nic(i as u32)).is_some() {
-                return Err(Error::config(format!("topology.nodes.{i}"), n, "a name used once"));
+                return Err(Error::config(
+                    format!("topology.nodes.{i}"),
+                    n,
+                    "a name used once",
+                ));
             }
         }
         for (i, s) in cfg.switches.iter().enumerate() {
             check_name(&format!("topology.switches.{i}"), s)?;
-            if devices.insert(s.clone(), Device::Switch(i as u32)).is_some() {
-                return Err(Error::config(format!("topology.switches.{i}"), s, "a name used once"));
+            if devices
+                .insert(s.clone(), Device::Switch(i as u32))
+                .is_some()
+            {
+                return Err(Error::config(
+                    format!("topology.switches.{i}"),
+                    s,
+                    "a name used once",
+                ));
             }
         }
         let name_of = |d: Device| match d {
@@ -104,19 +128,35 @@ impl Topology {
         let mut port_by_name = FxHashMap::default();
         for (i, l) in cfg.links.iter().enumerate() {
             let key = format!("topology.links.{i}");
-            let a = *devices.get(&l.a).ok_or_else(|| Error::config(format!("{key}.a"), &l.a, "a node or switch name"))?;
-            let b = *devices.get(&l.b).ok_or_else(|| Error::config(format!("{key}.b"), &l.b, "a node or switch name"))?;
+            let a = *devices
+                .get(&l.a)
+                .ok_or_else(|| Error::config(format!("{key}.a"), &l.a, "a node or switch name"))?;
+            let b = *devices
+                .get(&l.b)
+                .ok_or_else(|| Error::config(format!("{key}.b"), &l.b, "a node or switch name"))?;
             if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
-                return Err(Error::config(key, format!("{} - {}", l.a, l.b), "a link with a switch at one end at least"));
+                return Err(Error::config(
+                    key,
+                    format!("{} - {}", l.a, l.b),
+                    "a link with a switch at one end at least",
+                ));
             }
             if a == b {
-                return Err(Error::config(key, format!("{} - {}", l.a, l.b), "a link between two different devices"));
+                return Err(Error::config(
+                    key,
+                    format!("{} - {}", l.a, l.b),
+                    "a link between two different devices",
+                ));
             }
             let mut local_of = |d: Device, port: u32| -> Result<u32> {
                 match d {
                     Device::Nic(n) => {
                         if node_port[n as usize] != u32::MAX {
-                            return Err(Error::config(key.clone(), &cfg.nodes[n as usize], "one link per node"));
+                            return Err(Error::config(
+                                key.clone(),
+                                &cfg.nodes[n as usize],
+                                "one link per node",
+                            ));
                         }
                         node_port[n as usize] = port;
                         Ok(0)
@@ -133,27 +173,60 @@ impl Topology {
             let lb = local_of(b, pba)?;
             let rate = BitRate(l.rate_bps);
             let delay = SimTime(l.delay_ps);
-            for (owner, local, peer, peer_local, reverse) in [(a, la, b, lb, pba), (b, lb, a, la, pab)] {
+            for (owner, local, peer, peer_local, reverse) in
+                [(a, la, b, lb, pba), (b, lb, a, la, pab)]
+            {
                 let name = format!("{}/{}", name_of(owner), name_of(peer));
-                if port_by_name.insert(name.clone(), ports.len() as u32).is_some() {
-                    return Err(Error::config(key.clone(), name, "at most one link between two devices"));
+                if port_by_name
+                    .insert(name.clone(), ports.len() as u32)
+                    .is_some()
+                {
+                    return Err(Error::config(
+                        key.clone(),
+                        name,
+                        "at most one link between two devices",
+                    ));
                 }
-                ports.push(PortSpec { name, owner, local, peer, peer_local, reverse, rate, delay });
+                ports.push(PortSpec {
+                    name,
+                    owner,
+                    local,
+                    peer,
+                    peer_local,
+                    reverse,
+                    rate,
+                    delay,
+                });
             }
         }
         for (i, p) in node_port.iter().enumerate() {
             if *p == u32::MAX {
-                return Err(Error::config("topology.links", &cfg.nodes[i], "every node linked to a switch"));
+                return Err(Error::config(
+                    "topology.links",
+                    &cfg.nodes[i],
+                    "every node linked to a switch",
+                ));
             }
         }
         let mut legacy = vec![false; cfg.switches.len()];
         for (i, name) in cfg.legacy.iter().enumerate() {
             match devices.get(name) {
                 Some(Device::Switch(s)) => legacy[*s as usize] = true,
-                _ => return Err(Error::config(format!("topology.legacy.{i}"), name, "a switch name")),
+                _ => {
+                    return Err(Error::config(
+                        format!("topology.legacy.{i}"),
+                        name,
+                        "a switch name",
+                    ))
+                }
             }
         }
-        let node_by_name = cfg.nodes.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        let node_by_name = cfg
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
         Ok(Topology {
             nodes: cfg.nodes.clone(),
             switches: cfg.switches.clone(),
@@ -249,13 +322,24 @@ mod tests {
     use crate::scenario::LinkConfig;
 
     fn link(a: &str, b: &str) -> LinkConfig {
-        LinkConfig { a: a.into(), b: b.into(), rate_bps: 10_000_000_000, delay_ps: 1_000_000 }
+        LinkConfig {
+            a: a.into(),
+            b: b.into(),
+            rate_bps: 10_000_000_000,
+            delay_ps: 1_000_000,
+        }
     }
 
     fn chain() -> TopologyConfig {
         // S1{1,2} -- S2{3,4} -- S3{7,8} -- S4{5,6} -- S5{9,10}  (zhb-og-multi-hop)
         let mut links = vec![];
-        for (s, ns) in [("S1", ["1", "2"]), ("S2", ["3", "4"]), ("S3", ["7", "8"]), ("S4", ["5", "6"]), ("S5", ["9", "10"])] {
+        for (s, ns) in [
+            ("S1", ["1", "2"]),
+            ("S2", ["3", "4"]),
+            ("S3", ["7", "8"]),
+            ("S4", ["5", "6"]),
+            ("S5", ["9", "10"]),
+        ] {
             for n in ns {
                 links.push(link(s, n));
             }
@@ -277,10 +361,17 @@ mod tests {
     fn chain_paths_match_the_spec() {
         let t = Topology::build(&chain()).unwrap();
         let n = |s: &str| t.node_by_name(s).unwrap();
-        let names = |p: Vec<u32>| p.into_iter().map(|s| t.switches[s as usize].clone()).collect::<Vec<_>>();
+        let names = |p: Vec<u32>| {
+            p.into_iter()
+                .map(|s| t.switches[s as usize].clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(names(t.path(n("1"), n("7")).unwrap()), ["S1", "S2", "S3"]);
         assert_eq!(names(t.path(n("9"), n("7")).unwrap()), ["S5", "S4", "S3"]);
-        assert_eq!(names(t.path(n("2"), n("9")).unwrap()), ["S1", "S2", "S3", "S4", "S5"]);
+        assert_eq!(
+            names(t.path(n("2"), n("9")).unwrap()),
+            ["S1", "S2", "S3", "S4", "S5"]
+        );
         assert_eq!(names(t.path(n("5"), n("3")).unwrap()), ["S4", "S3", "S2"]);
         assert_eq!(t.ports[t.port_toward_node(n("7")) as usize].name, "S3/7");
         assert!(t.port_by_name("S2/S3").is_some());
@@ -294,9 +385,15 @@ mod tests {
         assert!(e.starts_with("topology.links.14.b = nowhere"), "{e}");
         let mut c = chain();
         c.links.push(link("S2", "1"));
-        assert!(Topology::build(&c).unwrap_err().to_string().contains("one link per node"));
+        assert!(Topology::build(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("one link per node"));
         let mut c = chain();
         c.nodes.push("11".into());
-        assert!(Topology::build(&c).unwrap_err().to_string().contains("every node linked"));
+        assert!(Topology::build(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("every node linked"));
     }
 }

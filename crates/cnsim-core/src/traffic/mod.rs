@@ -40,14 +40,33 @@ pub struct Generator {
 
 impl Generator {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(node: u32, dst: Option<u32>, load: f64, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+    pub fn new(
+        node: u32,
+        dst: Option<u32>,
+        load: f64,
+        slot: SimTime,
+        start: SimTime,
+        stop: SimTime,
+        n_nodes: u32,
+        rng: SimRng,
+    ) -> Self {
         Self::with_flows(node, dst, load, None, slot, start, stop, n_nodes, rng)
     }
 
     /// A TG-GEO source when `mean_frames` is given: flows of geometric size with that mean (a
     /// mean of 1 makes one-frame flows, still tracked for their completion times).
     #[allow(clippy::too_many_arguments)]
-    pub fn with_flows(node: u32, dst: Option<u32>, load: f64, mean_frames: Option<f64>, slot: SimTime, start: SimTime, stop: SimTime, n_nodes: u32, rng: SimRng) -> Self {
+    pub fn with_flows(
+        node: u32,
+        dst: Option<u32>,
+        load: f64,
+        mean_frames: Option<f64>,
+        slot: SimTime,
+        start: SimTime,
+        stop: SimTime,
+        n_nodes: u32,
+        rng: SimRng,
+    ) -> Self {
         let flows = mean_frames.is_some();
         let mean_frames = mean_frames.unwrap_or(1.0);
         let load = load / mean_frames;
@@ -58,7 +77,21 @@ impl Generator {
             q *= 1.0 - load;
             *x = q;
         }
-        let mut g = Generator { node, dst, load, slot, next: SimTime::NEVER, origin: start, stop, ln_idle: libm::log(1.0 - load), idle_pow, ln_size, flows, n_nodes, rng };
+        let mut g = Generator {
+            node,
+            dst,
+            load,
+            slot,
+            next: SimTime::NEVER,
+            origin: start,
+            stop,
+            ln_idle: libm::log(1.0 - load),
+            idle_pow,
+            ln_size,
+            flows,
+            n_nodes,
+            rng,
+        };
         if load > 0.0 && !(dst.is_none() && n_nodes < 2) {
             // the first slot starts at `start`: the first arrival is in slot k - 1
             let k = g.gap_slots();
@@ -139,7 +172,16 @@ mod tests {
     use crate::engine::rng::{stream, StreamKind};
 
     fn gen(load: f64, dst: Option<u32>, seed: u64) -> Generator {
-        Generator::new(0, dst, load, SimTime::ns(1200), SimTime::ZERO, SimTime::NEVER, 16, stream(seed, StreamKind::Traffic, 0))
+        Generator::new(
+            0,
+            dst,
+            load,
+            SimTime::ns(1200),
+            SimTime::ZERO,
+            SimTime::NEVER,
+            16,
+            stream(seed, StreamKind::Traffic, 0),
+        )
     }
 
     #[test]
@@ -167,15 +209,42 @@ mod tests {
 
     #[test]
     fn full_load_fills_every_slot_and_stop_is_honoured() {
-        let mut g = Generator::new(3, Some(1), 1.0, SimTime::us(1), SimTime::us(5), SimTime::us(8), 4, stream(1, StreamKind::Traffic, 3));
-        let got: Vec<_> = std::iter::from_fn(|| (g.next != SimTime::NEVER).then(|| g.pop_arrival())).collect();
-        assert_eq!(got, vec![(SimTime::us(5), 1, 1), (SimTime::us(6), 1, 1), (SimTime::us(7), 1, 1)]);
+        let mut g = Generator::new(
+            3,
+            Some(1),
+            1.0,
+            SimTime::us(1),
+            SimTime::us(5),
+            SimTime::us(8),
+            4,
+            stream(1, StreamKind::Traffic, 3),
+        );
+        let got: Vec<_> =
+            std::iter::from_fn(|| (g.next != SimTime::NEVER).then(|| g.pop_arrival())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (SimTime::us(5), 1, 1),
+                (SimTime::us(6), 1, 1),
+                (SimTime::us(7), 1, 1)
+            ]
+        );
     }
 
     #[test]
     fn geometric_flows_have_the_mean_size_and_the_offered_load() {
         // mean 60 000 B = 40 frames at 50 % load: a flow every 80 slots on average
-        let mut g = Generator::with_flows(0, None, 0.5, Some(40.0), SimTime::ns(1200), SimTime::ZERO, SimTime::NEVER, 16, stream(4, StreamKind::Traffic, 0));
+        let mut g = Generator::with_flows(
+            0,
+            None,
+            0.5,
+            Some(40.0),
+            SimTime::ns(1200),
+            SimTime::ZERO,
+            SimTime::NEVER,
+            16,
+            stream(4, StreamKind::Traffic, 0),
+        );
         let (mut frames, mut last, n) = (0u64, SimTime::ZERO, 20_000);
         for _ in 0..n {
             let (t, _, k) = g.pop_arrival();
@@ -192,8 +261,18 @@ mod tests {
     #[test]
     fn zero_load_never_arrives_and_seeds_differ() {
         assert_eq!(gen(0.0, None, 1).next, SimTime::NEVER);
-        let a: Vec<_> = (0..10).map({ let mut g = gen(0.5, None, 1); move |_| g.pop_arrival() }).collect();
-        let b: Vec<_> = (0..10).map({ let mut g = gen(0.5, None, 2); move |_| g.pop_arrival() }).collect();
+        let a: Vec<_> = (0..10)
+            .map({
+                let mut g = gen(0.5, None, 1);
+                move |_| g.pop_arrival()
+            })
+            .collect();
+        let b: Vec<_> = (0..10)
+            .map({
+                let mut g = gen(0.5, None, 2);
+                move |_| g.pop_arrival()
+            })
+            .collect();
         assert_ne!(a, b);
     }
 }

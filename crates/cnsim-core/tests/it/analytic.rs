@@ -19,7 +19,10 @@ fn single_frame_latency_is_the_sum_of_its_delays_exactly() {
     assert_eq!(num(sm, "conservation.generated"), 1.0);
     assert_eq!(num(sm, "conservation.delivered"), 1.0);
     let expected_ps = 1_200_000 + 1_000_000 + 1_000_000 + 1_200_000 + 1_000_000 + 1_000_000;
-    assert_eq!((num(sm, "latency_us.mean") * 1e6).round() as u64, expected_ps);
+    assert_eq!(
+        (num(sm, "latency_us.mean") * 1e6).round() as u64,
+        expected_ps
+    );
 }
 
 #[test]
@@ -32,7 +35,10 @@ fn a_slower_egress_adds_its_serialisation_time() {
     cfg.traffic.sources = vec![s];
     cfg.metrics.hot_port = "S1/2".into();
     let out = run(&cfg);
-    assert_eq!((num(&out.result.summary, "latency_us.mean") * 1e6).round() as u64, 1_200_000 + 1_000_000 + 12_000_000 + 1_000_000);
+    assert_eq!(
+        (num(&out.result.summary, "latency_us.mean") * 1e6).round() as u64,
+        1_200_000 + 1_000_000 + 12_000_000 + 1_000_000
+    );
 }
 
 #[test]
@@ -66,9 +72,15 @@ fn two_sources_into_one_port_with_egress_discard_deliver_line_rate_and_drop_the_
     assert!((agg - 10.0).abs() < 0.01, "aggregate {agg}");
     // offered 16 Gb/s, served 10: 6 Gb/s dropped
     let dropped_gbps = num(sm, "drops_window.bytes") * 8.0 / 0.09 / 1e9;
-    assert!((dropped_gbps - 6.0).abs() < 0.1, "dropped {dropped_gbps} Gb/s");
+    assert!(
+        (dropped_gbps - 6.0).abs() < 0.1,
+        "dropped {dropped_gbps} Gb/s"
+    );
     assert!(num(sm, "queue_bytes.hot.max") <= 600_000.0);
-    assert!(num(sm, "queue_bytes.hot.mean") > 590_000.0, "the discard threshold holds the queue full");
+    assert!(
+        num(sm, "queue_bytes.hot.mean") > 590_000.0,
+        "the discard threshold holds the queue full"
+    );
     assert!(num(sm, "underrun") < 1e-3);
     assert!((num(sm, "bottleneck_utilisation") - 1.0).abs() < 0.01);
 }
@@ -81,7 +93,12 @@ fn a_hotspot_serves_at_its_fraction_and_zero_serves_nothing() {
     set_thresholds(&mut cfg, BufferModel::Egress, 10_000_000_000, 0, 0, false);
     cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
     cfg.metrics.hot_port = "S1/2".into();
-    cfg.hotspots = vec![cnsim_core::scenario::HotspotConfig { node: "2".into(), rate: 0.2, start_ps: 10 * MS, end_ps: 50 * MS }];
+    cfg.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+        node: "2".into(),
+        rate: 0.2,
+        start_ps: 10 * MS,
+        end_ps: 50 * MS,
+    }];
     let out = run(&cfg);
     let hot = num(&out.result.summary, "throughput_gbps.hot_port");
     assert!((hot - 2.0).abs() < 0.01, "hot port {hot}");
@@ -90,5 +107,9 @@ fn a_hotspot_serves_at_its_fraction_and_zero_serves_nothing() {
     cfg.hotspots[0].rate = 0.0;
     let out = run(&cfg);
     assert_eq!(num(&out.result.summary, "throughput_gbps.hot_port"), 0.0);
-    assert_eq!(num(&out.result.summary, "underrun"), 0.0, "nothing to serve at rate 0 is not underrun");
+    assert_eq!(
+        num(&out.result.summary, "underrun"),
+        0.0,
+        "nothing to serve at rate 0 is not underrun"
+    );
 }

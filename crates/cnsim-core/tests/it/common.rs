@@ -13,15 +13,37 @@ pub const MS: u64 = 1_000_000_000;
 /// A single switch "S1" with nodes "1".."n", all links `rate` / `delay`.
 pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
     let nodes: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
-    let links = nodes.iter().map(|x| LinkConfig { a: "S1".into(), b: x.clone(), rate_bps: rate, delay_ps }).collect();
+    let links = nodes
+        .iter()
+        .map(|x| LinkConfig {
+            a: "S1".into(),
+            b: x.clone(),
+            rate_bps: rate,
+            delay_ps,
+        })
+        .collect();
     let mut thresholds = BTreeMap::new();
-    thresholds.insert("S1".to_string(), Thresholds { capacity: u64::MAX / 4, xoff: u64::MAX / 4, xon: 0 });
+    thresholds.insert(
+        "S1".to_string(),
+        Thresholds {
+            capacity: u64::MAX / 4,
+            xoff: u64::MAX / 4,
+            xon: 0,
+        },
+    );
     CoreConfig {
         version: 1,
         seed: 1,
         duration_ps: 10 * MS,
         run_to_completion: false,
-        topology: TopologyConfig { switches: vec!["S1".into()], nodes, links, legacy: vec![], routing: Routing::Shortest, fat_tree: None },
+        topology: TopologyConfig {
+            switches: vec!["S1".into()],
+            nodes,
+            links,
+            legacy: vec![],
+            routing: Routing::Shortest,
+            fat_tree: None,
+        },
         switch: SwitchConfig {
             buffer: BufferModel::Partitioned,
             memory_per_port: u64::MAX / 4,
@@ -39,22 +61,53 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
             egress_xon: 0,
             processing_delay_ps: 0,
         },
-        traffic: TrafficConfig { frame_size: 1500, sources: vec![] },
+        traffic: TrafficConfig {
+            frame_size: 1500,
+            sources: vec![],
+        },
         hotspots: vec![],
-        cm: CmConfig { scheme: "none".into(), params: Default::default() },
-        metrics: MetricsConfig { bin_ps: MS, window_ps: [0, 10 * MS], hot_port: "S1/1".into(), queues: vec![], per_flow: vec![] },
+        cm: CmConfig {
+            scheme: "none".into(),
+            params: Default::default(),
+        },
+        metrics: MetricsConfig {
+            bin_ps: MS,
+            window_ps: [0, 10 * MS],
+            hot_port: "S1/1".into(),
+            queues: vec![],
+            per_flow: vec![],
+        },
     }
 }
 
 pub fn source(node: &str, dst: Option<&str>, load: f64) -> SourceConfig {
-    SourceConfig { node: node.into(), load, dst: dst.map(String::from), start_ps: 0, stop_ps: None, sizes: Sizes::Fixed, mean_frames: 1.0 }
+    SourceConfig {
+        node: node.into(),
+        load,
+        dst: dst.map(String::from),
+        start_ps: 0,
+        stop_ps: None,
+        sizes: Sizes::Fixed,
+        mean_frames: 1.0,
+    }
 }
 
-pub fn set_thresholds(cfg: &mut CoreConfig, buffer: BufferModel, capacity: u64, xoff: u64, xon: u64, pause: bool) {
+pub fn set_thresholds(
+    cfg: &mut CoreConfig,
+    buffer: BufferModel,
+    capacity: u64,
+    xoff: u64,
+    xon: u64,
+    pause: bool,
+) {
     cfg.switch.buffer = buffer;
     cfg.switch.pause = pause;
     for t in cfg.switch.thresholds.values_mut() {
-        *t = Thresholds { capacity, xoff, xon };
+        *t = Thresholds {
+            capacity,
+            xoff,
+            xon,
+        };
     }
 }
 
@@ -70,12 +123,21 @@ pub fn run(cfg: &CoreConfig) -> Outcome {
     sim.run(&RunControl::default()).expect("not interrupted");
     let counted = sim.in_flight_counted();
     let result = sim.finish();
-    assert_eq!(result.summary["conservation"]["in_flight_counted"].as_u64(), Some(counted));
+    assert_eq!(
+        result.summary["conservation"]["in_flight_counted"].as_u64(),
+        Some(counted)
+    );
     let c = &result.summary["conservation"];
     let g = c["generated"].as_u64().unwrap();
-    let accounted = c["delivered"].as_u64().unwrap() + c["dropped"].as_u64().unwrap() + c["source_dropped"].as_u64().unwrap() + counted;
+    let accounted = c["delivered"].as_u64().unwrap()
+        + c["dropped"].as_u64().unwrap()
+        + c["source_dropped"].as_u64().unwrap()
+        + counted;
     assert_eq!(g, accounted, "conservation: {c}");
-    Outcome { result, in_flight_counted: counted }
+    Outcome {
+        result,
+        in_flight_counted: counted,
+    }
 }
 
 pub fn num(v: &serde_json::Value, path: &str) -> f64 {
@@ -83,5 +145,6 @@ pub fn num(v: &serde_json::Value, path: &str) -> f64 {
     for k in path.split('.') {
         cur = &cur[k];
     }
-    cur.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }

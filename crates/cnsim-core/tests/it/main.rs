@@ -4,6 +4,6 @@
 mod analytic;
 mod common;
 mod determinism;
-mod pause;
 mod pacing;
+mod pause;
 mod workloads;

@@ -15,7 +15,8 @@ fn a_limiter_paces_a_greedy_flow_and_a_raised_rate_takes_effect() {
     let mut sim = Simulator::new(&cfg).unwrap();
     let ctl = RunControl::default();
     sim.set_flow_rate(0, 1, Some(2.5e9));
-    sim.run_until(cnsim_core::time::SimTime(20 * MS), &ctl).unwrap();
+    sim.run_until(cnsim_core::time::SimTime(20 * MS), &ctl)
+        .unwrap();
     sim.set_flow_rate(0, 1, Some(7.5e9));
     sim.run(&ctl).unwrap();
     let r = sim.finish();

@@ -11,17 +11,33 @@ fn hogging(buffer: BufferModel, m: u64, xoff: u64, xon: u64) -> cnsim_core::Core
     let mut cfg = star(n, G10, 1_000_000);
     cfg.duration_ps = 40 * MS;
     cfg.metrics.window_ps = [20 * MS, 40 * MS];
-    let cap = if buffer == BufferModel::Shared { n as u64 * m } else { m };
+    let cap = if buffer == BufferModel::Shared {
+        n as u64 * m
+    } else {
+        m
+    };
     set_thresholds(&mut cfg, buffer, cap, xoff, xon, true);
-    cfg.traffic.sources = (1..=n).map(|i| source(&i.to_string(), None, 0.85)).collect();
-    cfg.hotspots = vec![HotspotConfig { node: "1".into(), rate: 0.2, start_ps: 5 * MS, end_ps: 40 * MS }];
+    cfg.traffic.sources = (1..=n)
+        .map(|i| source(&i.to_string(), None, 0.85))
+        .collect();
+    cfg.hotspots = vec![HotspotConfig {
+        node: "1".into(),
+        rate: 0.2,
+        start_ps: 5 * MS,
+        end_ps: 40 * MS,
+    }];
     cfg
 }
 
 #[test]
 fn partitioned_memory_with_headroom_is_lossless_and_pauses() {
     // M = 600 KB, rtt·bw = 2·1us·10G/8 + 2·1500 = 5,500 B → XOFF 594,500, XON 297,250
-    let out = run(&hogging(BufferModel::Partitioned, 600_000, 594_500, 297_250));
+    let out = run(&hogging(
+        BufferModel::Partitioned,
+        600_000,
+        594_500,
+        297_250,
+    ));
     let sm = &out.result.summary;
     assert_eq!(num(sm, "drops.frames"), 0.0, "{sm}");
     assert!(num(sm, "paused_fraction") > 0.3, "{sm}");
@@ -35,7 +51,12 @@ fn partitioned_memory_with_headroom_is_lossless_and_pauses() {
 fn shared_memory_with_headroom_is_lossless_and_gates_everything() {
     let n = 8.0;
     let xoff = n * 594_500.0;
-    let out = run(&hogging(BufferModel::Shared, 600_000, xoff as u64, (xoff / 2.0) as u64));
+    let out = run(&hogging(
+        BufferModel::Shared,
+        600_000,
+        xoff as u64,
+        (xoff / 2.0) as u64,
+    ));
     let sm = &out.result.summary;
     assert_eq!(num(sm, "drops.frames"), 0.0, "{sm}");
     assert!(num(sm, "paused_fraction") > 0.3);
@@ -54,7 +75,8 @@ fn too_little_headroom_drops_and_counts() {
 
 #[test]
 fn without_pause_a_full_partition_drops() {
-    let out = run(&hogging(BufferModel::Partitioned, 150_000, 0, 0).tap(|c| c.switch.pause = false));
+    let out =
+        run(&hogging(BufferModel::Partitioned, 150_000, 0, 0).tap(|c| c.switch.pause = false));
     assert!(num(&out.result.summary, "drops.frames") > 0.0);
     assert_eq!(num(&out.result.summary, "paused_fraction_all"), 0.0);
 }

@@ -26,7 +26,11 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
         }
         assert_eq!(num(sm, "fct_ms.completed"), 1.0);
         let expect_ps = k * 1_200_000.0 + 3_200_000.0;
-        assert_eq!((num(sm, "fct_ms.mean") * 1e9).round(), expect_ps, "{k} frames");
+        assert_eq!(
+            (num(sm, "fct_ms.mean") * 1e9).round(),
+            expect_ps,
+            "{k} frames"
+        );
         return;
     }
     panic!("no seed produced a flow in the first slot");
@@ -56,14 +60,30 @@ fn a_run_to_completion_ends_when_everything_is_delivered() {
     assert!(num(sm, "fct_ms.completed") > 100.0);
     assert!(num(sm, "fct_ms.p99") >= num(sm, "fct_ms.p50"));
     // the series end with the run
-    let tput = &out.result.series.iter().find(|(k, _)| k == "throughput").unwrap().1;
-    assert_eq!(tput.columns[0].1.len() / tput.entities.len(), (end * 1000.0).ceil() as usize);
+    let tput = &out
+        .result
+        .series
+        .iter()
+        .find(|(k, _)| k == "throughput")
+        .unwrap()
+        .1;
+    assert_eq!(
+        tput.columns[0].1.len() / tput.entities.len(),
+        (end * 1000.0).ceil() as usize
+    );
 }
 
 #[test]
 fn lost_frames_leave_their_flows_incomplete() {
     let mut cfg = star(3, G10, 1_000_000);
-    set_thresholds(&mut cfg, cnsim_core::scenario::BufferModel::Egress, 30_000, 0, 0, false);
+    set_thresholds(
+        &mut cfg,
+        cnsim_core::scenario::BufferModel::Egress,
+        30_000,
+        0,
+        0,
+        false,
+    );
     cfg.duration_ps = 20 * MS;
     cfg.metrics.window_ps = [0, 20 * MS];
     cfg.metrics.hot_port = "S1/3".into();
@@ -88,17 +108,43 @@ fn the_moving_hot_port_follows_the_hotspot() {
     cfg.metrics.window_ps = [10 * MS, 30 * MS];
     cfg.metrics.hot_port = "hotspot".into();
     cfg.traffic.sources = (1..=4).map(|i| source(&i.to_string(), None, 0.9)).collect();
-    set_thresholds(&mut cfg, cnsim_core::scenario::BufferModel::Egress, 10_000_000_000, 0, 0, false);
+    set_thresholds(
+        &mut cfg,
+        cnsim_core::scenario::BufferModel::Egress,
+        10_000_000_000,
+        0,
+        0,
+        false,
+    );
     cfg.hotspots = vec![
-        HotspotConfig { node: "1".into(), rate: 0.2, start_ps: 10 * MS, end_ps: 20 * MS },
-        HotspotConfig { node: "2".into(), rate: 0.1, start_ps: 20 * MS, end_ps: 30 * MS },
+        HotspotConfig {
+            node: "1".into(),
+            rate: 0.2,
+            start_ps: 10 * MS,
+            end_ps: 20 * MS,
+        },
+        HotspotConfig {
+            node: "2".into(),
+            rate: 0.1,
+            start_ps: 20 * MS,
+            end_ps: 30 * MS,
+        },
     ];
     let out = run(&cfg);
     let sm = &out.result.summary;
     // 2 Gb/s for 10 ms, then 1 Gb/s for 10 ms (both ports saturated by 2.7 Gb/s offered)
-    assert!((num(sm, "throughput_gbps.hot_port") - 1.5).abs() < 0.01, "{sm}");
+    assert!(
+        (num(sm, "throughput_gbps.hot_port") - 1.5).abs() < 0.01,
+        "{sm}"
+    );
     assert!((num(sm, "bottleneck_utilisation") - 1.0).abs() < 0.01);
     assert!(num(sm, "queue_bytes.hot.mean") > 100_000.0);
-    let q = &out.result.series.iter().find(|(k, _)| k == "queue").unwrap().1;
+    let q = &out
+        .result
+        .series
+        .iter()
+        .find(|(k, _)| k == "queue")
+        .unwrap()
+        .1;
     assert_eq!(q.entities[0], "hotspot");
 }
