@@ -6,12 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
-# Debian's chromium for the report's headless-browser test (installed only when missing; the test
-# skips, saying why, when it cannot be installed)
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
-    >/dev/null 2>&1 || echo "note: could not install chromium; the browser test of the report will be skipped" >&2
+# Debian's chromium for the report's headless-browser test (installed only when missing, and said
+# so; without root or apt-get the browser tests are skipped and the skip reason is printed)
+if ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "scripts/test.sh: installing Debian's chromium with apt-get (for the report's headless-browser test)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+      >/dev/null 2>&1 || echo "scripts/test.sh: could not install chromium; the browser tests will be skipped" >&2
+  else
+    echo "scripts/test.sh: chromium is missing and cannot be installed here (needs root and apt-get); the browser tests will be skipped" >&2
+  fi
 fi
 cargo test -p cnsim-core --quiet
 # run pytest from the tests folder so that the installed package (not ./python) is imported
-python3 -m pytest -q -p no:cacheprovider tests
+# -rs: the reason of every skipped test is printed in the summary
+python3 -m pytest -q -rs -p no:cacheprovider tests

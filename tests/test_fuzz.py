@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 import cnsim
 from cnsim import budget
 from cnsim.errors import ScenarioError
+from cnsim.cmparams import SCHEMES
+from cnsim.keys import all_keys
 from cnsim.scenario import Scenario, parse_set_value
 
 _core = pytest.importorskip("cnsim._core")
@@ -35,18 +37,12 @@ RUN_EVENTS = 3e5
 BASES = ["zhb-og-single-hop", "zhb-og-multi-hop", "qcnp-ig-baseline", "kd-symmetric-single-hs", "e2cm-fat-tree-16", "eval-sh-og-2g", "zhb-sweeping-hotspot"]
 _DOCS = {sid: tomllib.loads((resources.files("cnsim") / "scenarios" / f"{sid}.toml").read_text(encoding="utf-8")) for sid in BASES}
 
-#: Keys worth mutating besides those each base document has (contract "Scenario document").
-EXTRA_KEYS = [
-    "seed", "duration", "description", "topology.kind", "topology.nodes", "topology.routing", "topology.fat_tree.radix",
-    "topology.fat_tree.levels", "topology.fat_tree.merged_top", "topology.legacy", "links.rate", "links.delay",
-    "switch.buffer", "switch.memory_per_port", "switch.oq_limit", "switch.pause", "switch.xoff", "switch.xon",
-    "switch.xon_rule", "switch.processing_delay", "nic.ingress", "nic.ingress_size", "nic.on_full", "nic.egress_buffer",
-    "nic.egress_xoff", "nic.egress_xon", "traffic.frame_size", "traffic.pattern", "traffic.load", "traffic.sizes",
-    "traffic.mean_size", "traffic.start", "traffic.stop", "traffic.run_to_completion", "metrics.bin", "metrics.window",
-    "metrics.hot_port", "metrics.queues", "metrics.per_flow", "cm.scheme", "cm.w", "cm.qeq", "cm.gd", "cm.gi", "cm.ps",
-    "cm.sampling", "cm.fb_bits", "cm.rmin", "cm.ru", "hotspots", "hotspots.0.rate", "hotspots.0.node", "hotspots.0.start",
-    "hotspots.0.end", "traffic.flows", "bogus", "cm.bogus", "switch.bogus",
-]
+#: Keys worth mutating besides those each base document has: every key of the reference
+#: (cnsim.keys, generated from the validating code; ``[]`` → the first element), and a few that
+#: do not exist.
+EXTRA_KEYS = sorted(
+    {k.name.replace("[]", ".0") for k in all_keys() if "<" not in k.name} | {"hotspots", "traffic.flows", "bogus", "cm.bogus", "switch.bogus"}
+)
 
 
 def _flatten(doc: Any, prefix: str = "") -> list[str]:
@@ -82,6 +78,33 @@ _scalars = st.one_of(_plausible, _plausible, _numbers, _quantities, _words, st.t
 _values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["a", "node", "rate", "start", "end", "src", "dst", "radix", "levels"]), inner, max_size=4)), max_leaves=8)
 
 
+_KEYS = {k.name.replace("[]", ".0"): k for k in all_keys()}
+_TYPED = {
+    "time": st.builds(lambda n, u: f"{n}{u}", st.sampled_from([0, 1, 5, 20, 100, 250, 0.5]), st.sampled_from(["ns", "us", "ms"])),
+    "rate": st.builds(lambda n, u: f"{n}{u}", st.sampled_from([1, 5, 10, 40, 100, 0.5]), st.sampled_from(["Mbps", "Gbps"])),
+    "size": st.builds(lambda n, u: f"{n}{u}", st.sampled_from([0, 64, 1500, 24, 150, 600, 1.5]), st.sampled_from(["B", "KB", "MB"])),
+    "bool": st.booleans(),
+    "fraction": st.floats(min_value=0.0, max_value=1.0),
+    "number": st.floats(min_value=0.0, max_value=10.0),
+    "integer": st.integers(min_value=0, max_value=64),
+}
+
+
+def _typed_value(key: str) -> st.SearchStrategy[Any]:
+    """A value of the key's own type (from the key reference): most such values are accepted, so
+    the case reaches resolution and the engine rather than stopping at the first check."""
+    parts = key.split(".")
+    if parts[:2] == ["cm", "presets"] and len(parts) == 4:  # a preset's parameter: the cm key's type
+        key = f"cm.{parts[3]}"
+    k = _KEYS.get(key)
+    if k is None:
+        return _values
+    if k.type == "choice":
+        choices = [c.strip().strip('"') for c in k.allowed.removeprefix("one of ").replace(" | ", ",").split(",")]
+        return st.sampled_from(choices)
+    return _TYPED.get(k.type.split(" ")[0], _values)
+
+
 def _set_path(doc: dict[str, Any], key: str, value: Any, delete: bool) -> None:
     parts = key.split(".")
     node: Any = doc
@@ -112,8 +135,12 @@ def documents(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     sid = draw(st.sampled_from(BASES))
     doc = copy.deepcopy(_DOCS[sid])
     keys = sorted(set(_flatten(doc)) | set(EXTRA_KEYS))
+    if draw(st.booleans()):  # half the cases run a scheme, so that cm parameters apply
+        doc.setdefault("cm", {})["scheme"] = draw(st.sampled_from(sorted(SCHEMES)))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        _set_path(doc, draw(st.sampled_from(keys)), draw(_values), draw(st.booleans()) and draw(st.booleans()))
+        key = draw(st.sampled_from(keys))
+        value = draw(st.one_of(_typed_value(key), _typed_value(key), _values))
+        _set_path(doc, key, value, draw(st.booleans()) and draw(st.booleans()))
     # keep most cases short enough to run; the duration is mutated like any other key too
     if draw(st.integers(0, 9)) < 8:
         doc["duration"] = draw(st.sampled_from(["0.2ms", "1ms", "3ms"]))

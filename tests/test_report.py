@@ -46,6 +46,32 @@ def test_run_report_from_a_run_folder(tmp_path: Path) -> None:
     assert (tmp_path / "throughput.png").is_file()
 
 
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder written by `cnsim run` itself (issue 13: its report.html showed no figure)."""
+    out = tmp_path_factory.mktemp("run") / "r"
+    res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--set", "cm.scheme=bcn", "--duration", "0.03s", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_cnsim_run_report_embeds_its_figures(run_folder: Path) -> None:
+    html = (run_folder / "report.html").read_text()
+    _assert_self_contained(html)
+    assert html.count('class="cnsim-figure"') == 3
+    assert "No figures" not in html
+
+
+def test_cnsim_sweep_writes_report_html(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "s"\nbase = "kd-symmetric-single-hs"\nseeds = [1]\n[set]\nduration = "0.01s"\n[axes]\n"cm.scheme" = ["none", "bcn"]\n')
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--workers", "1", "--quiet"])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "out" / "report.html").read_text()
+    _assert_self_contained(html)
+    assert "Runs (2)" in html
+
+
 def test_sweep_and_deck_reports(kd_deck: Path) -> None:
     sweep_dir = kd_deck / "kd-qeq150-delay"
     path = build_report(sweep_dir)
@@ -111,6 +137,14 @@ def test_browser_catches_a_broken_page(tmp_path: Path) -> None:
 
 
 @needs_chromium
+def test_run_report_in_headless_chromium(run_folder: Path) -> None:
+    attrs, console = _load_in_browser(run_folder / "report.html")
+    assert console == [], console
+    assert attrs.get("data-figures-total") == "3"
+    assert attrs.get("data-figures-loaded") == "3"
+
+
+@needs_chromium
 def test_deck_report_in_headless_chromium(kd_deck: Path) -> None:
     shot = ARTIFACTS / "report-kd-quick.png"
     attrs, console = _load_in_browser(kd_deck / "report.html", screenshot=shot)
@@ -118,3 +152,13 @@ def test_deck_report_in_headless_chromium(kd_deck: Path) -> None:
     assert attrs.get("data-figures-total") == "12"
     assert attrs.get("data-figures-loaded") == "12"
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+def test_result_shows_itself_in_jupyter() -> None:
+    """Issue 13: `_repr_html_` with the headline metrics and two figures."""
+    r = cnsim.run("kd-symmetric-single-hs", set={"cm.scheme": "bcn"}, duration="0.02s")
+    html = r._repr_html_()
+    assert "kd-symmetric-single-hs" in html and "scheme bcn" in html
+    assert "aggregate (Gb/s)" in html and "hot queue mean (KB)" in html
+    assert html.count("data:image/png;base64,") == 2
+    _assert_self_contained(html)

@@ -56,6 +56,8 @@ class Estimate:
     frames: float
     events: float
     memory_bytes: int
+    #: the part of ``memory_bytes`` that is frames waiting in unlimited source VOQs (worst case)
+    backlog_bytes: int = 0
 
     @property
     def wall_s(self) -> float:
@@ -174,9 +176,11 @@ def estimate(core: dict[str, Any]) -> Estimate:
     memory += series_rows * (_ENGINE_VALUE_BYTES + _PYTHON_ROW_BYTES)
     if nodes <= _DENSE_VOQ_NODES:
         memory += nodes * nodes * 4
+    backlog = 0
     if core["nic"].get("ingress") == "unlimited":
-        memory += int(_backlog_frames(core, node_rate, frame_bits) * 8)
-    return Estimate(nodes=nodes, ports=ports, bins=bins, series_rows=series_rows, frames=frames, events=events, memory_bytes=int(memory))
+        backlog = int(_backlog_frames(core, node_rate, frame_bits) * 8)
+    memory += backlog
+    return Estimate(nodes=nodes, ports=ports, bins=bins, series_rows=series_rows, frames=frames, events=events, memory_bytes=int(memory), backlog_bytes=backlog)
 
 
 def check(core: dict[str, Any], force: bool = False, memory: int | None = None) -> Estimate:

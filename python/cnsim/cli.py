@@ -121,6 +121,30 @@ def list_cmd(
             typer.echo(f"{sid:<{width}}  {description}")
 
 
+@app.command("keys")
+def keys_cmd(
+    prefix: str = typer.Argument("", help="Show only keys starting with this, e.g. traffic or cm.g."),
+) -> None:
+    """Every scenario key with its type, default, allowed values and meaning (docs/keys.md)."""
+    from .keys import matching
+
+    with _guard():
+        found = matching(prefix)
+        if not found:
+            from .errors import did_you_mean
+            from .keys import all_keys
+
+            heads = sorted({k.name.split(".")[0].removesuffix("[]") for k in all_keys()})
+            raise ScenarioError(f"cnsim keys {prefix}: no key starts with {prefix!r}.{did_you_mean(prefix, heads)} Tables: {', '.join(heads)}.")
+        console = Console(width=None if sys.stdout.isatty() else 160)
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("key", "type", "default", "allowed", "meaning"):
+            table.add_column(col, overflow="fold")
+        for k in found:
+            table.add_row(k.name, k.type, k.default, k.allowed, k.doc)
+        console.print(table)
+
+
 @app.command()
 def show(
     scenario: str = typer.Argument(..., metavar="ID|FILE", help="Catalog id or scenario TOML file."),
@@ -311,10 +335,13 @@ def sweep(
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
+        from .report import write_sweep_report
+
+        write_sweep_report(folder)
         if not quiet:
             typer.echo(
                 f"sweep {parsed.name}: {result.total} runs ({result.reused} already done, {result.ran} run, "
-                f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet"
+                f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet, {folder}/report.html"
             )
         if result.repaired:
             typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json and were run again: {', '.join(result.repaired)}", err=True)

@@ -76,8 +76,8 @@ def _frac(default: float, doc: str = "") -> Param:
     return Param("float", default, lo=0.0, hi=1.0, doc=doc)
 
 
-def _choice(default: str, *choices: str) -> Param:
-    return Param("choice", default, choices=(default, *[c for c in choices if c != default]))
+def _choice(default: str, *choices: str, doc: str = "") -> Param:
+    return Param("choice", default, choices=(default, *[c for c in choices if c != default]), doc=doc)
 
 
 _SAMPLING = ("random", "interval", "jitter", "table", "linear")
@@ -85,7 +85,7 @@ _SAMPLING = ("random", "interval", "jitter", "table", "linear")
 #: every scheme but none (contract)
 _COMMON: Final[dict[str, Param]] = {
     "cnm_size": Param("size", 64, doc="control frame size, bytes (D6)"),
-    "feedback": _choice("inband", "oob"),
+    "feedback": _choice("inband", "oob", doc="CNMs travel back through the network (inband) or out of band after feedback_delay"),
     "feedback_delay": Param("time", 0, doc="fixed delay of out-of-band feedback"),
 }
 
@@ -97,82 +97,82 @@ _BCN: Final[dict[str, Param]] = {
     "gi": _f("0.1*(rate/ru)/fbmax", doc="increase gain, per byte of Fb (per quantum with fb_bits)"),
     "ru": Param("rate", 1_000_000, doc="rate unit Ru"),
     "rmin": Param("rate", "ru", doc="minimum rate (= Ru)"),
-    "gd0_rule": _choice("half", "unit"),
-    "sampling": _choice("random", *_SAMPLING),
+    "gd0_rule": _choice("half", "unit", doc="Gd0 = 0.5/((2W+1)·Qeq) (half) or 1/((2W+1)·Qeq) (unit)"),
+    "sampling": _choice("random", *_SAMPLING, doc="how the CP picks the frames it samples (§1.2, D5)"),
     "ps": _frac(0.02, doc="sampling probability (random)"),
     "sample_bytes": Param("size", 75_000, doc="byte interval (interval, jitter)"),
     "sample_jitter": Param("size", 0, doc="+- uniform jitter of the byte interval"),
-    "pmin": _frac(0.01),
-    "pmax": _frac(0.1),
-    "oversample_factor": _f(1.0, lo=1.0, doc="D5"),
+    "pmin": _frac(0.01, doc="lowest sampling probability (table, linear)"),
+    "pmax": _frac(0.1, doc="highest sampling probability (table, linear)"),
+    "oversample_factor": _f(1.0, lo=1.0, doc="sampling multiplied by this while q > Qeq (D5)"),
     "fb_bits": Param("int", 0, lo=0, hi=16, doc="0 = unquantised feedback in bytes (D3, D18)"),
-    "quantize": _choice("fb", "separate"),
-    "bcn_max": Param("bool", False),
+    "quantize": _choice("fb", "separate", doc="quantise Fb as a whole, or Qoff and Qdelta separately (D3)"),
+    "bcn_max": Param("bool", False, doc="BCN_MAX: Fb = -Fbmax when q >= Qmc (D5)"),
     "qmc": Param("size", "m", doc="BCN_MAX threshold Qmc"),
-    "bcn00": Param("bool", False),
+    "bcn00": Param("bool", False, doc="BCN(0,0): stop the flow when q >= Qsc (D4)"),
     "qsc": Param("size", "2*m", doc="BCN(0,0) threshold Qsc"),
     "stop_time": Param("time", "1ms", doc="BCN(0,0) back-off bound (D4)"),
     "drift_rate": Param("rate", 0, doc="self-increase step (0 = off)"),
-    "drift_period": Param("time", "20ms"),
+    "drift_period": Param("time", "20ms", doc="period of the self-increase step"),
     "negative_only_above_qeq": Param("bool", False, doc="D3"),
 }
 
 _E2CM_EXTRA: Final[dict[str, Param]] = {
     "bcn": Param("bool", True, doc="false = probing only (D17)"),
-    "probe_bytes": Param("size", 75_000),
-    "qeq_flow": Param("size", "qeq"),
-    "qmax_flow": Param("size", "m"),
-    "gd_flow": _f("gd"),
-    "gi_flow": _f("gi"),
-    "d0": _choice("known", "min_seen"),
+    "probe_bytes": Param("size", 75_000, doc="one probe per this many bytes of a flow"),
+    "qeq_flow": Param("size", "qeq", doc="per-flow equilibrium queue of the probe feedback"),
+    "qmax_flow": Param("size", "m", doc="per-flow queue bound of the probe feedback"),
+    "gd_flow": _f("gd", doc="decrease gain of the probe feedback"),
+    "gi_flow": _f("gi", doc="increase gain of the probe feedback"),
+    "d0": _choice("known", "min_seen", doc="base path delay of a probe: known from the path, or the minimum seen (D17)"),
 }
 
 #: QCN 2-point (algorithms.md §5.2, §5.3 MIB defaults, D8, D9, D17, D18)
 _QCN: Final[dict[str, Param]] = {
-    "w": _f(2.0),
-    "qeq": Param("size", "m/4"),
+    "w": _f(2.0, doc="derivative weight W"),
+    "qeq": Param("size", "m/4", doc="equilibrium queue Qeq (M/4)"),
     "gd": _f(0.0078125, doc="per quantum of QntzFb (1/128)"),
-    "rmin": Param("rate", 5_000_000),
-    "fb_bits": Param("int", 6, lo=1, hi=16),
-    "sampling": _choice("table", *_SAMPLING),
-    "ps": _frac(0.01),
-    "sample_bytes": Param("size", 150_000),
-    "pmin": _frac(0.01),
-    "pmax": _frac(0.1),
-    "drift_rate": Param("rate", 0),
-    "drift_period": Param("time", "20ms"),
+    "rmin": Param("rate", 5_000_000, doc="minimum rate"),
+    "fb_bits": Param("int", 6, lo=1, hi=16, doc="bits of QntzFb"),
+    "sampling": _choice("table", *_SAMPLING, doc="how the CP picks the frames it samples (§5.1)"),
+    "ps": _frac(0.01, doc="sampling probability (random)"),
+    "sample_bytes": Param("size", 150_000, doc="byte interval (interval, jitter)"),
+    "pmin": _frac(0.01, doc="lowest sampling probability (table, linear)"),
+    "pmax": _frac(0.1, doc="highest sampling probability (table, linear)"),
+    "drift_rate": Param("rate", 0, doc="self-increase step (0 = off)"),
+    "drift_period": Param("time", "20ms", doc="period of the self-increase step"),
     "bc": Param("size", 150_000, doc="byte-counter cycle BC"),
     "timer": Param("time", "15ms", doc="timer cycle T"),
     "f": Param("int", 5, lo=1, hi=1000, doc="fast-recovery threshold F"),
-    "r_ai": Param("rate", 5_000_000),
-    "r_hai": Param("rate", 50_000_000),
-    "hai": Param("bool", True),
-    "min_dec": _frac(0.5),
+    "r_ai": Param("rate", 5_000_000, doc="active-increase step R_AI"),
+    "r_hai": Param("rate", 50_000_000, doc="hyper-active-increase step R_HAI"),
+    "hai": Param("bool", True, doc="hyper-active increase stage on"),
+    "min_dec": _frac(0.5, doc="bound of one multiplicative decrease (MIB min dec factor)"),
     "efr": Param("bool", True, doc="TR/8 clamp of §5.3 step 4.2 (D9)"),
-    "ai_byte_count": Param("size", "bc"),
-    "target_update": _choice("after_increase", "always"),
-    "halving": _choice("own", "hai"),
+    "ai_byte_count": Param("size", "bc", doc="byte-counter cycle in active increase (D9)"),
+    "target_update": _choice("after_increase", "always", doc="when a CNM sets TR := CR (D8)"),
+    "halving": _choice("own", "hai", doc="counter cycles halve when their own stage reaches F, or only in HAI (§5.3)"),
     "jitter": _frac(0.15, doc="byte counter and timer jitter U(1-j, 1+j)"),
 }
 
 _QCN3PT_EXTRA: Final[dict[str, Param]] = {
-    "refp": _frac(0.04),
-    "de_rule": _choice("q_above_qeq", "last_fb_negative"),
+    "refp": _frac(0.04, doc="reflection probability RefP of the end node"),
+    "de_rule": _choice("q_above_qeq", "last_fb_negative", doc="when a CP sets DE (D17)"),
 }
 _SONAR_EXTRA: Final[dict[str, Param]] = {
-    "wp": Param("time", "10ms"),
-    "we": Param("time", "2ms"),
-    "sf": Param("time", "0.5ms"),
-    "nc_threshold": Param("size", 15_000),
-    "nc_interval": Param("time", "10ms"),
-    "recovery": _choice("cr_to_tr", "release"),
+    "wp": Param("time", "10ms", doc="quiet time without CNMs before pinging (WP timer)"),
+    "we": Param("time", "2ms", doc="time an answer may take (WE timer)"),
+    "sf": Param("time", "0.5ms", doc="ping period (SF timer)"),
+    "nc_threshold": Param("size", 15_000, doc='"not congested" queue threshold'),
+    "nc_interval": Param("time", "10ms", doc='"not congested" interval'),
+    "recovery": _choice("cr_to_tr", "release", doc="accelerated recovery: jump CR to TR, or release the limiter (D17)"),
 }
 _PLUS_EXTRA: Final[dict[str, Param]] = {
-    "base_w": _f("w"),
-    "factor": _f(1.0),
-    "gi_plus": _f("0.1*(rate/1Mbps)/fbmax"),
+    "base_w": _f("w", doc="baseW of W = baseW + RTT_ms·factor/N"),
+    "factor": _f(1.0, doc="factor of W = baseW + RTT_ms·factor/N"),
+    "gi_plus": _f("0.1*(rate/1Mbps)/fbmax", doc="gain of positive feedback from probe echoes"),
     "probe_period": Param("time_or_auto", "auto", doc='"auto" = max(measured RTT, 100 us) (D17)'),
-    "to_threshold": Param("size", "bc"),
+    "to_threshold": Param("size", "bc", doc="ToThreshold (max(this, RTT·2·rate))"),
 }
 
 SCHEMES: Final[dict[str, dict[str, Param]]] = {

@@ -8,11 +8,13 @@ The CLI prints exactly that message on stderr and exits with status 2.
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScenarioError", "ResourceError", "EngineError", "Problem", "format_value", "raise_problems"]
+__all__ = ["ScenarioError", "ResourceError", "EngineError", "Problem", "format_value", "raise_problems", "did_you_mean"]
 
 
 class ScenarioError(ValueError):
@@ -83,3 +85,11 @@ def raise_problems(problems: list[Problem], where: str = "") -> None:
     head = f"{where}: " if where else ""
     paragraphs = [head + unique[0].render()] + [p.render() for p in unique[1:]]
     raise ScenarioError("\n\n".join(paragraphs), unique)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """' Did you mean "x"?' when ``name`` is close to one of ``candidates`` (a typo), else ''."""
+    close = difflib.get_close_matches(name, list(candidates), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " Did you mean " + " or ".join(f'"{c}"' for c in close) + "?"

@@ -114,6 +114,16 @@ def _per_flow(result: Result) -> Figure:
     return fig
 
 
+def figure_png(result: Result, name: str) -> bytes:
+    """One default figure (``"throughput.png"``, ``"queue.png"`` or ``"per_flow.png"``) as PNG bytes."""
+    import io
+
+    draw = dict(zip(FIGURES, (_throughput, _queue, _per_flow)))[name]
+    buf = io.BytesIO()
+    draw(result).savefig(buf, format="png")
+    return buf.getvalue()
+
+
 def save_figures(result: Result, directory: Path) -> list[Path]:
     """Write the default figures into ``directory``; returns their paths."""
     out = []

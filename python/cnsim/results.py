@@ -180,3 +180,27 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result({self.scenario.id!r}, scheme={self.summary.get('scheme')!r})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the headline metrics of the window and the throughput and queue figures."""
+        import base64
+        import html
+
+        from .plots import figure_png
+        from .report import HEADLINE, fmt, summary_value
+
+        s = self.summary
+        head = (
+            f"<b>{html.escape(str(self.scenario.id))}</b> — scheme {html.escape(str(s.get('scheme')))}, "
+            f"seed {s.get('seed')}, window {html.escape(fmt(s.get('window_s')))} s"
+        )
+        rows = "".join(
+            f"<tr><td>{html.escape(label)}</td><td style='text-align:right'>{html.escape(fmt(summary_value(s, key, scale)))}</td></tr>"
+            for label, key, scale in HEADLINE
+        )
+        figures = ""
+        if self.raw_series:
+            for name in ("throughput.png", "queue.png"):
+                data = base64.b64encode(figure_png(self, name)).decode("ascii")
+                figures += f"<img src='data:image/png;base64,{data}' style='max-width:48%' alt='{name[:-4]}'>"
+        return f"<div class='cnsim-result'><p>{head}</p><table>{rows}</table><div>{figures}</div></div>"

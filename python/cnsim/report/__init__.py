@@ -40,6 +40,7 @@ __all__ = [
     "write_run_report",
     "write_sweep_report",
     "summary_rows",
+    "summary_value",
     "REPORT_FILE",
 ]
 
@@ -188,6 +189,11 @@ def _scaled(value: Any, scale: float) -> Any:
     return value * scale if isinstance(value, (int, float)) and not isinstance(value, bool) and scale != 1.0 else value
 
 
+def summary_value(summary: dict[str, Any], dotted: str, scale: float = 1.0) -> Any:
+    """The value at a dotted key of summary.json, scaled as in :data:`HEADLINE` (None if absent)."""
+    return _scaled(_get(summary, dotted), scale)
+
+
 def summary_rows(summary: dict[str, Any]) -> list[list[Any]]:
     """summary.json as (key, value) rows; per-node and per-flow maps as one row each entry."""
     from ..sweep import flatten
@@ -223,12 +229,12 @@ class _FolderResult:
         return pq.read_table(path) if path.is_file() else decode_series(kind, None)
 
 
-def ensure_run_figures(folder: Path) -> list[Path]:
-    """The run's default figures, drawn from its series when the folder has none."""
+def ensure_run_figures(folder: Path, draw: bool = True) -> list[Path]:
+    """The run's default figures: those in the folder, else (with ``draw``) drawn from its series."""
     from ..plots import FIGURES, save_figures
 
     existing = [folder / name for name in FIGURES if (folder / name).is_file()]
-    if existing:
+    if existing or not draw:
         return existing
     summary = _read_json(folder / "summary.json")
     if summary is None or not (folder / "series").is_dir():
@@ -260,7 +266,7 @@ def run_page(folder: Path, draw: bool = True) -> Page:
         page.sections.append(Section("Error", "error", text=[str(error.get("error"))], status="failed",
                                      blocks=[Block("traceback", str(error.get("traceback") or ""))]))
     if summary:
-        figs = ensure_run_figures(folder) if draw else []
+        figs = ensure_run_figures(folder, draw)
         sec = Section("Figures", "figures", figures=[figure(p, p.stem, _CAPTIONS.get(p.stem, "")) for p in figs])
         if not figs:
             sec.text.append("No figures: the run folder has no series (or figures were not requested).")

@@ -1,0 +1,222 @@
+"""The reference of every scenario key (issue 13; contract "cnsim keys [PREFIX]"), generated from
+the code that validates them: the pydantic models of :mod:`cnsim.scenario` (types, defaults and
+the field docstrings) and the per-scheme tables of :mod:`cnsim.cmparams`.
+
+``cnsim keys [PREFIX]`` prints it, ``docs/keys.md`` is :func:`markdown` (a test keeps the file
+current), and every "unknown key" message points here (with
+:func:`cnsim.errors.did_you_mean`).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from .cmparams import SCHEMES, Param
+from .scenario import Kind, ScenarioDoc
+from .units import format_rate, format_size, format_time
+
+__all__ = ["Key", "all_keys", "matching", "markdown"]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One scenario key: dotted ``name`` (``[]`` marks an array of tables), the ``type`` a user
+    writes, its ``default``, the values ``allowed`` and what it means (``doc``)."""
+
+    name: str
+    type: str
+    default: str
+    allowed: str
+    doc: str
+
+
+_UNITS = {
+    "time": "time (ps ns us ms s)",
+    "rate": "rate (bps Kbps Mbps Gbps)",
+    "size": "size (B KB MB; KB = 1000 B)",
+}
+
+
+def _kind_of(annotation: Any, metadata: Iterable[Any]) -> Kind | None:
+    for m in metadata:
+        if isinstance(m, Kind):
+            return m
+    if get_origin(annotation) is Annotated:
+        return _kind_of(None, get_args(annotation)[1:])
+    if get_origin(annotation) in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = _kind_of(arg, ())
+            if found is not None:
+                return found
+    return None
+
+
+def _strip_optional(annotation: Any) -> tuple[Any, bool]:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return annotation, False
+
+
+def _describe(field: FieldInfo) -> tuple[str, str]:
+    """(type, allowed values) of a model field."""
+    kind = _kind_of(field.annotation, field.metadata)
+    annotation, optional = _strip_optional(field.annotation)
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    bounds = [f"{op} {getattr(m, attr)}" for m in field.metadata for attr, op in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")) if getattr(m, attr, None) is not None]
+    if kind is not None:
+        return _UNITS.get(kind.name, kind.name), kind.extra or (", ".join(bounds))
+    if get_origin(annotation) is Literal:
+        return "choice", " | ".join(f'"{v}"' for v in get_args(annotation))
+    if get_origin(annotation) is list:
+        (item,) = get_args(annotation)
+        inner = _kind_of(item, ())
+        return f"list of {inner.name + 's' if inner else 'strings'}", ""
+    if get_origin(annotation) is dict:
+        return "table {name = value}", ""
+    name = getattr(annotation, "__name__", str(annotation))
+    extra = "optional" if optional else ""
+    return {"int": "integer", "float": "number", "bool": "bool", "str": "string"}.get(name, name), ", ".join([*bounds, *([extra] if extra else [])])
+
+
+def _default(field: FieldInfo, type_: str) -> str:
+    if field.is_required():
+        return "(required)"
+    value = field.default
+    if value is None:
+        return "(see description)"
+    if isinstance(value, BaseModel) or value == [] or value == {}:
+        return "" if not isinstance(value, BaseModel) else "(table)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and type_.startswith("time"):
+        return format_time(value)
+    if isinstance(value, int) and type_.startswith("rate"):
+        return format_rate(value)
+    if isinstance(value, int) and type_.startswith("size"):
+        return format_size(value)
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def _model_of(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """The model inside a field's annotation, and whether it is an array of tables."""
+    annotation, _ = _strip_optional(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    if get_origin(annotation) is list:
+        (item,) = get_args(annotation)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            return item, True
+    return None, False
+
+
+def _model_keys(model: type[BaseModel], prefix: str) -> Iterator[Key]:
+    for name, field in model.model_fields.items():
+        key = prefix + name
+        sub, array = _model_of(field.annotation)
+        doc = (field.description or "").strip()
+        if sub is not None:
+            if array:
+                yield Key(key, "array of tables", "", "", doc)
+            yield from _model_keys(sub, key + ("[]." if array else "."))
+            continue
+        type_, allowed = _describe(field)
+        yield Key(key, type_, _default(field, type_), allowed, doc)
+
+
+def _param_type(p: Param) -> str:
+    return _UNITS.get(p.kind, {"float": "number", "int": "integer", "time_or_auto": _UNITS["time"] + ' or "auto"'}.get(p.kind, p.kind))
+
+
+def _cm_keys() -> Iterator[Key]:
+    yield Key("cm.scheme", "choice", '"none"', " | ".join(f'"{s}"' for s in SCHEMES), "The congestion-management scheme; its parameters follow.")
+    names: dict[str, list[str]] = {}
+    for scheme, params in SCHEMES.items():
+        for name in params:
+            names.setdefault(name, []).append(scheme)
+    seen: set[str] = set()
+    for scheme, params in SCHEMES.items():
+        for name, p in params.items():
+            if name in seen:
+                continue
+            seen.add(name)
+            # one row per name; where schemes differ (gd's unit and default), each group is listed
+            default = _by_scheme(names[name], lambda s: _fmt_param_default(SCHEMES[s][name]))
+            text = _by_scheme(names[name], lambda s: SCHEMES[s][name].doc)
+            everywhere = len(names[name]) == len(SCHEMES) - 1  # every scheme but none
+            schemes = "every scheme but none" if everywhere else ", ".join(names[name])
+            doc = (text + ". " if text else "") + f"Schemes: {schemes}."
+            yield Key(f"cm.{name}", _param_type(p), default, p.allowed(), doc)
+
+
+def _by_scheme(schemes: list[str], value: Callable[[str], str]) -> str:
+    """``value`` if every scheme has the same one, else "bcn, e2cm: x; qcn, …: y"."""
+    groups: dict[str, list[str]] = {}
+    for s in schemes:
+        groups.setdefault(value(s), []).append(s)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{', '.join(names)}: {v}" for v, names in groups.items() if v)
+
+
+def _fmt_param_default(p: Param) -> str:
+    value = p.default
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if p.kind == "time" and isinstance(value, int):
+        return format_time(value)
+    if p.kind == "rate" and isinstance(value, int):
+        return format_rate(value)
+    if p.kind == "size" and isinstance(value, int):
+        return format_size(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def all_keys() -> list[Key]:
+    """Every key a scenario document may hold, in document order, ``cm.*`` after ``hotspots``."""
+    keys = list(_model_keys(ScenarioDoc, ""))
+    at = next(i for i, k in enumerate(keys) if k.name.startswith("metrics."))
+    cm = [*_cm_keys(), Key("cm.presets.<scheme>", "table", "", "a scheme name", "The deck's parameters of another scheme (contract \"Schemes and presets\").")]
+    return keys[:at] + cm + keys[at:]
+
+
+def matching(prefix: str = "") -> list[Key]:
+    """The keys whose name starts with ``prefix`` (``traffic``, ``cm.g``, …)."""
+    return [k for k in all_keys() if k.name.startswith(prefix)]
+
+
+def markdown() -> str:
+    """docs/keys.md: the whole reference as Markdown tables, one per table of the document."""
+    out = [
+        "# Scenario keys",
+        "",
+        "Every key a scenario file (or `--set`) may use, generated from the code that validates it",
+        "(`cnsim keys [PREFIX]` prints the same; regenerate this file with",
+        "`python -m cnsim.keys > docs/keys.md`). Units: times `ps ns us ms s`, rates",
+        "`bps Kbps Mbps Gbps`, sizes `B KB MB` (KB = 1000 B). `[]` marks an array of tables.",
+        "Numeric `cm.*` and `switch.*` values may be expressions (contract \"Expressions\").",
+    ]
+    section = None
+    for k in all_keys():
+        head = k.name.split(".")[0].removesuffix("[]") if "." in k.name or k.type == "array of tables" else "(top level)"
+        if head != section:
+            section = head
+            title = head if head == "(top level)" else f"[[{head}]]" if k.type == "array of tables" else f"[{head}]"
+            out += ["", f"## {title}", "", "| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+        cells = [f"`{k.name}`", k.type, k.default, k.allowed, k.doc]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover (python -m cnsim.keys > docs/keys.md)
+    print(markdown(), end="")
