@@ -63,6 +63,15 @@ class FakeCore:
     refuse: str | None = None
     interrupt_run = False
 
+    class ConfigError(ValueError):
+        """As the binding's: args = (message, key, value, expected)."""
+
+    class Interrupted(RuntimeError):
+        pass
+
+    class EngineError(RuntimeError):
+        pass
+
     def __init__(self) -> None:
         core = self
 
@@ -70,12 +79,13 @@ class FakeCore:
             def __init__(self, config_json: str) -> None:
                 self.config = json.loads(config_json)
                 if core.refuse and self.config["cm"]["scheme"] == core.refuse:
-                    raise ValueError(f'cm.scheme: "{core.refuse}" is not implemented by the engine yet')
+                    expected = "not implemented by the engine yet"
+                    raise core.ConfigError(f'cm.scheme = {core.refuse}: {expected}', "cm.scheme", core.refuse, expected)
                 self._progress = 0
 
             def run(self) -> dict[str, Any]:
                 if core.interrupt_run:
-                    raise RuntimeError("interrupted")
+                    raise core.Interrupted("interrupted")
                 self._progress = self.config["duration_ps"]
                 return engine_result(core.scenario)
 

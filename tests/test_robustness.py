@@ -47,6 +47,8 @@ def assert_refused(res: subprocess.CompletedProcess[str], *fragments: str) -> No
         (["--duration", "5000s"], ["refused before it started", "events"]),
         (["--set", "topology.nodes=10000000"], ["topology.nodes", "at most 65536"]),
         (["--set", "links.rate=1e16"], ["links.rate", "out of range", "1600Gbps"]),
+        (["--set", "links.delay=1e308s"], ["links.delay", "out of range"]),
+        (["--set", "switch.memory_per_port=99999999999999999999999999MB"], ["switch.memory_per_port", "out of range"]),
     ],
 )
 def test_oversized_runs_are_refused_within_a_second(tmp_path: Path, args: list[str], fragments: list[str]) -> None:
@@ -166,6 +168,39 @@ def test_bad_out_is_refused_before_simulating(tmp_path: Path) -> None:
     res = cnsim_cmd("run", "zhb-og-single-hop", "--duration", "10s", "--out", "afile", "--quiet", cwd=tmp_path)
     assert_refused(res, "is a file")
     assert time.perf_counter() - started < 10  # 10 simulated seconds were not run first
+
+
+def test_unwritable_out_is_refused_before_simulating(tmp_path: Path) -> None:
+    res = cnsim_cmd("run", "zhb-og-single-hop", "--duration", "10s", "--out", "/proc/cnsim-results", "--quiet", cwd=tmp_path)
+    assert_refused(res, "--out /proc/cnsim-results", "cannot write")
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`cnsim show … | head -1`: the reader leaves early; no "Broken pipe" message, no traceback
+    (the 400 KB output is far beyond what a pipe buffers)."""
+    proc = subprocess.Popen([sys.executable, "-m", "cnsim.cli", "show", "scale-ft-2048", "--core"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "Broken pipe" not in err, err
+
+
+def test_io_error_while_writing_is_a_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk (ENOSPC injected into the save) ends in one line and exit 2, no traceback,
+    and nothing under the final name."""
+    import errno
+
+    def full(*_a: object, **_k: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r" / "summary.json"))
+
+    monkeypatch.setattr(cnsim.results.Result, "save", full)
+    res = runner.invoke(app, ["run", "zhb-og-single-hop", "--duration", "1ms", "--quiet", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2
+    assert "I/O error" in res.output and "No space left on device" in res.output
+    assert not (tmp_path / "r").exists() and not list(tmp_path.glob(".r.partial-*"))
 
 
 # ---- results are never lost or silently overwritten ---------------------------------------

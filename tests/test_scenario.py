@@ -401,7 +401,8 @@ def test_all_problems_in_one_message() -> None:
     text = str(err.value)
     assert len(err.value.problems) == 4
     assert text.count("\n\n") == 3
-    assert "switch.memroy: unknown key; the keys allowed here are: buffer, memory_per_port" in text
+    assert 'switch.memroy: unknown key. Did you mean "memory_per_port"? The keys allowed here are: buffer, memory_per_port' in text
+    assert "(`cnsim keys switch` describes them)" in text
     assert "links.rate" in text and "negative" in text and '"-5Gbps"' in text
     assert "switch.memory_per_port" in text and "unknown unit" in text
     assert "traffic.load" in text and "1.5" in text

@@ -1,14 +1,17 @@
 """Resource bounds before work starts (issue 13): estimate what a run will cost from its core
 config (docs/core-config.md) and refuse, with the estimate, what would exceed the machine.
 
-The estimate is deliberately coarse — an upper bound within a small factor — because its job is
-to stop a run that would take hours or exhaust memory *before* it starts, in well under a second:
+The estimate is deliberately coarse — within a small factor of what a run takes (measured
+against it in docs/robustness.md) — because its job is to stop a run that would take hours or
+exhaust memory *before* it starts, in well under a second:
 
 * **frames** = Σ over sources of load × link rate × active time / frame bits (Bernoulli slots);
 * **events** ≈ frames × (2 events per link crossed + 1), with the path length of the topology
   (2 links through a star, up to 2·levels in a fat tree, 1 + switches in a general graph);
 * **series memory**: every bin × every recorded entity, in the engine (8 B per value) and in
   the long-format tables Python builds from them (about 48 B per row);
+* **finite flows** (TG-GEO): every completed flow keeps its completion time for the exact FCT
+  statistics (about 32 B per flow with its slot and the vector's slack);
 * **engine memory**: per node and per port state, the dense (source, destination) VOQ index
   (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — 8 B for every frame
   that could wait in a VOQ (with a hotspot, every frame generated after it starts: the worst
@@ -42,6 +45,7 @@ _PORT_BYTES = 512  # transmitter, output queue and CP state per port
 _DENSE_VOQ_NODES = 4096  # the engine's dense VOQ index is used up to this many nodes
 _ENGINE_VALUE_BYTES = 8
 _PYTHON_ROW_BYTES = 48
+_FLOW_BYTES = 32  # a completion time (8 B) with a growing vector's slack, and its flow slot
 _BASE_BYTES = 120 * 2**20  # the Python process itself (interpreter, numpy, pyarrow)
 
 
@@ -157,11 +161,15 @@ def estimate(core: dict[str, Any]) -> Estimate:
     ft = core["topology"].get("fat_tree")
     node_rate = int(ft["rate_bps"]) if ft else max(rates, default=0)
     frames = 0.0
+    flows = 0.0  # finite flows (TG-GEO): each completed one keeps its completion time
     for src in core["traffic"]["sources"]:
         start = int(src.get("start_ps") or 0)
         stop = src.get("stop_ps")
         active_ps = max(0, min(duration, int(stop) if stop is not None else duration) - start)
-        frames += float(src["load"]) * node_rate * active_ps / _PS_PER_S / frame_bits
+        n = float(src["load"]) * node_rate * active_ps / _PS_PER_S / frame_bits
+        frames += n
+        if src.get("sizes") == "geometric":
+            flows += n / max(float(src.get("mean_frames") or 1.0), 1.0)
     events = frames * (2 * path + 1)
 
     metrics = core["metrics"]
@@ -174,6 +182,7 @@ def estimate(core: dict[str, Any]) -> Estimate:
     series_rows = bins * entities
     memory = _BASE_BYTES + nodes * _NODE_BYTES + ports * _PORT_BYTES
     memory += series_rows * (_ENGINE_VALUE_BYTES + _PYTHON_ROW_BYTES)
+    memory += flows * _FLOW_BYTES
     if nodes <= _DENSE_VOQ_NODES:
         memory += nodes * nodes * 4
     backlog = 0

@@ -50,12 +50,30 @@ def _guard() -> Iterator[None]:
     except EngineMissing as err:
         typer.echo(f"cnsim: {err}", err=True)
         raise typer.Exit(1) from None
+    except BrokenPipeError:
+        _silence_stdout()  # `cnsim show … | head`: the reader left; stop quietly, as Unix tools do
+        raise typer.Exit(0) from None
+    except OSError as err:  # reading a scenario or writing results: the file system said no
+        where = f" {err.filename}" if getattr(err, "filename", None) else ""
+        typer.echo(f"cnsim: I/O error{where}: {err.strerror or err}", err=True)
+        raise typer.Exit(2) from None
     except EngineError as err:
         typer.echo(f"cnsim: internal error: {err}. This is a bug in cnsim, not in your input; please report it with the scenario.", err=True)
         raise typer.Exit(70) from None
     except KeyboardInterrupt as err:
         typer.echo(f"cnsim: {_signal_word(err)}; the run was stopped and nothing was written.", err=True)
         raise typer.Exit(_interrupt_status(err)) from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover (no real stdout, e.g. under a test runner)
+        pass
 
 
 class Terminated(KeyboardInterrupt):

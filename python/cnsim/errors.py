@@ -88,8 +88,14 @@ def raise_problems(problems: list[Problem], where: str = "") -> None:
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """' Did you mean "x"?' when ``name`` is close to one of ``candidates`` (a typo), else ''."""
-    close = difflib.get_close_matches(name, list(candidates), n=2, cutoff=0.6)
+    """' Did you mean "x"?' when ``name`` is close to one of ``candidates`` (a typo), else ''.
+
+    A candidate also matches by its first word (``memroy`` → ``memory_per_port``)."""
+    names = list(candidates)
+    close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+    if not close:
+        heads = {c.split("_")[0]: c for c in names if "_" in c}
+        close = [heads[h] for h in difflib.get_close_matches(name, list(heads), n=2, cutoff=0.75)]
     if not close:
         return ""
     return " Did you mean " + " or ".join(f'"{c}"' for c in close) + "?"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -35,8 +36,12 @@ def _writable_parent(path: Path) -> None:
         parent = parent.parent
     if not parent.is_dir():
         raise ScenarioError(f"--out {path}: {parent} is not a folder; give a folder path for the results")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ScenarioError(f"--out {path}: cannot write into {parent} (permission denied); choose another folder")
+    # a real probe, not os.access: root passes every permission check, yet /proc, read-only
+    # mounts and full disks still refuse a folder
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".cnsim-probe-", dir=parent))
+    except OSError as err:
+        raise ScenarioError(f"--out {path}: cannot write into {parent} ({err.strerror or err}); choose another folder") from None
 
 
 def choose(out: Path | None, stem: str, force: bool = False, resume: bool = False, root: Path = Path("results")) -> Path:
