@@ -234,6 +234,13 @@ def test_existing_out_is_refused_unless_force(tmp_path: Path) -> None:
     assert json.loads((out / "summary.json").read_text())["scenario"] == "kd-symmetric-single-hs"
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C does what it does at a terminal. A test runner started in the
+    background (`cmd &` in a script) inherits SIGINT ignored, and Python then rightly leaves it
+    ignored — the behaviour under test would not be exercised."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("sig", "status", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_signals_stop_a_run_cleanly(tmp_path: Path, sig: int, status: int, word: str) -> None:
     proc = subprocess.Popen(
@@ -242,6 +249,7 @@ def test_signals_stop_a_run_cleanly(tmp_path: Path, sig: int, status: int, word:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
     time.sleep(4)  # inside the engine
     proc.send_signal(sig)
@@ -258,7 +266,7 @@ def test_interrupt_in_python_does_not_abort_the_interpreter(tmp_path: Path) -> N
         "threading.Timer(2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
         "try:\n    cnsim.run('zhb-og-single-hop', duration='30s')\nexcept KeyboardInterrupt:\n    print('stopped')\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, preexec_fn=_default_sigint)
     assert res.returncode == 0 and res.stdout.strip() == "stopped", res.stderr
 
 
