@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._version import __version__
-from .cmparams import SCHEMES
-from .expr import Expr
-from .units import format_time
+from .._version import __version__
+from ..cmparams import SCHEMES
+from ..expr import Expr
+from ..units import format_time
 
-if TYPE_CHECKING:
-    from .scenario import Resolved
+from .resolver import Resolved
 
 __all__ = ["resolved_toml", "toml_value", "toml_key"]
 

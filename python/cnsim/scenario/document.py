@@ -1,0 +1,152 @@
+"""The :class:`Scenario`: a document with its overrides, resolved lazily and once (until it
+is edited again), and its outputs (core config, resolved TOML)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..cmparams import SCHEMES
+from ..errors import Problem, ScenarioError, raise_problems
+from .cmtable import check_cm_table, check_param
+from .lower import lower_core
+from .overrides import assign, split_key
+from .resolution import Resolution
+from .resolver import Resolved
+from .schema import ScenarioDoc, problems_from_validation
+from .toml import resolved_toml
+
+
+class Scenario:
+    """A scenario document with overrides; resolves lazily (contract "Python")."""
+
+    def __init__(self, doc: dict[str, Any], id: str, source: str = "") -> None:
+        if not isinstance(doc, dict):
+            raise ScenarioError(f"{id}: a scenario document must be a table")
+        self.id = id
+        self.source = source
+        self._doc: dict[str, Any] = copy.deepcopy(doc)
+        self._scheme: Any = None  # --set cm.scheme
+        self._cm_set: dict[str, Any] = {}  # --set cm.<param>
+        self._resolved: Resolved | None = None
+
+    # ---- editing ------------------------------------------------------------------------
+
+    def copy(self) -> Scenario:
+        other = Scenario(self._doc, self.id, self.source)
+        other._scheme = self._scheme
+        other._cm_set = copy.deepcopy(self._cm_set)
+        return other
+
+    def set(self, key: str, value: Any) -> Scenario:
+        """Override ``key`` (dotted, contract ``--set`` rules); returns ``self``."""
+        path = split_key(key)
+        value = copy.deepcopy(value)
+        if path[0] == "cm" and len(path) == 2 and path[1] == "scheme":
+            self._scheme = value
+        elif path[0] == "cm" and len(path) == 2 and path[1] != "presets":
+            self._cm_set[path[1]] = value
+        else:
+            assign(self._doc, path, value, key)
+        self._resolved = None
+        return self
+
+    def set_many(self, overrides: dict[str, Any] | None) -> Scenario:
+        for key, value in (overrides or {}).items():
+            self.set(key, value)
+        return self
+
+    # ---- resolution ---------------------------------------------------------------------
+
+    @property
+    def resolved(self) -> Resolved:
+        """The resolved scenario (raises :class:`ScenarioError` on any bad input)."""
+        if self._resolved is None:
+            self._resolved = self._resolve()
+        return self._resolved
+
+    def validate(self) -> Scenario:
+        """Resolve now; raise :class:`ScenarioError` listing every problem."""
+        _ = self.resolved
+        return self
+
+    @property
+    def scheme(self) -> str:
+        return self.resolved.scheme
+
+    def _resolve(self) -> Resolved:
+        problems: list[Problem] = []
+        raw = copy.deepcopy(self._doc)
+        cm_raw = raw.pop("cm", {})
+        doc: ScenarioDoc | None = None
+        try:
+            doc = ScenarioDoc.model_validate(raw)
+        except ValidationError as err:
+            problems.extend(problems_from_validation(err))
+        scheme, cm_typed = self._resolve_cm_tables(cm_raw, problems)
+        raise_problems(problems, self.id)
+        assert doc is not None
+        return Resolution(doc, scheme, cm_typed, self.id).run()
+
+    def _resolve_cm_tables(self, cm_raw: Any, problems: list[Problem]) -> tuple[str, dict[str, Any]]:
+        """Contract "Schemes and presets": scheme, then defaults → file → --set."""
+        if not isinstance(cm_raw, dict):
+            problems.append(Problem("cm", cm_raw, "[cm] must be a table with scheme and parameters"))
+            cm_raw = {}
+        schemes = ", ".join(f'"{s}"' for s in SCHEMES)
+        own = cm_raw.get("scheme", "none")
+        if not isinstance(own, str) or own not in SCHEMES:
+            problems.append(Problem("cm.scheme", own, f"unknown scheme; allowed: {schemes}"))
+            own = "none"
+        scheme = own if self._scheme is None else self._scheme
+        if not isinstance(scheme, str) or scheme not in SCHEMES:
+            problems.append(Problem("cm.scheme", scheme, f"unknown scheme; allowed: {schemes}"))
+            scheme = "none"
+        own_params = {k: v for k, v in cm_raw.items() if k not in ("scheme", "presets")}
+        file_params = check_cm_table(own, own_params, "cm", problems)
+        presets = cm_raw.get("presets", {})
+        preset_params: dict[str, dict[str, Any]] = {}
+        if not isinstance(presets, dict):
+            problems.append(Problem("cm.presets", presets, "must be a table of [cm.presets.<scheme>] tables"))
+            presets = {}
+        for name, table in presets.items():
+            if name not in SCHEMES:
+                problems.append(Problem(f"cm.presets.{name}", "{...}", f"unknown scheme; allowed: {schemes}"))
+            elif not isinstance(table, dict):
+                problems.append(Problem(f"cm.presets.{name}", table, "must be a table of parameters"))
+            else:
+                preset_params[name] = check_cm_table(name, table, f"cm.presets.{name}", problems)
+        set_params = check_cm_table(scheme, self._cm_set, "cm", problems)
+        merged: dict[str, Any] = {name: p.default for name, p in SCHEMES[scheme].items()}
+        for name, value in merged.items():
+            merged[name] = check_param(SCHEMES[scheme][name], value)
+        merged.update(file_params if scheme == own else preset_params.get(scheme, {}))
+        merged.update(set_params)
+        return scheme, merged
+
+    # ---- output -------------------------------------------------------------------------
+
+    def lower(self) -> dict[str, Any]:
+        """The core config of docs/core-config.md (a JSON-ready dict)."""
+        return lower_core(self.resolved, self.id)
+
+    def core_json(self) -> str:
+        """The core config as the JSON text the engine reads."""
+        return json.dumps(self.lower(), indent=2)
+
+    def to_toml(self) -> str:
+        """The fully resolved scenario as TOML (defaults filled; expressions as comments)."""
+        return resolved_toml(self.resolved, self._cm_presets_raw(), self.id)
+
+    def _cm_presets_raw(self) -> dict[str, Any]:
+        cm = self._doc.get("cm", {})
+        presets = cm.get("presets", {}) if isinstance(cm, dict) else {}
+        return copy.deepcopy(presets) if isinstance(presets, dict) else {}
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.id!r})"
+
+

@@ -1,0 +1,131 @@
+"""Field types of the scenario document: names, quantities with units, expressions, the
+node list and the measurement window (contract "Scenario document"), each marked with the
+:class:`Kind` the key reference (:mod:`cnsim.keys`) shows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable
+
+from pydantic import BeforeValidator, Field
+
+from ..expr import Expr, ExprError, parse_expr
+from ..units import (
+    UnitError,
+    parse_quantity,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
+
+
+CORE_CONFIG_VERSION = 1
+#: The largest node count a scenario may have (issue 13: a bigger network is refused up front,
+#: before resolution spends minutes building it).
+MAX_NODES = 65_536
+_QUANTITY_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[A-Za-z/]*\s*$")
+
+# --------------------------------------------------------------------------------------------
+# Field types
+# --------------------------------------------------------------------------------------------
+
+
+def _check_name(value: Any) -> str:
+    """Node / switch names: strings (ints are accepted and converted) without / : -> or spaces."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("a name must be a string such as \"1\", \"H0\" or \"S1\"")
+    name = str(value)
+    if not name or re.search(r"[\s/:]", name) or "->" in name:
+        raise ValueError("a name may not be empty or contain '/', ':', '->' or white space")
+    return name
+
+
+def quantity_or_expr(kind: str) -> Callable[[Any], Any]:
+    """Validator: a quantity of ``kind`` (int base units) or an :class:`Expr` for later."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, Expr):
+            return value
+        try:
+            return parse_quantity(value, kind)
+        except UnitError:
+            if isinstance(value, str) and not _QUANTITY_RE.match(value):
+                try:
+                    return parse_expr(value)
+                except ExprError as err:
+                    raise ValueError(f"not a {kind} and not a valid expression: {err}") from None
+            raise
+
+    return check
+
+
+def _auto_or(check: Callable[[Any], Any], word: str = "auto") -> Callable[[Any], Any]:
+    def inner(value: Any) -> Any:
+        return word if value == word else check(value)
+
+    return inner
+
+
+def _positive(value: int) -> int:
+    if value <= 0:
+        raise ValueError("must be greater than zero")
+    return value
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a field holds, for the key reference (:mod:`cnsim.keys`): ``name`` is the type a user
+    writes (time, rate, size, …); ``extra`` what else it accepts ("auto", an expression)."""
+
+    name: str
+    extra: str = ""
+
+
+Name = Annotated[str, BeforeValidator(_check_name), Kind("name")]
+Time = Annotated[int, BeforeValidator(parse_time), Kind("time")]
+Rate = Annotated[int, BeforeValidator(parse_rate), Kind("rate")]
+Size = Annotated[int, BeforeValidator(parse_size), Kind("size")]
+PositiveTime = Annotated[int, BeforeValidator(lambda v: _positive(parse_time(v))), Kind("time", "> 0")]
+PositiveRate = Annotated[int, BeforeValidator(lambda v: _positive(parse_rate(v))), Kind("rate", "> 0")]
+PositiveSize = Annotated[int, BeforeValidator(lambda v: _positive(parse_size(v))), Kind("size", "> 0")]
+Fraction01 = Annotated[float, Field(ge=0.0, le=1.0), Kind("fraction", "in [0, 1]")]
+SizeX = Annotated[Any, BeforeValidator(quantity_or_expr("size")), Kind("size", "or an expression")]
+TimeX = Annotated[Any, BeforeValidator(quantity_or_expr("time")), Kind("time", "or an expression")]
+AutoSizeX = Annotated[Any, BeforeValidator(_auto_or(quantity_or_expr("size"))), Kind("size", '"auto", or an expression')]
+AutoSize = Annotated[Any, BeforeValidator(_auto_or(parse_size)), Kind("size", 'or "auto"')]
+NoneOrSizeX = Annotated[Any, BeforeValidator(_auto_or(quantity_or_expr("size"), "none")), Kind("size", '"none", or an expression')]
+
+
+def node_list(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected a node count (integer >= 2) or a list of node names")
+    if isinstance(value, int):
+        if value < 2:
+            raise ValueError("a topology needs at least 2 nodes")
+        if value > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} nodes are supported")
+        return value
+    if isinstance(value, list):
+        names = [_check_name(v) for v in value]
+        if len(set(names)) != len(names):
+            raise ValueError("node names must be unique")
+        if len(names) < 2:
+            raise ValueError("a topology needs at least 2 nodes")
+        if len(names) > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} nodes are supported")
+        return names
+    raise ValueError("expected a node count (integer >= 2) or a list of node names")
+
+
+def window_value(value: Any) -> Any:
+    if value in ("hotspot", "run"):
+        return value
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        t0, t1 = parse_time(value[0]), parse_time(value[1])
+        if t1 < t0:
+            raise ValueError("the window's end comes before its start")
+        return (t0, t1)
+    raise ValueError('expected [t0, t1] (times), "hotspot" or "run"')
+
+

@@ -1,0 +1,65 @@
+"""Loading scenarios: the shipped catalog (``cnsim/scenarios/*.toml``) and user files, with
+clear messages for files that are missing, unreadable, not UTF-8, empty or not TOML."""
+
+from __future__ import annotations
+
+import importlib.resources
+import tomllib
+from pathlib import Path
+from typing import Any, Union
+
+
+from ..errors import ScenarioError
+from .document import Scenario
+
+
+# --------------------------------------------------------------------------------------------
+# Loading and the catalog
+# --------------------------------------------------------------------------------------------
+
+
+def _catalog_dir() -> importlib.resources.abc.Traversable:
+    return importlib.resources.files("cnsim") / "scenarios"
+
+
+def scenarios() -> list[str]:
+    """The ids of the catalog shipped inside the package, sorted."""
+    return sorted(p.name.removesuffix(".toml") for p in _catalog_dir().iterdir() if p.name.endswith(".toml"))
+
+
+def _read_text(path: Path) -> str:
+    """A scenario file's text; a file that is not UTF-8 or cannot be read is bad input."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(f"{path}: not a UTF-8 text file (byte {err.start} cannot be decoded); save it as UTF-8 TOML") from None
+    except OSError as err:
+        raise ScenarioError(f"{path}: cannot be read: {err.strerror or err}") from None
+
+
+def _read_toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{where}: not valid TOML: {err}") from None
+    if not doc:
+        raise ScenarioError(f"{where}: the scenario file is empty; a scenario needs at least `duration` and a topology (see `cnsim show zhb-og-single-hop`)")
+    return doc
+
+
+def load(ref: Union[str, Path, Scenario]) -> Scenario:
+    """A catalog id, or a path to a scenario TOML file, → :class:`Scenario`."""
+    if isinstance(ref, Scenario):
+        return ref.copy()
+    text_ref = str(ref)
+    if not isinstance(ref, Path) and text_ref in scenarios():
+        res = _catalog_dir() / f"{text_ref}.toml"
+        return Scenario(_read_toml(res.read_text(encoding="utf-8"), text_ref), text_ref, f"catalog:{text_ref}")
+    path = Path(text_ref)
+    if path.is_file():
+        return Scenario(_read_toml(_read_text(path), str(path)), path.stem, str(path))
+    known = ", ".join(scenarios())
+    raise ScenarioError(
+        f"unknown scenario {text_ref!r}: not a catalog id and not a file. "
+        f"Catalog ids: {known} (see `cnsim list`), or give the path of a scenario .toml file."
+    )

@@ -1,0 +1,126 @@
+"""Lowering a resolved scenario to the core config of docs/core-config.md (base units: ps,
+bit/s, bytes) — the JSON handed to the Rust engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+from ..cmparams import BCN_FAMILY, SCHEMES
+from ..errors import ScenarioError
+from .fields import CORE_CONFIG_VERSION
+from .resolver import Resolved
+
+
+# --------------------------------------------------------------------------------------------
+# Lowering: docs/core-config.md
+# --------------------------------------------------------------------------------------------
+
+
+def _lower_cm(r: Resolved) -> dict[str, Any]:
+    """``cm`` block: ``scheme`` then every parameter; rates as ``*_bps``, times as ``*_ps``."""
+    out: dict[str, Any] = {"scheme": r.scheme}
+    params = SCHEMES[r.scheme]
+    for name, value in r.cm.items():
+        kind = params[name].kind
+        if kind == "rate":
+            out[f"{name}_bps"] = value
+        elif kind in ("time", "time_or_auto"):
+            out[f"{name}_ps"] = None if value == "auto" else value
+        else:
+            out[name] = value
+    if r.scheme in BCN_FAMILY:
+        out["gi_rate_bps"] = r.doc.links.rate  # gi is stated for links.rate (contract)
+    return out
+
+
+def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
+    doc = r.doc
+    net = r.network
+    if net is None:  # unreachable: resolution raises first
+        raise ScenarioError(f"{sid}: the topology could not be built")
+    tr = doc.traffic
+    geometric = tr.sizes == "geometric"
+    # TG-GEO: a flow arrives per slot with probability load/mean_frames (docs/core-config.md)
+    mean_frames = (tr.mean_size or tr.frame_size) / tr.frame_size if geometric else 1.0
+    sizes = {"sizes": tr.sizes, "mean_frames": mean_frames}
+    sources: list[dict[str, Any]] = []
+    if tr.pattern == "uniform":
+        for node in r.nodes:
+            load = tr.loads.get(node, tr.load)
+            if load > 0:
+                sources.append({"node": node, "load": load, "dst": None, "start_ps": tr.start, "stop_ps": tr.stop, **sizes})
+    for f in tr.flows:
+        sources.append(
+            {
+                "node": f.src,
+                "load": f.rate / net.node_rate(f.src),
+                "dst": f.dst,
+                "start_ps": f.start if f.start is not None else tr.start,
+                "stop_ps": f.stop if f.stop is not None else tr.stop,
+                **sizes,
+            }
+        )
+    if net.fat_tree is not None:
+        ft = net.fat_tree
+        topology: dict[str, Any] = {
+            "switches": [],
+            "nodes": list(net.nodes),
+            "links": [],
+            "legacy": list(doc.topology.legacy),
+            "routing": net.routing,
+            "fat_tree": {
+                "radix": ft.radix,
+                "levels": ft.levels,
+                "merged_top": ft.merged_top,
+                "rate_bps": doc.links.rate,
+                "delay_ps": doc.links.delay,
+            },
+        }
+    else:
+        topology = {
+            "switches": list(net.switches),
+            "nodes": list(net.nodes),
+            "links": [{"a": link.a, "b": link.b, "rate_bps": link.rate_bps, "delay_ps": link.delay_ps} for link in net.links],
+            "legacy": list(doc.topology.legacy),
+            "routing": net.routing,
+            "fat_tree": None,
+        }
+    sw = doc.switch
+    nic = doc.nic
+    return {
+        "version": CORE_CONFIG_VERSION,
+        "seed": doc.seed,
+        "duration_ps": doc.duration,
+        "run_to_completion": doc.traffic.run_to_completion,
+        "topology": topology,
+        "switch": {
+            "buffer": sw.buffer,
+            "memory_per_port": r.memory_per_port,
+            "oq_limit": r.oq_limit,
+            "processing_delay_ps": r.processing_delay_ps,
+            "pause": sw.pause,
+            "thresholds": {name: dict(t) for name, t in r.thresholds.items()},
+        },
+        "nic": {
+            "ingress": nic.ingress,
+            "ingress_size": nic.ingress_size,
+            "on_full": nic.on_full,
+            "egress_buffer": r.egress_buffer,
+            "egress_xoff": r.egress_xoff,
+            "egress_xon": r.egress_xon,
+            "processing_delay_ps": nic.processing_delay,
+        },
+        "traffic": {"frame_size": tr.frame_size, "sources": sources},
+        "hotspots": [{"node": h.node, "rate": h.rate, "start_ps": h.start, "end_ps": h.end} for h in doc.hotspots],
+        "cm": _lower_cm(r),
+        "metrics": {
+            "bin_ps": doc.metrics.bin,
+            "window_ps": list(r.window_ps),
+            "hot_port": r.hot_port,
+            "queues": list(r.queues),
+            "per_flow": [list(p) for p in r.per_flow],
+        },
+    }
+
+

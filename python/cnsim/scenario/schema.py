@@ -1,0 +1,257 @@
+"""The scenario document's schema (contract "Scenario document (normative keys)"): pydantic
+models with ``extra="forbid"`` everywhere — *all defaults of cnsim live here* and in
+:mod:`cnsim.cmparams` — and the translation of their validation errors into
+problems (:class:`~cnsim.errors.Problem`: key, value, what is allowed)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from ..errors import Problem, did_you_mean, missing
+from ..units import (
+    parse_size,
+)
+from .fields import AutoSize, AutoSizeX, Fraction01, Kind, Name, NoneOrSizeX, PositiveRate, PositiveSize, PositiveTime, Size, SizeX, Time, TimeX, node_list, window_value
+
+
+# --------------------------------------------------------------------------------------------
+# The scenario document (contract "Scenario document (normative keys)"); defaults live here
+# --------------------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    # field docstrings become descriptions: the key reference (cnsim keys, docs/keys.md) reads them
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class LinkSpec(_Model):
+    """``topology.links`` entry: a link between two names; rate/delay override ``[links]``."""
+
+    a: Name
+    """One end of the link (a node or a switch)."""
+    b: Name
+    """The other end."""
+    rate: PositiveRate | None = None
+    """The link's rate (default: links.rate)."""
+    delay: Time | None = None
+    """The link's one-way propagation delay (default: links.delay)."""
+
+
+class FatTreeSpec(_Model):
+    """``topology.fat_tree``: k-ary n-tree of switches of ``radix`` ports (I-19)."""
+
+    radix: Annotated[int, Field(ge=2)]
+    """Ports per switch (2k for a k-ary tree)."""
+    levels: Annotated[int, Field(ge=1, le=8)]
+    """Switch levels n of the k-ary n-tree."""
+    merged_top: bool = False
+    """Two trees merged at the top level (2·k^n nodes, scenarios.md §2 zhb-ft-*)."""
+
+
+class TopologySpec(_Model):
+    kind: Literal["star", "graph", "fat_tree"] = "star"
+    """Star: one switch S1 and its nodes; graph: switches and links; fat_tree: a k-ary n-tree."""
+    nodes: Annotated[Any, BeforeValidator(node_list), Kind("int or list of names")] = 16
+    """A node count (names "1".."N") or the list of node names."""
+    switches: list[Name] = []
+    """Switch names (graph)."""
+    links: list[LinkSpec] = []
+    """Links between nodes and switches (graph)."""
+    fat_tree: FatTreeSpec | None = None
+    """The fat tree's shape (fat_tree)."""
+    legacy: list[Name] = []
+    """Switches without congestion management (algorithms.md D6)."""
+    routing: Literal["shortest", "dmodk"] | None = None  # None: "dmodk" for fat trees, else "shortest"
+    """Route choice (default: "dmodk" for fat trees, else "shortest")."""
+
+
+class LinksSpec(_Model):
+    """``[links]``: default rate and ONE-WAY propagation delay of every link."""
+
+    rate: PositiveRate = 10 * 10**9
+    """Default rate of every link."""
+    delay: Time = 1_000_000  # 1 us: the S0 proposal (scenarios.md §2)
+    """Default ONE-WAY propagation delay of every link (the Kwan & Ding loop delay is twice this)."""
+
+
+class SwitchSpec(_Model):
+    buffer: Literal["shared", "partitioned", "egress"] = "partitioned"
+    """Switch memory: one shared pool, a partition per input, or a discard threshold per output."""
+    memory_per_port: SizeX = 150_000
+    """M: shared → pool of N·M; partitioned → M per input; egress → per-port threshold."""
+    oq_limit: NoneOrSizeX = "none"
+    """Limit of each logical output queue."""
+    processing_delay: TimeX = 0
+    """Time from a frame's arrival until it may leave (D14)."""
+    pause: bool = False
+    """802.3x PAUSE toward upstream transmitters."""
+    xoff: AutoSizeX = "auto"
+    """PAUSE high watermark ("auto": M − rtt·bw, scenarios.md §1.1, D12)."""
+    xon: AutoSizeX = "auto"
+    """PAUSE low watermark ("auto": from xon_rule)."""
+    xon_rule: Literal["half", "minus_10KB"] = "half"
+    """How "auto" xon follows xoff: xoff/2, or xoff − 10 KB."""
+
+
+class NicSpec(_Model):
+    ingress: Literal["unlimited", "per_voq", "shared"] = "unlimited"
+    """The adapter's ingress buffer IB in front of its per-destination VOQs (scenarios.md §1.2)."""
+    ingress_size: Size = 0
+    """IB size (per VOQ, or shared)."""
+    on_full: Literal["drop", "block"] = "drop"
+    """A full IB drops the arriving frame (source drop) or blocks the generator."""
+    egress_buffer: PositiveSize | None = None  # None: one frame (traffic.frame_size)
+    """The PAUSE-able egress buffer OB (default: one frame)."""
+    egress_xoff: AutoSize = "auto"
+    """OB high watermark."""
+    egress_xon: AutoSize = "auto"
+    """OB low watermark."""
+    processing_delay: Time = 0
+    """Adapter processing delay."""
+
+
+class FlowSpec(_Model):
+    """A named flow: a Bernoulli source at ``rate`` from ``src`` to ``dst``."""
+
+    src: Name
+    """Source node."""
+    dst: Name
+    """Destination node."""
+    rate: PositiveRate
+    """Offered rate (Bernoulli slots at the source's link rate)."""
+    start: Time | None = None
+    """When the flow starts (default: traffic.start)."""
+    stop: Time | None = None
+    """When the flow stops (default: traffic.stop)."""
+
+
+class TrafficSpec(_Model):
+    frame_size: Annotated[int, BeforeValidator(parse_size), Field(ge=64, le=65_536), Kind("size", "in [64 B, 65536 B]")] = 1500
+    """Data frame size."""
+    pattern: Literal["uniform", "none"] = "none"
+    """uniform: every node sends to every other node; none: only the named flows."""
+    load: Fraction01 = 0.0
+    """Offered load of each node, a fraction of its link rate."""
+    loads: dict[Name, Fraction01] = {}
+    """Per-node loads overriding load: {"<node>" = fraction}."""
+    flows: list[FlowSpec] = []
+    """Named flows."""
+    sizes: Literal["fixed", "geometric"] = "fixed"
+    """fixed: single frames (TG-BERN); geometric: flows of geometric size (TG-GEO)."""
+    mean_size: PositiveSize | None = None
+    """Mean flow size for sizes = "geometric"."""
+    start: Time = 0
+    """When generation starts."""
+    stop: Time | None = None
+    """When generation stops (default: never)."""
+    run_to_completion: bool = False
+    """Run until every frame is delivered (duration is then the hard cap)."""
+
+
+class HotspotSpec(_Model):
+    """Output-generated hotspot: the port feeding ``node`` serves at ``rate`` × link rate."""
+
+    node: Name
+    """The node whose feeding port slows down."""
+    rate: Fraction01
+    """Service rate, a fraction of the link rate (0 allowed)."""
+    start: Time
+    """When the hotspot starts."""
+    end: Time
+    """When it ends."""
+
+
+class MetricsSpec(_Model):
+    bin: PositiveTime = 1_000_000_000  # 1 ms
+    """Width of the time bins of every series."""
+    window: Annotated[Any, BeforeValidator(window_value), Kind("window", '[t0, t1], "hotspot" or "run"')] = "run"
+    """The measurement window of the summary's means."""
+    hot_port: str | None = None
+    """The port whose queue and throughput are "hot" (a port name or "hotspot")."""
+    queues: list[str] = []
+    """Further ports whose queues are recorded."""
+    per_flow: Literal["named", "hot", "all", "none"] = "named"
+    """Which flows get throughput and rate series."""
+
+
+class ScenarioDoc(_Model):
+    """The whole scenario document except ``[cm]`` (validated per scheme, see cmparams)."""
+
+    description: str = ""
+    """One line saying what the scenario is."""
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 1
+    """Seed of every random choice."""
+    duration: PositiveTime
+    """Simulated time (in run-to-completion scenarios: the hard cap)."""
+    topology: TopologySpec = TopologySpec()
+    links: LinksSpec = LinksSpec()
+    switch: SwitchSpec = SwitchSpec()
+    nic: NicSpec = NicSpec()
+    traffic: TrafficSpec = TrafficSpec()
+    hotspots: list[HotspotSpec] = []
+    """Output-generated hotspots: a port that serves its node slower for a while."""
+    metrics: MetricsSpec = MetricsSpec()
+
+
+# --------------------------------------------------------------------------------------------
+# Error messages from pydantic
+# --------------------------------------------------------------------------------------------
+
+
+def dotted(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside ``X | None``, ``list[X]``, ``Annotated[X, ...]``, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = get_origin(annotation)
+    if origin is None:
+        return None
+    for arg in get_args(annotation):
+        found = _unwrap_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] | None = ScenarioDoc
+    for part in loc:
+        if model is None:
+            return []
+        if isinstance(part, int) or part not in model.model_fields:
+            continue
+        model = _unwrap_model(model.model_fields[part].annotation)
+    return ([*model.model_fields] + (["cm"] if model is ScenarioDoc else [])) if model else []
+
+
+def problems_from_validation(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Problem]:
+    problems = []
+    for e in err.errors():
+        loc = prefix + tuple(e["loc"])
+        key = dotted(loc)
+        kind = e["type"]
+        if kind == "extra_forbidden":
+            names = _allowed_keys(loc[:-1])
+            where = dotted(tuple(p for p in loc[:-1] if not isinstance(p, int)))
+            command = f"cnsim keys {where}".strip()
+            msg = f"unknown key.{did_you_mean(str(loc[-1]), names)} The keys allowed here are: {', '.join(names)} (`{command}` describes them)"
+        elif kind == "missing":
+            problems.append(Problem(key, missing(), "this key is required"))
+            continue
+        elif kind == "literal_error":
+            msg = "not an allowed value; allowed: " + str(e.get("ctx", {}).get("expected", ""))
+        elif kind == "value_error":
+            msg = str(e["msg"]).removeprefix("Value error, ")
+        elif kind.startswith(("greater", "less")):
+            msg = f"out of range: {e['msg'].lower()}"
+        else:
+            msg = str(e["msg"])
+        problems.append(Problem(key, e.get("input"), msg))
+    return problems
+
+
