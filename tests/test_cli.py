@@ -87,7 +87,7 @@ def test_run_writes_folder(fake: FakeCore, tmp_path: Path) -> None:
     out = tmp_path / "run"
     res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--out", str(out), "--seed", "3", "--duration", "0.1s", "--no-plots"])
     assert res.exit_code == 0, res.output
-    assert "aggregate throughput" in res.stdout
+    assert "aggregate (Gb/s)" in res.stdout and "hot port (Gb/s), S1/EP4" in res.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["seed"] == 3 and summary["scenario"] == "kd-symmetric-single-hs"
     assert tomllib.loads((out / "scenario.toml").read_text())["duration"] == "100ms"

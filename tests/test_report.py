@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import cnsim
 from cnsim.cli import app
-from cnsim.report import build_report
+from cnsim.rebuild import build_report
 
 runner = CliRunner()
 ARTIFACTS = Path(os.environ.get("CNSIM_TEST_ARTIFACTS", Path(__file__).resolve().parents[1] / "test-artifacts"))

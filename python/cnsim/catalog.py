@@ -3,7 +3,7 @@
 ``build(root)`` scans ``root`` for run folders (contract "A run folder"; a sweep's are
 ``<sweep>/runs/<run_id>/``, a ``cnsim run``'s anywhere) and writes ``root/catalog.duckdb`` with
 
-* ``runs`` — one row per run: ``run_id`` (the content hash of :func:`cnsim.sweep.run_id_of`),
+* ``runs`` — one row per run: ``run_id`` (the content hash of :func:`cnsim.rundir.run_id_of`),
   ``sweep``, ``sweep_dir``, ``scenario``, ``scheme``, ``seed``, ``status`` (``ok``/``failed``),
   ``error``, ``path`` (absolute), ``params`` (JSON of the swept keys), ``summary`` and
   ``manifest`` (JSON), and every scalar summary metric as a column named by its dotted key
@@ -30,7 +30,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .results import SERIES_KINDS
-from .sweep import ERROR_FILE, PARAMS_FILE, flatten, rows_table
+from .rundir import ERROR_FILE, MANIFEST_FILE, PARAMS_FILE, SCENARIO_FILE, SUMMARY_FILE, SWEEP_PLAN_FILE, find_run_folders, flatten, read_json, rows_table, run_id_of
 
 __all__ = ["CATALOG_FILE", "build", "connect", "runs", "find_run_folders"]
 
@@ -38,41 +38,22 @@ CATALOG_FILE = "catalog.duckdb"
 _MAP_KEYS = ("throughput_gbps.per_node.", "throughput_gbps.per_flow.")
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def find_run_folders(root: Path) -> list[Path]:
-    """Run folders under ``root`` (a folder with summary.json or a sweep's error.json), sorted."""
-    found: list[Path] = []
-    for here, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "series")
-        if "summary.json" in files or (ERROR_FILE in files and PARAMS_FILE in files):
-            found.append(Path(here))
-            dirs[:] = []
-    return sorted(found)
-
-
 def _content_id(folder: Path, scenario_id: str | None) -> str:
     """The content hash of a run folder that was not written by a sweep (``cnsim run``)."""
     from .scenario import Scenario
-    from .sweep import run_id_of
 
     try:
-        doc = tomllib.loads((folder / "scenario.toml").read_text(encoding="utf-8"))
+        doc = tomllib.loads((folder / SCENARIO_FILE).read_text(encoding="utf-8"))
         return run_id_of(Scenario(doc, scenario_id or folder.name, str(folder)))
     except Exception:  # noqa: BLE001 - a folder from another version: index it by name
         return folder.name
 
 
 def _run_row(folder: Path, root: Path) -> dict[str, Any]:
-    params = _read_json(folder / PARAMS_FILE) or {}
-    summary = _read_json(folder / "summary.json")
-    error = _read_json(folder / ERROR_FILE)
-    manifest = _read_json(folder / "manifest.json") or {}
+    params = read_json(folder / PARAMS_FILE) or {}
+    summary = read_json(folder / SUMMARY_FILE)
+    error = read_json(folder / ERROR_FILE)
+    manifest = read_json(folder / MANIFEST_FILE) or {}
     sweep_dir = folder.parent.parent if folder.parent.name == "runs" and PARAMS_FILE in os.listdir(folder) else None
     row: dict[str, Any] = {
         "run_id": params.get("run_id") or _content_id(folder, (summary or {}).get("scenario")),
@@ -98,8 +79,8 @@ def _run_row(folder: Path, root: Path) -> dict[str, Any]:
 
 def _sweep_rows(root: Path) -> list[dict[str, Any]]:
     rows = []
-    for path in sorted(root.rglob("sweep.json")):
-        doc = _read_json(path) or {}
+    for path in sorted(root.rglob(SWEEP_PLAN_FILE)):
+        doc = read_json(path) or {}
         spec = doc.get("spec") or {}
         rows.append(
             {

@@ -200,30 +200,29 @@ def _progress_bar(total_ps: int, quiet: bool) -> tuple[Any, Any]:
     return bar, update
 
 
+#: the metrics of the terminal summary of `cnsim run` (labels: cnsim.labels)
+_RUN_TABLE = ("aggregate", "hot_port", "q_mean", "drops", "paused_fraction", "jain")
+
+
 def _summary_table(result: Any, out: Path | None) -> Table:
+    from .labels import METRICS, fmt, summary_value
+
     s = result.summary
-    thr = s.get("throughput_gbps", {}) or {}
-    hot_q = ((s.get("queue_bytes", {}) or {}).get("hot", {}) or {}).get("mean")
-    drops = (s.get("drops", {}) or {}).get("frames")
     window = s.get("window_s") or []
     table = Table(title=f"{result.scenario.id} — scheme {s.get('scheme')}, seed {s.get('seed')}", show_header=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
-
-    def num(value: Any, fmt: str) -> str:
-        return "n/a" if value is None else format(value, fmt)
-
     if len(window) == 2:
         table.add_row("window", f"[{window[0]:g}, {window[1]:g}] s")
-    table.add_row("aggregate throughput", f"{num(thr.get('aggregate'), '.3f')} Gb/s")
-    table.add_row(f"hot-port throughput ({result.scenario.resolved.hot_port})", f"{num(thr.get('hot_port'), '.3f')} Gb/s")
-    table.add_row("hot queue mean", f"{num(None if hot_q is None else hot_q / 1000, '.1f')} KB")
-    table.add_row("drops (frames, whole run)", num(drops, "d") if isinstance(drops, int) else num(drops, ".0f"))
-    table.add_row("paused fraction", num(s.get("paused_fraction"), ".4f"))
-    fairness = s.get("fairness") or {}
-    if fairness.get("jain") is not None:
-        table.add_row("Jain fairness (vs max-min)", num(fairness.get("jain"), ".4f"))
-    table.add_row("wall time", f"{num(result.manifest.get('wall_s'), '.2f')} s")
+    for name in _RUN_TABLE:
+        label, key, scale = METRICS[name]
+        value = summary_value(s, key, scale)
+        if name == "jain" and value is None:
+            continue  # no flows to compare with their max-min share
+        if name == "hot_port":
+            label = f"{label}, {result.scenario.resolved.hot_port}"
+        table.add_row(label, fmt(value))
+    table.add_row("wall time", f"{fmt(result.manifest.get('wall_s'))} s")
     if out is not None:
         table.add_row("results", str(out))
     return table
@@ -353,8 +352,10 @@ def sweep(
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
-        from .report import write_sweep_report
+        from .report import write_run_reports, write_sweep_report
 
+        if plots:
+            write_run_reports(folder / "runs")
         write_sweep_report(folder)
         if not quiet:
             typer.echo(
@@ -415,7 +416,7 @@ def report(
     folder: Path = typer.Argument(..., metavar="DIR", help="A run, sweep or reproduction folder."),
 ) -> None:
     """(Re)build DIR/report.html from the results on disk."""
-    from .report import build_report
+    from .rebuild import build_report
 
     with _guard():
         path = build_report(folder)

@@ -1,7 +1,7 @@
 """Where the runs of a sweep execute (DESIGN.md principle 7; issue "Executors").
 
 One interface, ``map_runs(tasks) -> iterator of RunOutcome`` in completion order, and one worker
-function, :func:`cnsim.sweep.execute_run`, which writes the run folder itself. The coordinator
+function, :func:`cnsim.runtask.execute_run`, which writes the run folder itself. The coordinator
 never sees result arrays, only outcomes, so every executor produces the same files:
 
 * :class:`LocalExecutor` — a pool on this machine, by default one worker per core. ``kind =
@@ -32,7 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .errors import ScenarioError
-from .sweep import RunOutcome, RunTask, execute_run, record_failure
+from .runtask import RunOutcome, RunTask, execute_run, record_failure
 
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor", "default_workers"]
 

@@ -12,16 +12,27 @@ canvas is used (no pyplot, no global backend switch), so plotting is safe in any
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .scenario import Scenario
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from .results import Result
+
+class Result(Protocol):
+    """What a figure reads of a run (a :class:`cnsim.Result`, in memory or loaded from its
+    folder): its scenario, its summary, the max-min shares of its flows and its series."""
+
+    scenario: Scenario
+    summary: dict[str, Any]
+    fair_gbps: dict[str, float]
+
+    def series(self, kind: str) -> Any: ...
 
 __all__ = ["save_figures", "FIGURES"]
 

@@ -26,6 +26,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .fairness import fair_shares, fairness_metrics
+from .labels import HEADLINE, fmt, summary_value
+from .plots import figure_png, save_figures
+from .rundir import MANIFEST_FILE, SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE, read_json
 from .scenario import Scenario
 
 __all__ = ["Result", "SERIES_KINDS", "build_summary", "decode_series", "dump_json"]
@@ -134,6 +137,8 @@ class Result:
         self.raw_series: dict[str, Any] = dict(series or {})
         self.manifest: dict[str, Any] = dict(manifest or {})
         self.fair_gbps: dict[str, float] = dict(fair_gbps or {})
+        #: the run folder this result was loaded from (its series are read from there)
+        self.folder: Path | None = None
 
     @classmethod
     def from_engine(cls, scenario: Scenario, engine: dict[str, Any], manifest: dict[str, Any] | None = None) -> Result:
@@ -143,13 +148,34 @@ class Result:
         summary, fair = build_summary(scenario, engine_summary)
         return cls(scenario, summary, engine.get("series", {}), manifest, fair)
 
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str]) -> Result:
+        """The result of a run folder written by :meth:`save` (series read on demand)."""
+        import tomllib
+
+        folder = Path(folder)
+        summary = read_json(folder / SUMMARY_FILE)
+        if not isinstance(summary, dict):
+            raise ValueError(f"{folder}: no readable {SUMMARY_FILE}: not a complete run folder")
+        doc = tomllib.loads((folder / SCENARIO_FILE).read_text(encoding="utf-8"))
+        scen = Scenario(doc, str(summary.get("scenario") or folder.name), str(folder))
+        _, fair = build_summary(scen, summary)
+        result = cls(scen, summary, {}, read_json(folder / MANIFEST_FILE) or {}, fair)
+        result.folder = folder
+        return result
+
     @property
     def kinds(self) -> list[str]:
-        """Series kinds the engine returned."""
+        """Series kinds the engine returned (or the run folder holds)."""
+        if self.folder is not None:
+            return [k for k in SERIES_KINDS if (self.folder / SERIES_DIR / f"{k}.parquet").is_file()]
         return [k for k in SERIES_KINDS if k in self.raw_series]
 
     def series(self, kind: str) -> pa.Table:
         """A long-format pyarrow table of series ``kind`` (empty if the engine gave none)."""
+        if self.folder is not None and kind not in self.raw_series:
+            path = self.folder / SERIES_DIR / f"{kind}.parquet"
+            return pq.read_table(path) if path.is_file() else decode_series(kind, None)
         return decode_series(kind, self.raw_series.get(kind))
 
     def delivered_frames(self) -> float:
@@ -166,15 +192,13 @@ class Result:
     def save(self, directory: str | os.PathLike[str], plots: bool = True) -> Path:
         """Write the run folder; returns its path."""
         out = Path(directory)
-        (out / "series").mkdir(parents=True, exist_ok=True)
-        (out / "scenario.toml").write_text(self.scenario.to_toml(), encoding="utf-8")
-        (out / "summary.json").write_text(dump_json(self.summary), encoding="utf-8")
-        (out / "manifest.json").write_text(dump_json(self.manifest), encoding="utf-8")
+        (out / SERIES_DIR).mkdir(parents=True, exist_ok=True)
+        (out / SCENARIO_FILE).write_text(self.scenario.to_toml(), encoding="utf-8")
+        (out / SUMMARY_FILE).write_text(dump_json(self.summary), encoding="utf-8")
+        (out / MANIFEST_FILE).write_text(dump_json(self.manifest), encoding="utf-8")
         for kind in self.kinds:
-            pq.write_table(self.series(kind), out / "series" / f"{kind}.parquet")
+            pq.write_table(self.series(kind), out / SERIES_DIR / f"{kind}.parquet")
         if plots:
-            from .plots import save_figures
-
             save_figures(self, out)
         return out
 
@@ -185,9 +209,6 @@ class Result:
         """Jupyter's view: the headline metrics of the window and the throughput and queue figures."""
         import base64
         import html
-
-        from .plots import figure_png
-        from .report import HEADLINE, fmt, summary_value
 
         s = self.summary
         head = (

@@ -32,18 +32,14 @@ not stop the sweep; failed runs are retried on the next start.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
 import itertools
-import json
 import os
 import shutil
-import threading
 import time
 import tomllib
-import traceback
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -53,7 +49,9 @@ import pyarrow.parquet as pq
 
 from .errors import ScenarioError, format_value
 from .results import dump_json
-from .scenario import Scenario, load, scenarios
+from .rundir import SWEEP_PLAN_FILE, SWEEP_TABLE_FILE, TMP_PREFIX, flatten, read_run, rows_table, run_complete, run_id_of
+from .runtask import RunOutcome, RunTask, execute_run, params_doc
+from .scenario import load, scenarios
 
 __all__ = [
     "SweepSpec",
@@ -71,10 +69,6 @@ __all__ = [
 ]
 
 _SPEC_KEYS = ("name", "base", "seeds", "set", "axes", "zip", "description")
-_TMP_PREFIX = ".tmp-"
-#: files of a run folder written by a sweep (besides the run folder of contract "A run folder")
-PARAMS_FILE = "params.json"
-ERROR_FILE = "error.json"
 
 
 # ------------------------------------------------------------------------------------------
@@ -260,38 +254,6 @@ def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | No
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass
-class RunTask:
-    """One run of a sweep: everything a worker needs (picklable, no open files)."""
-
-    run_id: str
-    base: str
-    overrides: dict[str, Any]
-    seed: int
-    params: dict[str, Any]
-    index: int
-    runs_dir: str
-    sweep: str
-    plots: bool = False
-
-
-@dataclass
-class RunOutcome:
-    """What a worker reports back (the run folder holds the results)."""
-
-    run_id: str
-    status: str  # "ok" | "failed" | "interrupted"
-    error: str | None = None
-    wall_s: float = 0.0
-
-
-def run_id_of(scen: Scenario) -> str:
-    """Content hash of the resolved scenario and seed: sha256 of the sorted core config + id."""
-    core = scen.lower()
-    canonical = json.dumps({"scenario": scen.id, "seed": core.get("seed"), "core": core}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
-
-
 def points(spec: SweepSpec) -> list[dict[str, Any]]:
     """The parameter points (without seeds), grid axes in order then the zip group."""
     grid = [[(k, v) for v in values] for k, values in spec.axes.items()]
@@ -343,168 +305,8 @@ def expand(spec: SweepSpec, runs_dir: Union[str, Path] = "runs", plots: bool = F
 
 
 # ------------------------------------------------------------------------------------------
-# One run (executed on a worker: thread, process or Dask worker)
-# ------------------------------------------------------------------------------------------
-
-
-def _params_doc(task: RunTask) -> dict[str, Any]:
-    return {
-        "run_id": task.run_id,
-        "sweep": task.sweep,
-        "base": task.base,
-        "seed": task.seed,
-        "index": task.index,
-        "params": task.params,
-        "overrides": task.overrides,
-    }
-
-
-def run_complete(folder: Path) -> bool:
-    """A finished run folder: its summary.json reads as a JSON object (a truncated or
-    corrupted file, or a folder without one, is not finished)."""
-    summary = _read_json(folder / "summary.json")
-    return isinstance(summary, dict) and "scenario" in summary
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Rename the completed temporary folder into place (replacing a failed attempt)."""
-    if final.exists():
-        if run_complete(final):  # someone else completed it: keep theirs
-            shutil.rmtree(tmp, ignore_errors=True)
-            return
-        shutil.rmtree(final, ignore_errors=True)
-    os.replace(tmp, final)
-
-
-def execute_run(task: RunTask, stop: threading.Event | None = None) -> RunOutcome:
-    """Run one task into ``runs_dir/<run_id>/`` (temporary folder, renamed when complete).
-
-    A failure is written as a run folder with ``error.json`` and reported, never raised; an
-    interruption (``stop`` set, Ctrl-C) leaves nothing behind and reports ``"interrupted"``.
-    """
-    from .runner import prepare, run
-
-    runs = Path(task.runs_dir)
-    final = runs / task.run_id
-    tmp = runs / f"{_TMP_PREFIX}{task.run_id}-{uuid.uuid4().hex[:8]}"
-    started = time.perf_counter()
-
-    def progress(_now: int, _total: int) -> None:
-        if stop is not None and stop.is_set():
-            raise KeyboardInterrupt
-
-    try:
-        scen = prepare(task.base, task.overrides, task.seed)
-        result = run(scen, progress=progress if stop is not None else None)
-        result.save(tmp, plots=task.plots)
-        (tmp / PARAMS_FILE).write_text(dump_json(_params_doc(task)), encoding="utf-8")
-        if task.plots:
-            from .report import write_run_report
-
-            write_run_report(tmp)
-        _publish(tmp, final)
-        return RunOutcome(task.run_id, "ok", None, time.perf_counter() - started)
-    except KeyboardInterrupt:
-        shutil.rmtree(tmp, ignore_errors=True)
-        return RunOutcome(task.run_id, "interrupted", "interrupted", time.perf_counter() - started)
-    except Exception as err:  # recorded, never stops the sweep
-        message = f"{type(err).__name__}: {err}"
-        record_failure(task, message, traceback.format_exc(), tmp=tmp)
-        return RunOutcome(task.run_id, "failed", message, time.perf_counter() - started)
-
-
-def record_failure(task: RunTask, message: str, trace: str = "", tmp: Path | None = None) -> None:
-    """Write a failed run's folder: params.json, error.json and the scenario when it resolves."""
-    runs = Path(task.runs_dir)
-    tmp = tmp or runs / f"{_TMP_PREFIX}{task.run_id}-{uuid.uuid4().hex[:8]}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / PARAMS_FILE).write_text(dump_json(_params_doc(task)), encoding="utf-8")
-    (tmp / ERROR_FILE).write_text(dump_json({"error": message, "traceback": trace}), encoding="utf-8")
-    try:
-        from .runner import prepare
-
-        (tmp / "scenario.toml").write_text(prepare(task.base, task.overrides, task.seed).to_toml(), encoding="utf-8")
-    except Exception:  # noqa: BLE001 - the error is what we record
-        pass
-    _publish(tmp, runs / task.run_id)
-
-
-# ------------------------------------------------------------------------------------------
 # The sweep table
 # ------------------------------------------------------------------------------------------
-
-
-def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested dicts → dotted keys (lists kept as values)."""
-    out: dict[str, Any] = {}
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            dotted = f"{prefix}.{key}" if prefix else str(key)
-            if isinstance(value, dict):
-                out.update(flatten(value, dotted))
-            else:
-                out[dotted] = value
-    return out
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def read_run(folder: Path) -> dict[str, Any] | None:
-    """One row of a sweep table from a run folder (None for a folder that is not a run)."""
-    params = _read_json(folder / PARAMS_FILE) or {}
-    summary = _read_json(folder / "summary.json")
-    error = _read_json(folder / ERROR_FILE)
-    if summary is None and error is None:
-        return None
-    row: dict[str, Any] = {
-        "run_id": params.get("run_id", folder.name),
-        "sweep": params.get("sweep"),
-        "seed": params.get("seed", (summary or {}).get("seed")),
-        "status": "ok" if summary is not None else "failed",
-        "error": None if summary is not None else (error or {}).get("error"),
-    }
-    for key, value in (params.get("params") or {}).items():
-        row[key] = value
-    if summary is not None:
-        for key, value in flatten(summary).items():
-            if key not in ("seed",):
-                row[key] = value
-        manifest = _read_json(folder / "manifest.json") or {}
-        for key in ("wall_s", "sim_s_per_wall_s", "events_per_s", "peak_rss_bytes", "host"):
-            if key in manifest:
-                row[f"manifest.{key}"] = manifest[key]
-    return row
-
-
-def _column(values: list[Any]) -> pa.Array:
-    """One column with a single type: numbers stay numbers; mixed with text, all text."""
-    present = [v for v in values if v is not None]
-    if any(isinstance(v, str) for v in present) and not all(isinstance(v, str) for v in present):
-        values = [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]
-    elif any(isinstance(v, (dict, list)) for v in present) and not all(isinstance(v, list) for v in present):
-        values = [None if v is None else json.dumps(v, sort_keys=True) for v in values]
-    elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        if any(isinstance(v, float) for v in present):
-            values = [None if v is None else float(v) for v in values]
-    try:
-        return pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], type=pa.string())
-
-
-def rows_table(rows: list[dict[str, Any]], first: Iterable[str] = ()) -> pa.Table:
-    """Rows (dicts) → a table with the union of columns, ``first`` columns leading."""
-    order: dict[str, None] = dict.fromkeys(first)
-    for row in rows:
-        order.update(dict.fromkeys(row))
-    columns = {name: _column([row.get(name) for row in rows]) for name in order}
-    return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
 
 
 def rebuild_table(out: Path, tasks: list[RunTask] | None = None) -> pa.Table:
@@ -530,7 +332,7 @@ def rebuild_table(out: Path, tasks: list[RunTask] | None = None) -> pa.Table:
     table = rows_table(rows, ["run_id", "sweep", "seed", *keys, "status", "error"])
     tmp = out / f".sweep.parquet.{uuid.uuid4().hex[:8]}"
     pq.write_table(table, tmp)
-    os.replace(tmp, out / "sweep.parquet")
+    os.replace(tmp, out / SWEEP_TABLE_FILE)
     return table
 
 
@@ -565,7 +367,7 @@ def clean_stale(runs: Path) -> None:
     """Remove temporary folders left by an interrupted or killed coordinator."""
     if runs.is_dir():
         for p in runs.iterdir():
-            if p.name.startswith(_TMP_PREFIX) and p.is_dir():
+            if p.name.startswith(TMP_PREFIX) and p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
 
 
@@ -593,8 +395,8 @@ def run_sweep(
     tasks = expand(spec, runs, plots=plots)
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
-    (out / "sweep.json").write_text(
-        dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [_params_doc(t) for t in tasks]}), encoding="utf-8"
+    (out / SWEEP_PLAN_FILE).write_text(
+        dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [params_doc(t) for t in tasks]}), encoding="utf-8"
     )
     unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
     todo = [t for t in unique if not run_complete(runs / t.run_id)]

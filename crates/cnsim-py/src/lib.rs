@@ -9,9 +9,9 @@
 //! a bug, caught here so that it never unwinds into Python).
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cnsim_core::{run_json, Error, RunControl};
+use cnsim_core::{Error, RunControl, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -36,9 +36,11 @@ create_exception!(
     "An internal error of the engine (a core config off the schema, or a panic): a bug."
 );
 
+/// One run: the engine is built once, in the constructor (so that bad input fails before a
+/// thread is started), and consumed by `run()`.
 #[pyclass(frozen)]
 struct Simulation {
-    config: String,
+    sim: Mutex<Option<Simulator>>,
     ctl: Arc<RunControl>,
 }
 
@@ -46,21 +48,28 @@ struct Simulation {
 impl Simulation {
     #[new]
     fn new(config: String) -> PyResult<Self> {
-        // validate eagerly so that bad input fails before a thread is started
-        guarded(|| {
-            let cfg = cnsim_core::CoreConfig::from_json(&config)?;
-            cnsim_core::Simulator::new(&cfg).map(drop)
-        })?;
+        let sim = guarded(|| Simulator::new(&cnsim_core::CoreConfig::from_json(&config)?))?;
         Ok(Simulation {
-            config,
+            sim: Mutex::new(Some(sim)),
             ctl: Arc::new(RunControl::default()),
         })
     }
 
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let config = self.config.clone();
+        let sim = self
+            .sim
+            .lock()
+            .map_err(|_| EngineError::new_err("the simulation's lock is poisoned"))?
+            .take()
+            .ok_or_else(|| EngineError::new_err("this Simulation has already run; build a new one"))?;
         let ctl = self.ctl.clone();
-        let result = py.allow_threads(move || guarded(|| run_json(&config, &ctl)))?;
+        let result = py.allow_threads(move || {
+            guarded(move || {
+                let mut sim = sim;
+                sim.run(&ctl)?;
+                Ok(sim.finish())
+            })
+        })?;
         let out = PyDict::new(py);
         out.set_item(
             "summary",

@@ -5,8 +5,7 @@ One page per run folder, per sweep folder and per reproduced deck: the figures (
 loads nothing from the network and runs no script but a three-line check that records whether
 every figure decoded (``data-figures-loaded`` on ``<body>``, read by the browser test).
 
-:func:`build_report` picks the kind from what the folder holds: ``deck.json`` (a reproduction,
-:mod:`cnsim.reproduce`), ``sweep.json`` (a sweep), or ``summary.json`` (a run). The page model
+:func:`cnsim.rebuild.build_report` picks the kind from what a folder holds. The page model
 is plain data (:class:`Page`, :class:`Section`), rendered by one Jinja2 template
 (``templates/report.html.j2``).
 """
@@ -16,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +23,10 @@ from typing import Any, Union
 import pyarrow.parquet as pq
 
 from .._version import __version__
-from ..errors import ScenarioError
+from ..labels import HEADLINE, fmt, scaled, summary_value
+from ..plots import FIGURES, save_figures
+from ..results import Result
+from ..rundir import REPORT_FILE, SERIES_DIR, find_run_folders, flatten, read_json, run_complete
 
 __all__ = [
     "Figure",
@@ -36,7 +37,7 @@ __all__ = [
     "render",
     "write_page",
     "figure",
-    "build_report",
+    "write_run_reports",
     "write_run_report",
     "write_sweep_report",
     "summary_rows",
@@ -44,7 +45,6 @@ __all__ = [
     "REPORT_FILE",
 ]
 
-REPORT_FILE = "report.html"
 
 
 @dataclass
@@ -134,70 +134,8 @@ def write_page(page: Page, path: Union[str, Path]) -> Path:
 # ------------------------------------------------------------------------------------------
 
 
-def fmt(value: Any) -> str:
-    """A table cell: numbers with 4–5 significant digits, None as a dash."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    if isinstance(value, float):
-        if value != value:
-            return "–"
-        if value == 0:
-            return "0"
-        if abs(value) >= 1e5 or abs(value) < 1e-3:
-            return f"{value:.4g}"
-        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 10 else f"{value:,.3f}".rstrip("0").rstrip(".")
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(fmt(v) for v in value) + "]"
-    return str(value)
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-#: (label, dotted summary key, scale) of the headline metrics shown in run and sweep tables
-HEADLINE: list[tuple[str, str, float]] = [
-    ("aggregate (Gb/s)", "throughput_gbps.aggregate", 1.0),
-    ("hot port (Gb/s)", "throughput_gbps.hot_port", 1.0),
-    ("hot queue mean (KB)", "queue_bytes.hot.mean", 1e-3),
-    ("hot queue max (KB)", "queue_bytes.hot.max", 1e-3),
-    ("hot queue std (KB)", "queue_bytes.hot.std", 1e-3),
-    ("drops (frames)", "drops.frames", 1.0),
-    ("paused fraction", "paused_fraction", 1.0),
-    ("CM (Mb/s)", "cm.mbps", 1.0),
-    ("Jain", "fairness.jain", 1.0),
-]
-
-
-def _get(summary: dict[str, Any], dotted: str) -> Any:
-    cur: Any = summary
-    for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
-
-
-def _scaled(value: Any, scale: float) -> Any:
-    return value * scale if isinstance(value, (int, float)) and not isinstance(value, bool) and scale != 1.0 else value
-
-
-def summary_value(summary: dict[str, Any], dotted: str, scale: float = 1.0) -> Any:
-    """The value at a dotted key of summary.json, scaled as in :data:`HEADLINE` (None if absent)."""
-    return _scaled(_get(summary, dotted), scale)
-
-
 def summary_rows(summary: dict[str, Any]) -> list[list[Any]]:
     """summary.json as (key, value) rows; per-node and per-flow maps as one row each entry."""
-    from ..sweep import flatten
-
     return [[key, fmt(value)] for key, value in flatten(summary).items()]
 
 
@@ -206,40 +144,14 @@ def summary_rows(summary: dict[str, Any]) -> list[list[Any]]:
 # ------------------------------------------------------------------------------------------
 
 
-class _FolderResult:
-    """Just enough of :class:`cnsim.Result` for :mod:`cnsim.plots`, read from a run folder."""
-
-    def __init__(self, folder: Path, summary: dict[str, Any]) -> None:
-        from ..results import Result, build_summary
-        from ..scenario import Scenario
-
-        doc = tomllib.loads((folder / "scenario.toml").read_text(encoding="utf-8"))
-        scen = Scenario(doc, str(summary.get("scenario") or folder.name), str(folder))
-        _, fair = build_summary(scen, summary)
-        self._folder = folder
-        self._result = Result(scen, summary, {}, {}, fair)
-        self.scenario = scen
-        self.summary = summary
-        self.fair_gbps = fair
-
-    def series(self, kind: str) -> Any:
-        from ..results import decode_series
-
-        path = self._folder / "series" / f"{kind}.parquet"
-        return pq.read_table(path) if path.is_file() else decode_series(kind, None)
-
-
 def ensure_run_figures(folder: Path, draw: bool = True) -> list[Path]:
     """The run's default figures: those in the folder, else (with ``draw``) drawn from its series."""
-    from ..plots import FIGURES, save_figures
-
     existing = [folder / name for name in FIGURES if (folder / name).is_file()]
     if existing or not draw:
         return existing
-    summary = _read_json(folder / "summary.json")
-    if summary is None or not (folder / "series").is_dir():
+    if not run_complete(folder) or not (folder / SERIES_DIR).is_dir():
         return []
-    return save_figures(_FolderResult(folder, summary), folder)  # type: ignore[arg-type]
+    return save_figures(Result.load(folder), folder)
 
 
 _CAPTIONS = {
@@ -251,10 +163,10 @@ _CAPTIONS = {
 
 def run_page(folder: Path, draw: bool = True) -> Page:
     """The page of one run folder."""
-    summary = _read_json(folder / "summary.json")
-    params = _read_json(folder / "params.json") or {}
-    error = _read_json(folder / "error.json")
-    manifest = _read_json(folder / "manifest.json") or {}
+    summary = read_json(folder / "summary.json")
+    params = read_json(folder / "params.json") or {}
+    error = read_json(folder / "error.json")
+    manifest = read_json(folder / "manifest.json") or {}
     title = f"{(summary or {}).get('scenario') or params.get('base') or folder.name}"
     subtitle = []
     if summary:
@@ -271,8 +183,8 @@ def run_page(folder: Path, draw: bool = True) -> Page:
         if not figs:
             sec.text.append("No figures: the run folder has no series (or figures were not requested).")
         page.sections.append(sec)
-        headline = [[label, fmt(_scaled(_get(summary, key), scale))] for label, key, scale in HEADLINE]
-        per_flow = _get(summary, "throughput_gbps.per_flow") or {}
+        headline = [[label, fmt(summary_value(summary, key, scale))] for label, key, scale in HEADLINE]
+        per_flow = summary_value(summary, "throughput_gbps.per_flow") or {}
         tables = [Table("Headline metrics (measurement window)", ["metric", "value"], headline)]
         if per_flow:
             tables.append(Table("Per-flow throughput (Gb/s)", ["flow", "Gb/s"], [[k, fmt(v)] for k, v in per_flow.items()]))
@@ -306,13 +218,13 @@ def sweep_table(table: Any, keys: list[str], limit: int = 400) -> Table:
     data = table.to_pylist()[:limit]
     for r in data:
         row = [r.get("run_id"), *[fmt(r.get(k)) for k in keys], fmt(r.get("seed")), r.get("status") if r.get("status") == "ok" else f"failed: {r.get('error')}"]
-        row += [fmt(_scaled(r.get(key), scale)) for _label, key, scale in HEADLINE if key in names]
+        row += [fmt(scaled(r.get(key), scale)) for _label, key, scale in HEADLINE if key in names]
         rows.append(row)
     return Table(f"Runs ({table.num_rows})", cols, rows, text_columns=[0, *range(1, len(keys) + 1), len(keys) + 2])
 
 
 def sweep_page(folder: Path) -> Page:
-    plan = _read_json(folder / "sweep.json") or {}
+    plan = read_json(folder / "sweep.json") or {}
     spec = plan.get("spec") or {}
     keys = [*(spec.get("axes") or {}), *(spec.get("zip") or {})]
     page = Page(
@@ -337,20 +249,7 @@ def write_sweep_report(folder: Union[str, Path]) -> Path:
     return write_page(sweep_page(folder), folder / REPORT_FILE)
 
 
-def build_report(folder: Union[str, Path]) -> Path:
-    """(Re)build ``folder/report.html`` from results on disk (a deck, a sweep or a run folder)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ScenarioError(f"{folder}: no such folder (give a run, sweep or reproduction folder)")
-    if (folder / "deck.json").is_file():
-        from ..reproduce import write_deck_report
-
-        return write_deck_report(folder)
-    if (folder / "sweep.json").is_file():
-        return write_sweep_report(folder)
-    if (folder / "summary.json").is_file() or (folder / "error.json").is_file():
-        return write_run_report(folder)
-    raise ScenarioError(
-        f"{folder}: not a results folder: it holds no deck.json (a reproduction), sweep.json (a sweep) "
-        "or summary.json (a run)"
-    )
+def write_run_reports(folder: Union[str, Path]) -> list[Path]:
+    """``report.html`` in every run folder under ``folder`` that has none yet (a sweep's runs,
+    after ``cnsim sweep --plots``: the sweep engine itself draws no pages)."""
+    return [write_run_report(run) for run in find_run_folders(Path(folder)) if not (run / REPORT_FILE).is_file()]

@@ -187,7 +187,8 @@ def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -
 
 def write_deck_report(folder: Union[str, Path]) -> Path:
     """(Re)write ``folder/report.html`` of a reproduction from its deck.json and figures."""
-    from ..report import Block, Page, Section, Table, figure, fmt, write_page
+    from ..labels import fmt
+    from ..report import Block, Page, Section, Table, figure, write_page
 
     folder = Path(folder)
     doc = json.loads((folder / "deck.json").read_text(encoding="utf-8"))

@@ -29,6 +29,9 @@ import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..labels import METRICS, fmt
+from ..results import Result
+
 __all__ = [
     "Point",
     "Labeler",
@@ -139,29 +142,6 @@ def _seconds(value: Any) -> float:
     from ..units import parse_time
 
     return parse_time(value) / 1e12 if isinstance(value, str) else float(value)
-
-
-#: (label, dotted summary key, scale) used by tables and metric figures
-METRICS: dict[str, tuple[str, str, float]] = {
-    "aggregate": ("aggregate (Gb/s)", "throughput_gbps.aggregate", 1.0),
-    "hot_port": ("hot port (Gb/s)", "throughput_gbps.hot_port", 1.0),
-    "q_mean": ("hot queue mean (KB)", "queue_bytes.hot.mean", 1e-3),
-    "q_std": ("hot queue std (KB)", "queue_bytes.hot.std", 1e-3),
-    "q_max": ("hot queue max (KB)", "queue_bytes.hot.max", 1e-3),
-    "drops": ("drops (frames)", "drops.frames", 1.0),
-    "paused": ("% time paused", "paused_fraction", 100.0),
-    "cm_mbps": ("CM overhead (Mb/s)", "cm.mbps", 1.0),
-    "cm_frames": ("CM frames", "cm.frames", 1.0),
-    "jain": ("Jain (vs max-min)", "fairness.jain", 1.0),
-    "maxmin_err": ("max-min rel. error", "fairness.maxmin_rel_error", 1.0),
-    "underrun": ("hot-port underrun", "underrun", 1.0),
-    "util": ("bottleneck utilisation", "bottleneck_utilisation", 1.0),
-    "completed": ("completed flows", "fct_ms.completed", 1.0),
-    "incomplete": ("incomplete flows", "fct_ms.incomplete", 1.0),
-    "fct_mean": ("FCT mean (ms)", "fct_ms.mean", 1.0),
-    "fct_p99": ("FCT p99 (ms)", "fct_ms.p99", 1.0),
-    "src_drops": ("source drops (frames)", "source_drops.frames", 1.0),
-}
 
 
 def _legend(point: Point, keys: list[str], labeler: Labeler) -> str:
@@ -312,8 +292,6 @@ class FlowFigure:
     proportional: bool = False
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
-        from ..report import _FolderResult
-
         pts = [p for p in points if p.ok]
         seeds = sorted({p.row.get("seed") for p in pts})
         pts = [p for p in pts if p.row.get("seed") == (seeds[0] if seeds else None)]
@@ -337,7 +315,7 @@ class FlowFigure:
         drew: set[str] = set()
         for j, p in enumerate(pts):
             try:
-                fair, prop = self._shares(_FolderResult(p.folder, json.loads((p.folder / "summary.json").read_text())))
+                fair, prop = self._shares(Result.load(p.folder))
             except Exception:  # noqa: BLE001 - a figure without its reference line is still useful
                 fair, prop = {}, {}
             for refs, style, label in ((fair, "--", "max-min fair share"), (prop, ":", "proportional share")):
@@ -411,7 +389,6 @@ class SummaryTable:
     per_flow: bool = False
 
     def rows(self, points: list[Point], keys: list[str], labeler: Labeler) -> tuple[list[str], list[list[str]]]:
-        from ..report import fmt
 
         flows: list[str] = []
         if self.per_flow:

@@ -31,7 +31,9 @@ class Scenario:
         self._doc: dict[str, Any] = copy.deepcopy(doc)
         self._scheme: Any = None  # --set cm.scheme
         self._cm_set: dict[str, Any] = {}  # --set cm.<param>
+        # the resolution and the core config are computed once and kept until the next edit
         self._resolved: Resolved | None = None
+        self._core: dict[str, Any] | None = None
 
     # ---- editing ------------------------------------------------------------------------
 
@@ -39,6 +41,8 @@ class Scenario:
         other = Scenario(self._doc, self.id, self.source)
         other._scheme = self._scheme
         other._cm_set = copy.deepcopy(self._cm_set)
+        # an unedited copy is the same scenario: it shares the (never mutated) resolution
+        other._resolved, other._core = self._resolved, self._core
         return other
 
     def set(self, key: str, value: Any) -> Scenario:
@@ -52,6 +56,7 @@ class Scenario:
         else:
             assign(self._doc, path, value, key)
         self._resolved = None
+        self._core = None
         return self
 
     def set_many(self, overrides: dict[str, Any] | None) -> Scenario:
@@ -130,8 +135,10 @@ class Scenario:
     # ---- output -------------------------------------------------------------------------
 
     def lower(self) -> dict[str, Any]:
-        """The core config of docs/core-config.md (a JSON-ready dict)."""
-        return lower_core(self.resolved, self.id)
+        """The core config of docs/core-config.md (a JSON-ready dict; a fresh copy each call)."""
+        if self._core is None:
+            self._core = lower_core(self.resolved, self.id)
+        return copy.deepcopy(self._core)
 
     def core_json(self) -> str:
         """The core config as the JSON text the engine reads."""

@@ -1,0 +1,166 @@
+"""The run folder, the one layout every part of cnsim reads and writes (contract "A run folder"):
+its file names, reading its JSON files, whether a run is complete, its content id, and the
+rows a sweep table or the catalog is made of. `cnsim run`, the sweep engine, the catalog, the
+reports and the deck reproductions all go through here.
+
+A run folder holds ``scenario.toml``, ``summary.json``, ``manifest.json``, ``series/*.parquet``
+(and, drawn on request, figures and ``report.html``); a sweep's run folders
+(``<sweep>/runs/<run_id>/``) add ``params.json`` and, for a failed run, ``error.json``. A sweep
+folder holds ``sweep.json`` (the plan) and ``sweep.parquet`` (the table).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .scenario import Scenario
+
+__all__ = [
+    "SUMMARY_FILE",
+    "MANIFEST_FILE",
+    "SCENARIO_FILE",
+    "PARAMS_FILE",
+    "ERROR_FILE",
+    "SERIES_DIR",
+    "REPORT_FILE",
+    "SWEEP_PLAN_FILE",
+    "SWEEP_TABLE_FILE",
+    "TMP_PREFIX",
+    "read_json",
+    "run_complete",
+    "publish",
+    "run_id_of",
+    "flatten",
+    "read_run",
+    "rows_table",
+    "find_run_folders",
+]
+
+SUMMARY_FILE = "summary.json"
+MANIFEST_FILE = "manifest.json"
+SCENARIO_FILE = "scenario.toml"
+SERIES_DIR = "series"
+REPORT_FILE = "report.html"
+#: files of a run folder written by a sweep (besides the run folder of contract "A run folder")
+PARAMS_FILE = "params.json"
+ERROR_FILE = "error.json"
+SWEEP_PLAN_FILE = "sweep.json"
+SWEEP_TABLE_FILE = "sweep.parquet"
+#: prefix of a run folder being written (renamed to its run id when complete)
+TMP_PREFIX = ".tmp-"
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document at ``path``, or None when it is missing or does not parse."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def run_complete(folder: Path) -> bool:
+    """A finished run folder: its summary.json reads as a JSON object (a truncated or
+    corrupted file, or a folder without one, is not finished)."""
+    summary = read_json(folder / SUMMARY_FILE)
+    return isinstance(summary, dict) and "scenario" in summary
+
+
+def publish(tmp: Path, final: Path) -> None:
+    """Rename the completed temporary folder into place (replacing a failed attempt)."""
+    if final.exists():
+        if run_complete(final):  # someone else completed it: keep theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+
+
+def run_id_of(scen: Scenario) -> str:
+    """Content hash of the resolved scenario and seed: sha256 of the sorted core config + id."""
+    core = scen.lower()
+    canonical = json.dumps({"scenario": scen.id, "seed": core.get("seed"), "core": core}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts → dotted keys (lists kept as values)."""
+    out: dict[str, Any] = {}
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, dict):
+                out.update(flatten(value, dotted))
+            else:
+                out[dotted] = value
+    return out
+
+
+def read_run(folder: Path) -> dict[str, Any] | None:
+    """One row of a sweep table from a run folder (None for a folder that is not a run)."""
+    params = read_json(folder / PARAMS_FILE) or {}
+    summary = read_json(folder / SUMMARY_FILE)
+    error = read_json(folder / ERROR_FILE)
+    if summary is None and error is None:
+        return None
+    row: dict[str, Any] = {
+        "run_id": params.get("run_id", folder.name),
+        "sweep": params.get("sweep"),
+        "seed": params.get("seed", (summary or {}).get("seed")),
+        "status": "ok" if summary is not None else "failed",
+        "error": None if summary is not None else (error or {}).get("error"),
+    }
+    for key, value in (params.get("params") or {}).items():
+        row[key] = value
+    if summary is not None:
+        for key, value in flatten(summary).items():
+            if key not in ("seed",):
+                row[key] = value
+        manifest = read_json(folder / MANIFEST_FILE) or {}
+        for key in ("wall_s", "sim_s_per_wall_s", "events_per_s", "peak_rss_bytes", "host"):
+            if key in manifest:
+                row[f"manifest.{key}"] = manifest[key]
+    return row
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """One column with a single type: numbers stay numbers; mixed with text, all text."""
+    present = [v for v in values if v is not None]
+    if any(isinstance(v, str) for v in present) and not all(isinstance(v, str) for v in present):
+        values = [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]
+    elif any(isinstance(v, (dict, list)) for v in present) and not all(isinstance(v, list) for v in present):
+        values = [None if v is None else json.dumps(v, sort_keys=True) for v in values]
+    elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        if any(isinstance(v, float) for v in present):
+            values = [None if v is None else float(v) for v in values]
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], type=pa.string())
+
+
+def rows_table(rows: list[dict[str, Any]], first: Iterable[str] = ()) -> pa.Table:
+    """Rows (dicts) → a table with the union of columns, ``first`` columns leading."""
+    order: dict[str, None] = dict.fromkeys(first)
+    for row in rows:
+        order.update(dict.fromkeys(row))
+    columns = {name: _column([row.get(name) for row in rows]) for name in order}
+    return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
+
+
+def find_run_folders(root: Path) -> list[Path]:
+    """Run folders under ``root`` (a folder with summary.json or a sweep's error.json), sorted."""
+    found: list[Path] = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "series")
+        if SUMMARY_FILE in files or (ERROR_FILE in files and PARAMS_FILE in files):
+            found.append(Path(here))
+            dirs[:] = []
+    return sorted(found)

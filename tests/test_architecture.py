@@ -1,0 +1,167 @@
+"""Issue 11: the package is a set of one-way layers — no import circle between its modules, the
+scenario package's modules under 400 lines, and the sweep engine draws no pages.
+
+Every import counts, wherever it is written (module top, inside a function, under
+``TYPE_CHECKING``): a lazy import hides a circle, it does not remove it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "cnsim"
+
+
+def _modules() -> dict[str, Path]:
+    mods: dict[str, Path] = {}
+    for f in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyi")]:
+        parts = f.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods.setdefault(name, f)
+    return mods
+
+
+def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    """The package's modules that module ``name`` imports (anywhere in its text)."""
+    is_pkg = path.name.startswith("__init__")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            # `from .x import y`: y may be a module of its own
+            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in mods else module for a in node.names]
+        for t in targets:
+            while t and t not in mods:  # `import cnsim.a.b` names cnsim.a.b, or a name inside it
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: _imports(name, path, mods) for name, path in mods.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle() -> None:
+    graph = _graph()
+    assert len(graph) > 40  # the walk found the package
+    assert _cycles(graph) == []
+
+
+def test_the_check_finds_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for w in graph[todo.pop()]:
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("module", "forbidden"),
+    [
+        ("cnsim.sweep", {"cnsim.report", "cnsim.reproduce", "cnsim.cli"}),  # the sweep engine draws no pages
+        ("cnsim.runtask", {"cnsim.report", "cnsim.sweep", "cnsim.cli"}),
+        ("cnsim.report", {"cnsim.sweep", "cnsim.reproduce", "cnsim.cli"}),
+        ("cnsim.results", {"cnsim.report", "cnsim.sweep", "cnsim.cli"}),
+        ("cnsim.scenario", {"cnsim.results", "cnsim.runner", "cnsim.sweep", "cnsim.report", "cnsim.cli"}),
+        ("cnsim.plots", {"cnsim.results", "cnsim.report"}),
+    ],
+)
+def test_layers_point_one_way(module: str, forbidden: set[str]) -> None:
+    assert _reaches(_graph(), module) & forbidden == set()
+
+
+def test_scenario_modules_stay_small() -> None:
+    for f in (PACKAGE / "scenario").glob("*.py"):
+        lines = len(f.read_text(encoding="utf-8").splitlines())
+        assert lines < 400, f"{f.name}: {lines} lines"
+
+
+def test_a_run_resolves_and_lowers_its_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cnsim run` used to resolve a scenario two or three times and build the engine twice."""
+    pytest.importorskip("cnsim._core")
+    import cnsim.scenario.document as document
+    import cnsim.scenario.resolution as resolution
+    from typer.testing import CliRunner
+
+    from cnsim.cli import app
+
+    counts = {"resolve": 0, "lower": 0}
+    resolve, lower = resolution.Resolution.run, document.lower_core
+
+    def counting_resolve(self: resolution.Resolution) -> object:
+        counts["resolve"] += 1
+        return resolve(self)
+
+    def counting_lower(*args: object) -> object:
+        counts["lower"] += 1
+        return lower(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resolution.Resolution, "run", counting_resolve)
+    monkeypatch.setattr(document, "lower_core", counting_lower)
+    res = CliRunner().invoke(app, ["run", "kd-symmetric-single-hs", "--duration", "2ms", "--out", str(tmp_path / "r"), "--quiet", "--no-plots"])
+    assert res.exit_code == 0, res.output
+    assert counts == {"resolve": 1, "lower": 1}
+
+
+def test_an_engine_is_built_once_and_runs_once() -> None:
+    _core = pytest.importorskip("cnsim._core")
+    from cnsim.runner import prepare
+
+    sim = _core.Simulation(prepare("kd-symmetric-single-hs", duration="1ms").core_json())
+    assert "summary" in sim.run()
+    with pytest.raises(_core.EngineError, match="already run"):
+        sim.run()
