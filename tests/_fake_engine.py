@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import numpy as np
-
 from cnsim import Scenario
 
 

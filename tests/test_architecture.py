@@ -135,9 +135,8 @@ def test_a_run_resolves_and_lowers_its_scenario_once(tmp_path: Path, monkeypatch
     pytest.importorskip("cnsim._core")
     import cnsim.scenario.document as document
     import cnsim.scenario.resolution as resolution
-    from typer.testing import CliRunner
-
     from cnsim.cli import app
+    from typer.testing import CliRunner
 
     counts = {"resolve": 0, "lower": 0}
     resolve, lower = resolution.Resolution.run, document.lower_core

@@ -11,9 +11,8 @@ import tomllib
 from importlib.resources import files
 from pathlib import Path
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import load
 
 S = 1_000_000_000_000  # ps per second

@@ -10,14 +10,13 @@ import json
 import tomllib
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 import cnsim
 import cnsim.runner
+import pytest
 from _fake_engine import FakeCore
 from cnsim import load
 from cnsim.cli import app
+from typer.testing import CliRunner
 
 runner = CliRunner()
 

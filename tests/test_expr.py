@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from cnsim.expr import ExprError, parse_expr
 
 NAMES = {"w": 2.0, "qeq": 150_000.0, "rate": 1e10, "m": 600_000.0}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from cnsim import load
 from cnsim.fairness import fair_shares, fairness_metrics, water_fill
 

@@ -5,11 +5,10 @@ properties of water-filling on random networks (no link over capacity, every flo
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from cnsim import load
 from cnsim.fairness import fair_shares, proportional_fair, proportional_shares, reference_problem, water_fill
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 G = 1e9
 

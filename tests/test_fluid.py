@@ -15,12 +15,11 @@ import json
 import math
 from pathlib import Path
 
+import cnsim
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-
-import cnsim
 from cnsim.fluid import (
     bcn_linear,
     crossover,
@@ -171,9 +170,8 @@ def test_a_scheme_without_a_fluid_model_is_bad_input(tmp_path: Path) -> None:
         fluid_params("zhb-og-single-hop", {"cm.scheme": "e2cm"})
     with pytest.raises(cnsim.ScenarioError, match="single-switch"):
         fluid_params("zhb-og-multi-hop", {"cm.scheme": "bcn"})
-    from typer.testing import CliRunner
-
     from cnsim.cli import app
+    from typer.testing import CliRunner
 
     res = CliRunner().invoke(app, ["fluid", "zhb-og-single-hop", "--set", "cm.scheme=qcn3pt", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2
@@ -394,9 +392,8 @@ def test_zhb_mean_queue_and_period(zhb_runs) -> None:
 
 
 def test_cnsim_fluid_compare_writes_the_contract_files(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from cnsim.cli import app
+    from typer.testing import CliRunner
 
     out = tmp_path / "f"
     res = CliRunner().invoke(app, ["fluid", "kd-symmetric-single-hs", "--set", "cm.scheme=bcn", "--set", "links.delay=100us",

@@ -17,16 +17,15 @@ import tomllib
 from importlib import resources
 from typing import Any
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import cnsim
+import pytest
 from cnsim import budget
-from cnsim.errors import ScenarioError
 from cnsim.cmparams import SCHEMES
+from cnsim.errors import ScenarioError
 from cnsim.keys import all_keys
 from cnsim.scenario import Scenario, parse_set_value
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 _core = pytest.importorskip("cnsim._core")
 

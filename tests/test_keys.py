@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from cnsim.cli import app
 from cnsim.cmparams import SCHEMES
 from cnsim.errors import ScenarioError, did_you_mean
 from cnsim.keys import all_keys, markdown, matching
 from cnsim.runner import prepare
+from typer.testing import CliRunner
 
 runner = CliRunner()
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "keys.md"

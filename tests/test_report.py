@@ -10,12 +10,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 import cnsim
+import pytest
 from cnsim.cli import app
 from cnsim.rebuild import build_report
+from typer.testing import CliRunner
 
 runner = CliRunner()
 ARTIFACTS = Path(os.environ.get("CNSIM_TEST_ARTIFACTS", Path(__file__).resolve().parents[1] / "test-artifacts"))

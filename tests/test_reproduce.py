@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 from cnsim.cli import app
 from cnsim.reproduce import DECKS, Study, get_deck, quick_spec, study_status
 from cnsim.sweep import load_spec
+from typer.testing import CliRunner
 
 runner = CliRunner()
 

@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from cnsim.cli import app
 from cnsim.reproduce import get_deck, quick_spec, study_status
 from cnsim.sweep import expand, load_spec
+from typer.testing import CliRunner
 
 runner = CliRunner()
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from _fake_engine import engine_result
 from cnsim import Result, load
 from cnsim.results import decode_series, dump_json

@@ -11,14 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-import pytest
-from typer.testing import CliRunner
 
 import cnsim
+import pytest
 from cnsim import budget, outdir
 from cnsim.cli import app
 from cnsim.errors import ResourceError, ScenarioError
 from cnsim.runner import prepare
+from typer.testing import CliRunner
 
 pytest.importorskip("cnsim._core")
 

@@ -10,9 +10,8 @@ import json
 import tomllib
 from pathlib import Path
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import ScenarioError, load
 from cnsim.scenario import parse_set_value, split_key
 

@@ -13,7 +13,6 @@ import pytest
 pytest.importorskip("cnsim._core")
 
 import cnsim  # noqa: E402
-
 from test_engine_core import conserved  # noqa: E402
 
 SCHEMES = ["bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus"]

@@ -16,15 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-import pytest
-from typer.testing import CliRunner
-
 import cnsim.catalog
 import cnsim.runner
+import pyarrow.parquet as pq
+import pytest
 from cnsim import ScenarioError
 from cnsim.cli import app
 from cnsim.sweep import expand, load_spec, parse_spec, points, run_id_of, run_sweep, shipped_sweeps
+from typer.testing import CliRunner
 
 runner = CliRunner()
 KD = "kd-symmetric-single-hs"

@@ -6,11 +6,11 @@ topology.py mirrors for names, validation and water-filling routes).
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 
 import pytest
-
 from cnsim import load
 from cnsim.topology import FatTree, Network
 
@@ -72,7 +72,7 @@ def test_fat_tree_counts_and_radices(radix: int, levels: int, merged: bool, host
                     continue
                 route = net.route(s, d)
                 assert route[0] == s and route[-1] == d
-                assert all(frozenset(h) in links for h in zip(route, route[1:]))
+                assert all(frozenset(h) in links for h in itertools.pairwise(route))
                 levels_on_route = [switch_level(x) for x in route[1:-1]]
                 peak = levels_on_route.index(max(levels_on_route))
                 assert levels_on_route[: peak + 1] == sorted(levels_on_route[: peak + 1])

@@ -5,9 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from cnsim.units import (
     UnitError,
     format_rate,
@@ -17,6 +14,8 @@ from cnsim.units import (
     parse_size,
     parse_time,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(

@@ -180,7 +180,7 @@ def estimate(core: dict[str, Any]) -> Estimate:
         + 12  # aggregate, hot port, drops, source drops, cm, pause
     )
     series_rows = bins * entities
-    memory = _BASE_BYTES + nodes * _NODE_BYTES + ports * _PORT_BYTES
+    memory = float(_BASE_BYTES + nodes * _NODE_BYTES + ports * _PORT_BYTES)
     memory += series_rows * (_ENGINE_VALUE_BYTES + _PYTHON_ROW_BYTES)
     memory += flows * _FLOW_BYTES
     if nodes <= _DENSE_VOQ_NODES:

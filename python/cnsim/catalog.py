@@ -25,12 +25,24 @@ import time
 import tomllib
 import uuid
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pyarrow as pa
 
 from .results import SERIES_KINDS
-from .rundir import ERROR_FILE, MANIFEST_FILE, PARAMS_FILE, SCENARIO_FILE, SUMMARY_FILE, SWEEP_PLAN_FILE, find_run_folders, flatten, read_json, rows_table, run_id_of
+from .rundir import (
+    ERROR_FILE,
+    MANIFEST_FILE,
+    PARAMS_FILE,
+    SCENARIO_FILE,
+    SUMMARY_FILE,
+    SWEEP_PLAN_FILE,
+    find_run_folders,
+    flatten,
+    read_json,
+    rows_table,
+    run_id_of,
+)
 
 __all__ = ["CATALOG_FILE", "build", "connect", "runs", "find_run_folders"]
 
@@ -98,7 +110,7 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def build(root: Union[str, Path], name: str = CATALOG_FILE) -> Path:
+def build(root: str | Path, name: str = CATALOG_FILE) -> Path:
     """(Re)build ``root/catalog.duckdb`` from the run folders under ``root``; returns its path."""
     import duckdb
 
@@ -155,7 +167,7 @@ def _remove_stale(root: Path, name: str) -> None:
             continue
 
 
-def connect(where: Union[str, Path] = "results", read_only: bool = True) -> Any:
+def connect(where: str | Path = "results", read_only: bool = True) -> Any:
     """A DuckDB connection to the catalog in folder ``where`` (or the file itself)."""
     import duckdb
 
@@ -169,7 +181,7 @@ def connect(where: Union[str, Path] = "results", read_only: bool = True) -> Any:
     return duckdb.connect(str(path), read_only=read_only)
 
 
-def runs(where: Union[str, Path] = "results", where_sql: str | None = None) -> pa.Table:
+def runs(where: str | Path = "results", where_sql: str | None = None) -> pa.Table:
     """The ``runs`` table (optionally filtered by an SQL condition) as a pyarrow Table."""
     con = connect(where)
     try:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -107,7 +107,7 @@ def _root(
     """Packet-level simulator of congestion management in lossless data-center Ethernet."""
 
 
-def parse_overrides(items: Optional[List[str]]) -> dict[str, Any]:
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
     """``["a.b=1", "c=x"]`` → ``{"a.b": 1, "c": "x"}`` (values read as TOML, else strings)."""
     out: dict[str, Any] = {}
     for item in items or []:
@@ -166,7 +166,7 @@ def keys_cmd(
 @app.command()
 def show(
     scenario: str = typer.Argument(..., metavar="ID|FILE", help="Catalog id or scenario TOML file."),
-    set_: Optional[List[str]] = SetOpt,
+    set_: list[str] | None = SetOpt,
     core: bool = typer.Option(False, "--core", help="Print the core config JSON handed to the engine."),
 ) -> None:
     """Print the fully resolved scenario as TOML (or, with --core, the engine's JSON)."""
@@ -231,10 +231,10 @@ def _summary_table(result: Any, out: Path | None) -> Table:
 @app.command("run")
 def run_cmd(
     scenario: str = typer.Argument(..., metavar="ID|FILE", help="Catalog id or scenario TOML file."),
-    set_: Optional[List[str]] = SetOpt,
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed (overrides the scenario's)."),
-    duration: Optional[str] = typer.Option(None, "--duration", help="Simulated time, e.g. 0.5s."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run folder (default results/<id>-<timestamp>-<suffix>/); must be new or empty."),
+    set_: list[str] | None = SetOpt,
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (overrides the scenario's)."),
+    duration: str | None = typer.Option(None, "--duration", help="Simulated time, e.g. 0.5s."),
+    out: Path | None = typer.Option(None, "--out", help="Run folder (default results/<id>-<timestamp>-<suffix>/); must be new or empty."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw the figures."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary table."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out folder, and run even if the estimate exceeds the machine."),
@@ -268,8 +268,8 @@ def run_cmd(
 @app.command()
 def bench(
     scenario: str = typer.Argument("zhb-og-single-hop", metavar="[ID]", help="Catalog id or scenario file."),
-    duration: Optional[str] = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's)."),
-    set_: Optional[List[str]] = SetOpt,
+    duration: str | None = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's)."),
+    set_: list[str] | None = SetOpt,
 ) -> None:
     """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
     with _guard():
@@ -324,10 +324,10 @@ def _sweep_out(out: Path | None, name: str) -> Path:
 @app.command()
 def sweep(
     spec: str = typer.Argument(..., metavar="SPEC.toml|ID", help="Sweep spec file, or a shipped sweep id (scenarios.md §8)."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: all cores; Dask: the cluster's)."),
+    workers: int | None = typer.Option(None, "--workers", help="Parallel runs (default: all cores; Dask: the cluster's)."),
     executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS (default: start a local cluster)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Sweep folder (default results/<name>-<timestamp>/); rerun into it to resume."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS (default: start a local cluster)."),
+    out: Path | None = typer.Option(None, "--out", help="Sweep folder (default results/<name>-<timestamp>/); rerun into it to resume."),
     plots: bool = typer.Option(False, "--plots", help="Draw the per-run figures and report.html of every run."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
 ) -> None:
@@ -374,10 +374,10 @@ def sweep(
 def reproduce(
     deck: str = typer.Argument(..., metavar="DECK", help="zhb | qcnp | kd | e2cm | eval"),
     quick: bool = typer.Option(False, "--quick", help="Shortened runs (CI, smoke tests): at most about a minute per deck."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder (default results/reproduce-<deck>-<timestamp>/); rerun into it to resume."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: all cores)."),
+    out: Path | None = typer.Option(None, "--out", help="Folder (default results/reproduce-<deck>-<timestamp>/); rerun into it to resume."),
+    workers: int | None = typer.Option(None, "--workers", help="Parallel runs (default: all cores)."),
     executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
 ) -> None:
     """Reproduce a study deck: run its sweeps, draw its figures, write DIR/report.html."""
@@ -426,18 +426,17 @@ def report(
 @app.command()
 def fluid(
     scenario: str = typer.Argument(..., metavar="ID|FILE", help="Catalog id or scenario TOML file."),
-    set_: Optional[List[str]] = SetOpt,
+    set_: list[str] | None = SetOpt,
     compare: bool = typer.Option(False, "--compare", help="Also run the packet simulator and plot both."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the packet run (with --compare)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default results/<id>-fluid-<timestamp>-<suffix>/); must be new or empty."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the packet run (with --compare)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default results/<id>-fluid-<timestamp>-<suffix>/); must be new or empty."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw the figures."),
     quiet: bool = typer.Option(False, "--quiet", help="No summary lines."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out folder."),
 ) -> None:
     """The fluid model of a scenario (BCN, QCN) and its linear stability (docs/fluid.md)."""
-    from .fluid.report import fluid_study, write_outputs
-
     from . import outdir
+    from .fluid.report import fluid_study, write_outputs
 
     with _guard():
         overrides = parse_overrides(set_)

@@ -25,8 +25,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Iterator
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -195,7 +195,7 @@ class DaskExecutor(Executor):
 
         futures = self._client.map(execute_run, tasks, key=[f"cnsim-run-{t.run_id}" for t in tasks], pure=False)
         self._futures = futures
-        by_key = {f.key: t for f, t in zip(futures, tasks)}
+        by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
         for fut in dask_completed(futures):
             if fut.status == "error":
                 yield _died(by_key[fut.key], fut.exception())

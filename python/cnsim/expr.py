@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Union
+from typing import Final
 
 from .units import PS_PER_S, RATE_UNITS, SIZE_UNITS, TIME_UNITS
 
@@ -49,7 +49,7 @@ class _Bin:
     right: _Node
 
 
-_Node = Union[_Num, _Name, _Neg, _Bin]
+_Node = _Num | _Name | _Neg | _Bin
 
 _TOKEN_RE: Final = re.compile(
     r"\s*(?:"

@@ -26,11 +26,16 @@ tests (no link over capacity, every flow demand-limited or bottlenecked).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .scenario import Resolved
+
+#: a flow and a link of a reference problem (any hashable names)
+F = TypeVar("F", bound=Hashable)
+L = TypeVar("L", bound=Hashable)
 
 __all__ = [
     "water_fill",
@@ -49,10 +54,10 @@ Flow = tuple[str, str]
 
 
 def water_fill(
-    demands: Mapping[Hashable, float],
-    paths: Mapping[Hashable, Sequence[Hashable]],
-    capacity: Mapping[Hashable, float],
-) -> dict[Hashable, float]:
+    demands: Mapping[F, float],
+    paths: Mapping[F, Sequence[L]],
+    capacity: Mapping[L, float],
+) -> dict[F, float]:
     """Max-min fair rates of flows with ``demands`` over links of ``capacity``.
 
     ``paths[f]`` lists the links flow ``f`` crosses (a link missing from ``capacity`` is
@@ -63,12 +68,12 @@ def water_fill(
     it freeze, and the filling continues. Each round costs O(links with unfrozen users), and
     frozen flows are removed from their links once, so a few hundred thousand flows are fine.
     """
-    rate: dict[Hashable, float] = {f: 0.0 for f in demands}
+    rate: dict[F, float] = {f: 0.0 for f in demands}
     remaining = {link: float(c) for link, c in capacity.items()}
     scale = max([*remaining.values(), *demands.values(), 1.0])
     eps = 1e-12 * scale
-    users: dict[Hashable, list[Hashable]] = {}
-    active: set[Hashable] = set()
+    users: dict[L, list[F]] = {}
+    active: set[F] = set()
     for f, d in demands.items():
         if d > eps:
             active.add(f)
@@ -88,7 +93,7 @@ def water_fill(
                 step = min(step, remaining[link] / n)
         step = max(step, 0.0)
         level += step
-        done: set[Hashable] = set()
+        done: set[F] = set()
         for link, n in n_active.items():
             if n:
                 remaining[link] -= step * n
@@ -110,12 +115,12 @@ def water_fill(
 
 
 def proportional_fair(
-    demands: Mapping[Hashable, float],
-    paths: Mapping[Hashable, Sequence[Hashable]],
-    capacity: Mapping[Hashable, float],
+    demands: Mapping[F, float],
+    paths: Mapping[F, Sequence[L]],
+    capacity: Mapping[L, float],
     tol: float = 1e-9,
     max_rounds: int = 100_000,
-) -> dict[Hashable, float]:
+) -> dict[F, float]:
     """Proportionally fair rates: maximise Σ log x_f subject to link capacities and x_f ≤ demand.
 
     Solved in the dual: with a price p_l ≥ 0 per link, x_f = min(d_f, 1/Σ_{l∈f} p_l). Each
@@ -128,13 +133,13 @@ def proportional_fair(
     dem = {f: d / scale for f, d in demands.items() if d > 0}
     cap = {link: c / scale for link, c in capacity.items()}
     flow_links = {f: [link for link in dict.fromkeys(paths.get(f, ())) if link in cap] for f in dem}
-    users: dict[Hashable, list[Hashable]] = {}
+    users: dict[L, list[F]] = {}
     for f, links in flow_links.items():
         for link in links:
             users.setdefault(link, []).append(f)
     price = {link: 0.0 for link in users}
 
-    def rate(f: Hashable, extra: float = 0.0, skip: Hashable = None) -> float:
+    def rate(f: F, extra: float = 0.0, skip: L | None = None) -> float:
         total = extra + sum(price[link] for link in flow_links[f] if link != skip)
         return dem[f] if total <= 0 else min(dem[f], 1.0 / total)
 
@@ -180,7 +185,7 @@ def _service_fraction(r: Resolved, node: str) -> float:
         return 1.0
     cuts = sorted({t0, t1, *(t for h in r.doc.hotspots if h.node == node for t in (h.start, h.end) if t0 < t < t1)})
     total = 0.0
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         mid = (a + b) / 2
         f = 1.0
         for h in r.doc.hotspots:  # a later entry overrides an earlier one
@@ -237,7 +242,7 @@ def fair_shares(r: Resolved) -> dict[Flow, float] | None:
     problem = reference_problem(r)
     if problem is None:
         return None
-    return water_fill(*problem)  # type: ignore[return-value]
+    return water_fill(*problem)
 
 
 def proportional_shares(r: Resolved) -> dict[Flow, float] | None:
@@ -245,7 +250,7 @@ def proportional_shares(r: Resolved) -> dict[Flow, float] | None:
     problem = reference_problem(r)
     if problem is None or len(problem[0]) > 5_000:
         return None
-    return proportional_fair(*problem)  # type: ignore[return-value]
+    return proportional_fair(*problem)
 
 
 def fairness_metrics(per_flow_gbps: Mapping[str, Any], fair_bps: Mapping[Flow, float] | None) -> dict[str, float | None]:

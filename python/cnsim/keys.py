@@ -143,25 +143,25 @@ def _cm_keys() -> Iterator[Key]:
         for name in params:
             names.setdefault(name, []).append(scheme)
     seen: set[str] = set()
-    for scheme, params in SCHEMES.items():
+    for params in SCHEMES.values():
         for name, p in params.items():
             if name in seen:
                 continue
             seen.add(name)
             # one row per name; where schemes differ (gd's unit and default), each group is listed
-            default = _by_scheme(names[name], lambda s: _fmt_param_default(SCHEMES[s][name]))
-            text = _by_scheme(names[name], lambda s: SCHEMES[s][name].doc)
+            default = _by_scheme(names[name], name, _fmt_param_default)
+            text = _by_scheme(names[name], name, lambda param: param.doc)
             everywhere = len(names[name]) == len(SCHEMES) - 1  # every scheme but none
             schemes = "every scheme but none" if everywhere else ", ".join(names[name])
             doc = (text + ". " if text else "") + f"Schemes: {schemes}."
             yield Key(f"cm.{name}", _param_type(p), default, p.allowed(), doc)
 
 
-def _by_scheme(schemes: list[str], value: Callable[[str], str]) -> str:
-    """``value`` if every scheme has the same one, else "bcn, e2cm: x; qcn, …: y"."""
+def _by_scheme(schemes: list[str], name: str, value: Callable[[Param], str]) -> str:
+    """``value`` of parameter ``name`` if every scheme has the same one, else "bcn, e2cm: x; qcn, …: y"."""
     groups: dict[str, list[str]] = {}
     for s in schemes:
-        groups.setdefault(value(s), []).append(s)
+        groups.setdefault(value(SCHEMES[s][name]), []).append(s)
     if len(groups) == 1:
         return next(iter(groups))
     return "; ".join(f"{', '.join(names)}: {v}" for v, names in groups.items() if v)

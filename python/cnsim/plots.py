@@ -129,7 +129,7 @@ def figure_png(result: Result, name: str) -> bytes:
     """One default figure (``"throughput.png"``, ``"queue.png"`` or ``"per_flow.png"``) as PNG bytes."""
     import io
 
-    draw = dict(zip(FIGURES, (_throughput, _queue, _per_flow)))[name]
+    draw = dict(zip(FIGURES, (_throughput, _queue, _per_flow), strict=True))[name]
     buf = io.BytesIO()
     draw(result).savefig(buf, format="png")
     return buf.getvalue()
@@ -138,7 +138,7 @@ def figure_png(result: Result, name: str) -> bytes:
 def save_figures(result: Result, directory: Path) -> list[Path]:
     """Write the default figures into ``directory``; returns their paths."""
     out = []
-    for name, draw in zip(FIGURES, (_throughput, _queue, _per_flow)):
+    for name, draw in zip(FIGURES, (_throughput, _queue, _per_flow), strict=True):
         fig = draw(result)
         path = Path(directory) / name
         fig.savefig(path)

@@ -6,7 +6,6 @@ that neither imports the other."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
 
 from .errors import ScenarioError
 from .report import write_run_report, write_sweep_report
@@ -16,7 +15,7 @@ from .rundir import ERROR_FILE, SUMMARY_FILE, SWEEP_PLAN_FILE
 __all__ = ["build_report"]
 
 
-def build_report(folder: Union[str, Path]) -> Path:
+def build_report(folder: str | Path) -> Path:
     """(Re)build ``folder/report.html`` from results on disk (a deck, a sweep or a run folder)."""
     folder = Path(folder)
     if not folder.is_dir():

@@ -71,7 +71,8 @@ def decode_series(kind: str, raw: dict[str, Any] | None) -> pa.Table:
     if kind not in SERIES_KINDS:
         raise KeyError(f"unknown series kind {kind!r}; kinds: {', '.join(SERIES_KINDS)}")
     ent_col, val_cols = SERIES_KINDS[kind]
-    schema = pa.schema([("t_s", pa.float64()), (ent_col, pa.string()), *[(c, pa.float64()) for c in val_cols]])
+    fields: list[tuple[str, pa.DataType]] = [("t_s", pa.float64()), (ent_col, pa.string()), *[(c, pa.float64()) for c in val_cols]]
+    schema = pa.schema(fields)
     if not raw:
         return schema.empty_table()
     entities = [str(e) for e in raw.get("entities", [])]

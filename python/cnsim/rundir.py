@@ -130,7 +130,7 @@ def read_run(folder: Path) -> dict[str, Any] | None:
     return row
 
 
-def _column(values: list[Any]) -> pa.Array:
+def _column(values: list[Any]) -> pa.Array[Any]:
     """One column with a single type: numbers stay numbers; mixed with text, all text."""
     present = [v for v in values if v is not None]
     if any(isinstance(v, str) for v in present) and not all(isinstance(v, str) for v in present):
@@ -141,7 +141,8 @@ def _column(values: list[Any]) -> pa.Array:
         if any(isinstance(v, float) for v in present):
             values = [None if v is None else float(v) for v in values]
     try:
-        return pa.array(values)
+        array: pa.Array[Any] = pa.array(values)
+        return array
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], type=pa.string())
 

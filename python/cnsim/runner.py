@@ -17,10 +17,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,7 +45,7 @@ class EngineMissing(RuntimeError):
 def engine() -> ModuleType:
     """Import the compiled engine, or raise :class:`EngineMissing` with what to do."""
     try:
-        from . import _core  # type: ignore[attr-defined]
+        from . import _core
     except ImportError as err:
         raise EngineMissing(
             f"the cnsim engine (cnsim._core) is not built or not importable ({err}); "
@@ -55,7 +55,7 @@ def engine() -> ModuleType:
 
 
 def prepare(
-    scenario: Union[str, Path, Scenario],
+    scenario: str | Path | Scenario,
     set: dict[str, Any] | None = None,
     seed: int | None = None,
     duration: Any = None,
@@ -99,7 +99,7 @@ def _versions(core: ModuleType | None) -> dict[str, str]:
 
 
 def run(
-    scenario: Union[str, Path, Scenario],
+    scenario: str | Path | Scenario,
     set: dict[str, Any] | None = None,
     seed: int | None = None,
     duration: Any = None,
@@ -149,10 +149,10 @@ def run(
         raise
     wall = time.perf_counter() - started
     if "error" in box:
-        err = box["error"]
-        if isinstance(err, core.Interrupted):
+        failure: BaseException = box["error"]
+        if isinstance(failure, core.Interrupted):
             raise KeyboardInterrupt from None
-        raise _front_end_error(core, scen, err) from None
+        raise _front_end_error(core, scen, failure) from None
     result = Result.from_engine(scen, box["result"])
     sim_s = float(result.summary.get("duration_s") or total_ps / PS_PER_S)
     events = float((result.summary.get("engine") or {}).get("events") or 0)
@@ -173,7 +173,7 @@ def run(
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     return result
 

@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -147,7 +147,7 @@ def shipped_sweeps() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in root.iterdir() if p.name.endswith(".toml"))
 
 
-def _spec_text(ref: Union[str, Path]) -> tuple[str, str, Path | None]:
+def _spec_text(ref: str | Path) -> tuple[str, str, Path | None]:
     """(text, source, directory of the file) of a spec path or a shipped sweep id."""
     path = Path(ref)
     if path.is_file():
@@ -163,7 +163,7 @@ def _spec_text(ref: Union[str, Path]) -> tuple[str, str, Path | None]:
     )
 
 
-def load_spec(ref: Union[str, Path]) -> SweepSpec:
+def load_spec(ref: str | Path) -> SweepSpec:
     """Read and check a sweep spec (a file or a shipped sweep id); bad specs raise ScenarioError."""
     text, source, directory = _spec_text(ref)
     try:
@@ -268,7 +268,7 @@ def points(spec: SweepSpec) -> list[dict[str, Any]]:
     return out
 
 
-def expand(spec: SweepSpec, runs_dir: Union[str, Path] = "runs", plots: bool = False) -> list[RunTask]:
+def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False) -> list[RunTask]:
     """Every point × seed of ``spec``, resolved and checked; raises ScenarioError naming the bad point.
 
     Two points that resolve to the same scenario (``qeq = "m/4"`` and ``"150KB"`` at M = 600 KB)
@@ -372,8 +372,8 @@ def clean_stale(runs: Path) -> None:
 
 
 def run_sweep(
-    spec: Union[SweepSpec, str, Path],
-    out: Union[str, Path],
+    spec: SweepSpec | str | Path,
+    out: str | Path,
     executor: Any = None,
     workers: int | None = None,
     plots: bool = False,

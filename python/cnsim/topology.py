@@ -29,6 +29,7 @@ its down ports before its up ports, in digit order, exactly as the engine number
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -67,7 +68,7 @@ class FatTree:
     @property
     def half_hosts(self) -> int:
         """Hosts per tree (per half when merged): k^n."""
-        return self.k**self.levels
+        return int(self.k**self.levels)
 
     @property
     def hosts(self) -> int:
@@ -76,7 +77,7 @@ class FatTree:
     @property
     def per_level(self) -> int:
         """Switches per level of one tree: k^(n−1)."""
-        return self.k ** (self.levels - 1)
+        return int(self.k ** (self.levels - 1))
 
     def halves(self, level: int) -> int:
         """Trees that have their own switches at ``level`` (2 below a merged top, else 1)."""
@@ -90,10 +91,10 @@ class FatTree:
         return f"L{level}.{half * self.per_level + word}"
 
     def _digit(self, x: int, i: int) -> int:
-        return x // self.k**i % self.k
+        return int(x // self.k**i % self.k)
 
     def _with_digit(self, x: int, i: int, v: int) -> int:
-        return x + (v - self._digit(x, i)) * self.k**i
+        return int(x + (v - self._digit(x, i)) * self.k**i)
 
     def _up_half(self, level: int, half: int) -> int:
         return half if self.halves(level + 1) == 2 else 0
@@ -198,7 +199,7 @@ class Network:
 
     def ports(self) -> list[str]:
         """Every switch egress port, ``<switch>/<neighbour>``, in declaration order."""
-        out = []
+        out: list[str] = []
         for sw in self.switches:
             out.extend(f"{sw}/{nb}" for nb, _ in self.neighbours(sw))
         return out
@@ -239,7 +240,7 @@ class Network:
         """Directed hops ``(from, to)`` of the route from ``src`` to ``dst``. Empty if unreachable."""
         if self.fat_tree is not None and self.routing == "dmodk":
             devices = self.route(src, dst)
-            return list(zip(devices, devices[1:]))
+            return list(itertools.pairwise(devices))
         return self._bfs(src, dst)
 
     def _bfs(self, src: str, dst: str) -> list[tuple[str, str]]:

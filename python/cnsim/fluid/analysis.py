@@ -49,7 +49,7 @@ def dominant_period(t: Array, x: Array, *, min_corr: float = 0.2) -> float | Non
     if 0 < k < n - 1:
         a, b, c = ac[k - 1], ac[k], ac[k + 1]
         den = a - 2 * b + c
-        k = k + (0.5 * (a - c) / den if den != 0 else 0.0)
+        return float((k + (0.5 * (a - c) / den if den != 0 else 0.0)) * (t[1] - t[0]))
     return float(k * (t[1] - t[0]))
 
 

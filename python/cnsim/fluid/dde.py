@@ -112,10 +112,12 @@ def solve_dde(
         s = (k + c) - taus / h  # delayed time in steps since t0
         smin, smax = s.min(), s.max()
         if smin >= 0.0 and smax <= k:  # fast path: every point in the recorded history
-            return interp(s, k, rows)
+            recorded: Array = interp(s, k, rows)
+            return recorded
         if smin > k and c > 0:  # fast path: every delay shorter than this stage's offset
             xk = xs[k % depth]
-            return xk + ((s - k) / c)[:, None] * (x_stage - xk)
+            ahead: Array = xk + ((s - k) / c)[:, None] * (x_stage - xk)
+            return ahead
         out = np.empty((P, n))
         before = s < 0.0
         inside = s > k  # inside the current step (tau < c*h)

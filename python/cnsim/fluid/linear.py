@@ -11,7 +11,7 @@ parameters (vectorised closed forms).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -85,7 +85,7 @@ def bcn_phase_margin_grid(p: FluidParams, **axes: ArrayLike) -> Array:
 
 
 def w_needed(
-    scenario: Union[str, Path, Scenario],
+    scenario: str | Path | Scenario,
     tau_s: float,
     set: dict[str, Any] | None = None,
     *,

@@ -83,6 +83,31 @@ class FluidRun:
 class _Grid:
     """The numeric fields of a list of FluidParams as (P, 1) / (P, G) arrays."""
 
+    # one (P, 1) column per numeric parameter, set from FluidParams by name in __init__
+    w: Array
+    qeq: Array
+    ps: Array
+    oversample: Array
+    fbmax: Array
+    qmc: Array
+    gd: Array
+    gi: Array
+    ru: Array
+    rmin: Array
+    drift_bps_per_s: Array
+    bc_frames: Array
+    timer_s: Array
+    f_stages: Array
+    r_ai: Array
+    min_dec: Array
+    pmin: Array
+    pmax: Array
+    buffer_bytes: Array
+    frame_bits: Array
+    link_bps: Array
+    tau_s: Array
+    backlog_cap_bytes: Array
+
     def __init__(self, params: list[FluidParams]) -> None:
         p0 = params[0]
         G = len(p0.groups)
@@ -139,7 +164,8 @@ class _Grid:
         """Σ over groups of count × per-flow rate, (P, 1)."""
         if self.G == 1:
             return self.count * send
-        return np.sum(self.count * send, axis=1, keepdims=True)
+        summed: Array = np.sum(self.count * send, axis=1, keepdims=True)
+        return summed
 
     def sampling_p(self, fb: Array, q: Array) -> Array:
         """Per-frame sampling probability (P, 1) given the last feedback and the queue."""
@@ -254,7 +280,7 @@ def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t
     rt_lo = np.minimum(g.rmin, g.line)
     uniform_tau = bool(np.all(tau == tau[0]))
 
-    def sending(x: Array, act: Array) -> tuple[Array, Array]:
+    def sending(x: Array, act: Array) -> tuple[Array, NDArray[np.bool_]]:
         """(sending rate per flow, flow present) from a state and the activity at its time."""
         lam = x[:, i_lam]
         if not backlog:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ..errors import ScenarioError
 from ..scenario import Scenario, load
@@ -165,7 +165,7 @@ def _bad(sid: str, message: str) -> ScenarioError:
     return ScenarioError(f"{sid}: {message}")
 
 
-def fluid_params(scenario: Union[str, Path, Scenario], set: dict[str, Any] | None = None) -> FluidParams:
+def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = None) -> FluidParams:
     """Derive :class:`FluidParams` from a scenario (id, path or object) and overrides.
 
     Raises :class:`ScenarioError` for a scheme without a fluid model or a scenario that is not a

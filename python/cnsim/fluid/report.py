@@ -11,7 +11,7 @@ both on one plot, and the agreement figures in ``fluid.json["compare"]``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -73,7 +73,7 @@ def _fluid_figures(p: FluidParams, run: FluidRun) -> dict[str, Any]:
 
 
 def fluid_study(
-    scenario: Union[str, Path, Scenario],
+    scenario: str | Path | Scenario,
     set: dict[str, Any] | None = None,
     *,
     compare: bool = False,
@@ -199,7 +199,7 @@ def _trajectory_figure(study: FluidStudy, path: Path, with_packet: bool) -> None
     if with_packet and study.packet is not None:
         ser = _packet_series(p, study.packet)
         axq.plot(ser["t_queue"], ser["queue"] / 1e3, color="tab:gray", lw=0.7, label=f"packet ({study.packet.scenario.resolved.doc.metrics.bin / 1e6:g} us bins)")
-        for i, (name, (tt, vv)) in enumerate(ser["per_flow"].items()):
+        for i, (tt, vv) in enumerate(ser["per_flow"].values()):
             axr.plot(tt, vv, color="tab:gray", lw=0.5, alpha=0.6,
                      label="packet: per-flow throughput (1 ms average)" if i == 0 else None)
     axq.plot(run.t, run.queue[:, 0] / 1e3, color="tab:blue", lw=1.3, label="fluid model")

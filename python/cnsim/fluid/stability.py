@@ -42,7 +42,8 @@ def crossover(K: ArrayLike, T_w: ArrayLike) -> Array:
     K = np.asarray(K, dtype=np.float64)
     T = np.asarray(T_w, dtype=np.float64)
     a = K * K * T * T
-    return np.sqrt((a + np.sqrt(a * a + 4.0 * K * K)) / 2.0)
+    omega: Array = np.sqrt((a + np.sqrt(a * a + 4.0 * K * K)) / 2.0)
+    return omega
 
 
 def phase_margin(K: ArrayLike, T_w: ArrayLike, tau: ArrayLike) -> Array:

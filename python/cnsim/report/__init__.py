@@ -16,9 +16,9 @@ import base64
 import json
 import struct
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -100,7 +100,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return 800, 450
 
 
-def figure(path: Union[str, Path], title: str | None = None, caption: str = "", scale: float = 1.0) -> Figure:
+def figure(path: str | Path, title: str | None = None, caption: str = "", scale: float = 1.0) -> Figure:
     """Embed the PNG at ``path``."""
     data = Path(path).read_bytes()
     width, height = _png_size(data)
@@ -119,11 +119,11 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return env.get_template("report.html.j2").render(page=page, version=__version__, generated=generated)
 
 
-def write_page(page: Page, path: Union[str, Path]) -> Path:
+def write_page(page: Page, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(render(page), encoding="utf-8")
     return path
@@ -199,7 +199,7 @@ def run_page(folder: Path, draw: bool = True) -> Page:
     return page
 
 
-def write_run_report(folder: Union[str, Path], draw: bool = True) -> Path:
+def write_run_report(folder: str | Path, draw: bool = True) -> Path:
     """Write ``folder/report.html`` for a run folder."""
     folder = Path(folder)
     return write_page(run_page(folder, draw), folder / REPORT_FILE)
@@ -244,12 +244,12 @@ def sweep_page(folder: Path) -> Page:
     return page
 
 
-def write_sweep_report(folder: Union[str, Path]) -> Path:
+def write_sweep_report(folder: str | Path) -> Path:
     folder = Path(folder)
     return write_page(sweep_page(folder), folder / REPORT_FILE)
 
 
-def write_run_reports(folder: Union[str, Path]) -> list[Path]:
+def write_run_reports(folder: str | Path) -> list[Path]:
     """``report.html`` in every run folder under ``folder`` that has none yet (a sweep's runs,
     after ``cnsim sweep --plots``: the sweep engine itself draws no pages)."""
     return [write_run_report(run) for run in find_run_folders(Path(folder)) if not (run / REPORT_FILE).is_file()]

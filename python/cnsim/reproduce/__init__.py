@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ..errors import ScenarioError
 from ..results import dump_json
@@ -34,7 +34,7 @@ from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure
 __all__ = ["DECKS", "Deck", "Study", "get_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
 
 DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval")
-FigureSpec = Union[TimeFigure, MetricFigure, FlowFigure]
+FigureSpec = TimeFigure | MetricFigure | FlowFigure
 
 
 @dataclass
@@ -119,7 +119,7 @@ ProgressFactory = Callable[[str, int], Callable[[int, int, int], None]]
 
 def reproduce(
     deck_name: str,
-    out: Union[str, Path],
+    out: str | Path,
     quick: bool = False,
     executor: Any = None,
     workers: int | None = None,
@@ -185,7 +185,7 @@ def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -
         entry["tables"].append({"title": table.title, "columns": columns, "rows": rows, "keys": len(keys)})
 
 
-def write_deck_report(folder: Union[str, Path]) -> Path:
+def write_deck_report(folder: str | Path) -> Path:
     """(Re)write ``folder/report.html`` of a reproduction from its deck.json and figures."""
     from ..labels import fmt
     from ..report import Block, Page, Section, Table, figure, write_page

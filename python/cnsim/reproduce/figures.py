@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -124,7 +125,7 @@ def _series(folder: Path, kind: str, entity_col: str, entity: str, column: str) 
     if not path.is_file():
         return np.zeros(0), np.zeros(0)
     table = pq.read_table(path)
-    table = table.filter(pc.equal(table.column(entity_col), entity))
+    table = table.filter(pc.equal(table.column(entity_col), pa.scalar(entity)))
     return table.column("t_s").to_numpy(), table.column(column).to_numpy(zero_copy_only=False)
 
 
@@ -183,7 +184,7 @@ class TimeFigure:
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
         pts = [p for p in points if p.ok]
-        seeds = sorted({p.row.get("seed") for p in pts})
+        seeds = sorted({int(p.row["seed"]) for p in pts if p.row.get("seed") is not None})
         chosen = self.seed if self.seed is not None else (seeds[0] if seeds else None)
         pts = [p for p in pts if p.row.get("seed") == chosen]
         if not pts:
@@ -192,9 +193,9 @@ class TimeFigure:
         facets = _facets(pts, self.facet, labeler)
         fig, axes = _new(len(facets))
         ylabel = {"hot_queue": "hot queue (KB)", "aggregate": "aggregate throughput (Gb/s)", "hot_port": "hot-port throughput (Gb/s)"}[self.quantity]
-        for ax, (facet_label, group) in zip(axes, facets):
+        for ax, (facet_label, group) in zip(axes, facets, strict=False):  # a grid may have spare panels
             colors = _colors(len(group))
-            for color, p in zip(colors, group):
+            for color, p in zip(colors, group, strict=True):
                 hot = _hot_port(p.folder)
                 if self.quantity == "hot_queue":
                     t, v = _series(p.folder, "queue", "queue", hot, "bytes")
@@ -245,10 +246,10 @@ class MetricFigure:
             return None
         ncols = len(self.y) if len(self.y) <= 3 else 2
         fig, axes = _new(len(self.y), ncols=ncols, height=3.4, sharey=False)  # panels of different units
-        for ax, metric in zip(axes, self.y):
+        for ax, metric in zip(axes, self.y, strict=False):  # a grid may have spare panels
             label, key, scale = METRICS[metric]
             groups = _facets(pts, self.legend, labeler)
-            for (glabel, group), color in zip(groups, _colors(len(groups))):
+            for (glabel, group), color in zip(groups, _colors(len(groups)), strict=True):
                 xs = [self.x_values(p.params.get(self.x)) if self.x_values else i for i, p in enumerate(group)]
                 ys = [(_num(p.row.get(key)) * scale) for p in group]
                 ax.plot(xs, ys, marker="o", color=color, label=glabel or None)
@@ -293,7 +294,7 @@ class FlowFigure:
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
         pts = [p for p in points if p.ok]
-        seeds = sorted({p.row.get("seed") for p in pts})
+        seeds = sorted({int(p.row["seed"]) for p in pts if p.row.get("seed") is not None})
         pts = [p for p in pts if p.row.get("seed") == (seeds[0] if seeds else None)]
         if not pts:
             return None
@@ -323,7 +324,7 @@ class FlowFigure:
                     if flow in refs:
                         xc = j + (i - (len(flows) - 1) / 2) * width
                         ax.hlines(refs[flow], xc - width / 2, xc + width / 2, color="black", linestyle=style, linewidth=1.2,
-                                  label=None if label in drew else label)
+                                  label="_nolegend_" if label in drew else label)
                         drew.add(label)
         ax.set_xticks(x, [_legend(p, legend, labeler) for p in pts], fontsize=7, rotation=20, ha="right")
         ax.set_ylabel("throughput over the window (Gb/s)")

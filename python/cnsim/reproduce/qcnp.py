@@ -52,7 +52,7 @@ def _grid(sweep: str, title: str, text: str, rtts: list[str], proportional: bool
           quick_rtts: list[str] | None = None, quick_set: dict[str, Any] | None = None) -> Study:
     figures: list[Any] = []
     for tag, m, pause, vtitle in _VARIANTS:
-        where = {"switch.memory_per_port": [m], "switch.pause": [pause]}
+        where: dict[str, list[Any]] = {"switch.memory_per_port": [m], "switch.pause": [pause]}
         figures += [
             Subset(TimeFigure(f"{sweep}-queue-{tag}", f"{title}, {vtitle}: {hot} length vs time", "hot_queue", facet="links.delay",
                               caption=f"{vtitle}. Length of the {hot} versus time, one panel per RTT label, one curve per scheme; "

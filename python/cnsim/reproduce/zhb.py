@@ -11,13 +11,15 @@ are listed too; they stay pending until their base scenarios are in the catalog.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import Deck, Study
 from .figures import FlowFigure, MetricFigure, SummaryTable, TimeFigure
 
 _TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps", "underrun", "jain"]
 
 
-def _study(sweep: str, title: str, text: str = "", facet: str | None = None, **kw: object) -> Study:
+def _study(sweep: str, title: str, text: str = "", facet: str | None = None, **kw: Any) -> Study:
     figures = [
         TimeFigure(f"{sweep}-queue", f"{title}: hot queue length vs time", "hot_queue", facet=facet,
                    caption="Length of the hot queue (S1/1, the congestion point) versus time; the hotspot (0.1–0.5 s) is shaded."),
@@ -27,8 +29,8 @@ def _study(sweep: str, title: str, text: str = "", facet: str | None = None, **k
                    caption="Throughput of the hot port S1/1 versus time (2 Gb/s during the hotspot)."),
     ]
     extra = kw.pop("extra", [])
-    return Study(sweep=sweep, title=title, text=text, figures=[*figures, *extra],  # type: ignore[list-item]
-                 tables=[SummaryTable(f"{title}: summary over [0.2, 0.5] s", _TABLE)], **kw)  # type: ignore[arg-type]
+    return Study(sweep=sweep, title=title, text=text, figures=[*figures, *extra],
+                 tables=[SummaryTable(f"{title}: summary over [0.2, 0.5] s", _TABLE)], **kw)
 
 
 def _flows(sweep: str) -> FlowFigure:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from ..cmparams import SCHEMES, Param
 from ..errors import Problem, did_you_mean
 from ..expr import ExprError, parse_expr
@@ -13,7 +12,6 @@ from ..units import (
     UnitError,
 )
 from .fields import quantity_or_expr
-
 
 # --------------------------------------------------------------------------------------------
 # cm parameters: per-value checks

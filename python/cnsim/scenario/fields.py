@@ -5,8 +5,9 @@ node list and the measurement window (contract "Scenario document"), each marked
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
@@ -18,7 +19,6 @@ from ..units import (
     parse_size,
     parse_time,
 )
-
 
 CORE_CONFIG_VERSION = 1
 #: The largest node count a scenario may have (issue 13: a bigger network is refused up front,

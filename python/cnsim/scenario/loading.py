@@ -6,12 +6,10 @@ from __future__ import annotations
 import importlib.resources
 import tomllib
 from pathlib import Path
-from typing import Any, Union
-
+from typing import Any
 
 from ..errors import ScenarioError
 from .document import Scenario
-
 
 # --------------------------------------------------------------------------------------------
 # Loading and the catalog
@@ -47,7 +45,7 @@ def _read_toml(text: str, where: str) -> dict[str, Any]:
     return doc
 
 
-def load(ref: Union[str, Path, Scenario]) -> Scenario:
+def load(ref: str | Path | Scenario) -> Scenario:
     """A catalog id, or a path to a scenario TOML file, → :class:`Scenario`."""
     if isinstance(ref, Scenario):
         return ref.copy()

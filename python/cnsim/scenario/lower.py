@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from ..cmparams import BCN_FAMILY, SCHEMES
 from ..errors import ScenarioError
 from .fields import CORE_CONFIG_VERSION
 from .resolver import Resolved
-
 
 # --------------------------------------------------------------------------------------------
 # Lowering: docs/core-config.md

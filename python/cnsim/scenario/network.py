@@ -6,7 +6,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-
 from ..errors import Problem, missing
 from ..expr import Expr
 from ..topology import FatTree, Link, Network
@@ -14,7 +13,6 @@ from ..units import (
     PS_PER_S,
 )
 from .schema import ScenarioDoc
-
 
 MAX_FAT_TREE_HOSTS = 65_536
 

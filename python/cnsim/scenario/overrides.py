@@ -6,10 +6,8 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-
 from ..errors import ScenarioError
 from .schema import dotted
-
 
 # --------------------------------------------------------------------------------------------
 # --set parsing

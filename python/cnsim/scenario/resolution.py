@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from ..cmparams import SCHEMES
 from ..errors import Problem, missing, raise_problems
 from ..topology import Network
@@ -15,7 +14,7 @@ from ..units import (
     format_time,
 )
 from .network import build_network, per_switch
-from .resolver import Resolved, EvalProblem, Resolver
+from .resolver import EvalProblem, Resolved, Resolver
 from .schema import ScenarioDoc
 from .watermarks import Watermarks
 

@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from ..cmparams import Param
 from ..errors import Problem
 from ..expr import Expr, ExprError
@@ -18,7 +17,6 @@ from ..units import (
 )
 from .cmtable import check_range
 from .schema import ScenarioDoc
-
 
 # --------------------------------------------------------------------------------------------
 # Resolution

@@ -13,8 +13,23 @@ from ..errors import Problem, did_you_mean, missing
 from ..units import (
     parse_size,
 )
-from .fields import AutoSize, AutoSizeX, Fraction01, Kind, Name, NoneOrSizeX, PositiveRate, PositiveSize, PositiveTime, Size, SizeX, Time, TimeX, node_list, window_value
-
+from .fields import (
+    AutoSize,
+    AutoSizeX,
+    Fraction01,
+    Kind,
+    Name,
+    NoneOrSizeX,
+    PositiveRate,
+    PositiveSize,
+    PositiveTime,
+    Size,
+    SizeX,
+    Time,
+    TimeX,
+    node_list,
+    window_value,
+)
 
 # --------------------------------------------------------------------------------------------
 # The scenario document (contract "Scenario document (normative keys)"); defaults live here

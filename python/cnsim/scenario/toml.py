@@ -17,7 +17,6 @@ from .._version import __version__
 from ..cmparams import SCHEMES
 from ..expr import Expr
 from ..units import format_time
-
 from .resolver import Resolved
 
 __all__ = ["resolved_toml", "toml_value", "toml_key"]

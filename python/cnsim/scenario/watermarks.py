@@ -26,7 +26,7 @@ class Watermarks:
     def switch_xoff(self, res: Resolver, switch: str | None) -> Fraction:
         """Auto XOFF (scenarios.md §1.1, D12) for ``switch`` (None: the first switch)."""
         doc = self.doc
-        memory = res.value("switch.memory_per_port")
+        memory = Fraction(res.value("switch.memory_per_port"))
         proc = res.value("switch.processing_delay")
         frame = doc.traffic.frame_size
         if self.net is None:  # fat tree: uniform links
@@ -94,7 +94,8 @@ class Watermarks:
                 xon = max(0, xon)
             elif isinstance(sw.xon, Expr):
                 try:
-                    number = sw.xon.evaluate(lambda nm: float(xoff) if nm == "xoff" else res.number(nm, "switch.xon", sw.xon))
+                    # evaluated here and now: the late binding B023 warns about cannot happen
+                    number = sw.xon.evaluate(lambda nm: float(xoff) if nm == "xoff" else res.number(nm, "switch.xon", sw.xon))  # noqa: B023
                     xon = Resolver._convert("switch.xon", "size", number, sw.xon, None)
                 except ExprError as err:
                     self.problems.append(Problem("switch.xon", sw.xon.text, str(err)))
