@@ -18,6 +18,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 cargo test -p cnsim-core --quiet
+# lints as errors (issue 11); clippy is a rustup component a minimal toolchain may lack
+if cargo clippy --version >/dev/null 2>&1; then
+  cargo clippy --quiet -p cnsim-core -p cnsim-py --all-targets -- -D warnings
+else
+  echo "scripts/test.sh: cargo clippy is not installed (rustup component add clippy); skipping the Rust lints" >&2
+fi
 # run pytest from the tests folder so that the installed package (not ./python) is imported
 # -rs: the reason of every skipped test is printed in the summary
 python3 -m pytest -q -rs -p no:cacheprovider tests

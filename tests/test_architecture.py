@@ -164,3 +164,58 @@ def test_an_engine_is_built_once_and_runs_once() -> None:
     assert "summary" in sim.run()
     with pytest.raises(_core.EngineError, match="already run"):
         sim.run()
+
+
+# ---- the engine crate's layers ----------------------------------------------------------------
+
+CORE = Path(__file__).resolve().parents[1] / "crates" / "cnsim-core" / "src"
+
+#: what each top-level module of cnsim-core may use (`crate::<module>`): a DAG from `time` up.
+#: `net` still reaches into `sim` (its elements are `impl Simulator` blocks); making them
+#: components of their own is the next step of issue 11, and removes `sim` from its list.
+RUST_LAYERS: dict[str, set[str]] = {
+    "time": set(),
+    "error": set(),
+    "wire": {"time"},
+    "engine": {"time", "wire"},
+    "frame": {"time", "wire"},
+    "topology": {"error", "time"},
+    "traffic": {"engine", "time"},
+    "metrics": {"frame", "time"},
+    "cm": {"engine", "error", "frame", "time", "wire"},
+    "scenario": {"cm", "error", "topology"},
+    "net": {"cm", "engine", "frame", "metrics", "scenario", "time", "topology", "sim"},
+    "sim": {"cm", "engine", "error", "frame", "metrics", "net", "scenario", "time", "topology", "traffic", "wire"},
+}
+
+
+def _rust_uses() -> dict[str, set[str]]:
+    """``crate::<module>`` paths named by each top-level module, outside comments and tests."""
+    import re
+
+    uses: dict[str, set[str]] = {}
+    for f in CORE.rglob("*.rs"):
+        module = f.relative_to(CORE).parts[0].removesuffix(".rs")
+        if module in ("lib", "main"):
+            continue
+        text = re.split(r"#\[cfg\(test\)\]\s*mod tests", f.read_text(encoding="utf-8"))[0]
+        code = "\n".join(line.split("//")[0] for line in text.splitlines())
+        found = {m for m in re.findall(r"crate::(\w+)", code) if m != module}
+        # `crate::Simulator` and the other re-exports of lib.rs name `sim`
+        found = {"sim" if m in ("Simulator", "RunControl", "RunResult", "run_json") else m for m in found}
+        uses.setdefault(module, set()).update(found)
+    return uses
+
+
+def test_engine_layers_point_down() -> None:
+    uses = _rust_uses()
+    assert set(uses) <= set(RUST_LAYERS), f"a new module needs its place in RUST_LAYERS: {set(uses) - set(RUST_LAYERS)}"
+    for module, deps in uses.items():
+        assert deps <= RUST_LAYERS[module], f"{module} uses {sorted(deps - RUST_LAYERS[module])}, above it"
+
+
+def test_engine_layers_have_no_circle_below_net() -> None:
+    graph = {m: {d for d in deps if d != "sim"} for m, deps in RUST_LAYERS.items() if m != "sim"}
+    assert _cycles(graph) == []
+    for low in ("time", "wire", "engine", "frame"):
+        assert "cm" not in _reaches(graph, low), f"{low} reaches the schemes"

@@ -2,15 +2,13 @@
 //! allocation in the hot loop. Frames waiting in an unlimited NIC VOQ are not in the pool at all
 //! (only their generation time is stored, DESIGN.md "Queued frames are cheap").
 
-use crate::cm::CmPayload;
 use crate::time::SimTime;
+pub use crate::wire::{CmPayload, FrameId};
 
 /// `Frame::flow_rec` of a flow whose throughput is not recorded.
 pub const NO_RECORD: u32 = u32::MAX;
-
-/// Handle of a frame in the [`FramePool`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FrameId(pub u32);
+/// `Frame::flow_inst` of a frame that belongs to no tracked finite flow.
+pub const NO_FLOW: u32 = u32::MAX;
 
 /// What a frame is, which decides its queue and its accounting (algorithms.md D6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +49,7 @@ pub struct Frame {
     pub counted: bool,
     /// Index of the flow's throughput recorder, `NO_RECORD` if the flow is not recorded.
     pub flow_rec: u32,
-    /// The finite flow (TG-GEO) the frame belongs to, `metrics::NO_FLOW` if none.
+    /// The finite flow (TG-GEO) the frame belongs to, [`NO_FLOW`] if none.
     pub flow_inst: u32,
     /// Scheme-specific content of control frames and tags of data frames.
     pub cm: CmPayload,
@@ -69,7 +67,7 @@ impl Frame {
             ready_at: SimTime::ZERO,
             counted: false,
             flow_rec: NO_RECORD,
-            flow_inst: crate::metrics::NO_FLOW,
+            flow_inst: NO_FLOW,
             cm: CmPayload::default(),
         }
     }

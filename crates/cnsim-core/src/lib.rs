@@ -9,20 +9,22 @@
 //!
 //! 1. **[`time`]** — units in types: [`time::SimTime`] is an integer count of picoseconds,
 //!    [`time::BitRate`] bit/s; serialisation times are exact integers.
-//! 2. **[`engine`]** — the closed [`engine::Event`] enum, a FIFO-stable event queue keyed by
+//! 2. **[`wire`]** — what travels in frames, as plain data: frame handles and the payloads of
+//!    CM control frames, below everything that moves them (the engine knows no scheme).
+//! 3. **[`engine`]** — the closed [`engine::Event`] enum, a FIFO-stable event queue keyed by
 //!    (time, insertion sequence), and per-component RNG streams derived from the master seed.
-//! 3. **[`frame`]** — frames in a pool addressed by `u32` handles.
-//! 4. **[`topology`]** — switches, nodes and links become transmitter ports (one per link
-//!    direction) and per-switch shortest-path routing tables.
-//! 5. **[`net`]** — the network elements: link transmitters with PAUSE and strict-priority control
-//!    (`net::port`), store-and-forward switches with the shared / partitioned / egress buffer
-//!    models (`net::switch`), NICs with VOQs, rate limiters, output buffer and sink (`net::nic`).
+//! 4. **[`frame`]** — frames in a pool addressed by `u32` handles.
+//! 5. **[`topology`]** — switches, nodes and links (with their config table) become
+//!    transmitter ports (one per link direction) and per-switch routing tables.
 //! 6. **[`traffic`]** — Bernoulli slotted generators that draw the gap to the next arrival.
 //! 7. **[`cm`]** — the congestion-point / reaction-point interface and one file per scheme; a
 //!    new scheme is a file plus a variant in the dispatch enums.
 //! 8. **[`metrics`]** — binned series and exact window summaries, fed by the elements.
 //! 9. **[`scenario`]** — the core config (a resolved scenario in base units) and its checks.
-//! 10. **[`sim`]** — the [`Simulator`] value that owns all state in flat arrays and runs the
+//! 10. **[`net`]** — the network elements: link transmitters with PAUSE and strict-priority control
+//!     (`net::port`), store-and-forward switches with the shared / partitioned / egress buffer
+//!     models (`net::switch`), NICs with VOQs, rate limiters, output buffer and sink (`net::nic`).
+//! 11. **[`sim`]** — the [`Simulator`] value that owns all state in flat arrays and runs the
 //!     event loop.
 //!
 //! ## Data flow of a frame
@@ -33,6 +35,10 @@
 //! reverse direction of the input link; CM messages go to the source node by the routing tables.
 //!
 //! Everything is deterministic: the same config and seed give the same summary and series.
+//!
+//! Each layer uses only layers below it (`tests/test_architecture.py` checks the `crate::`
+//! paths), with one exception left: the elements of [`net`] are still `impl Simulator` blocks
+//! over the simulator's arrays (docs/architecture.md).
 
 pub mod cm;
 pub mod engine;
@@ -45,6 +51,7 @@ pub mod sim;
 pub mod time;
 pub mod topology;
 pub mod traffic;
+pub mod wire;
 
 pub use error::{Error, Result};
 pub use scenario::CoreConfig;

@@ -61,7 +61,9 @@ impl Simulation {
             .lock()
             .map_err(|_| EngineError::new_err("the simulation's lock is poisoned"))?
             .take()
-            .ok_or_else(|| EngineError::new_err("this Simulation has already run; build a new one"))?;
+            .ok_or_else(|| {
+                EngineError::new_err("this Simulation has already run; build a new one")
+            })?;
         let ctl = self.ctl.clone();
         let result = py.allow_threads(move || {
             guarded(move || {

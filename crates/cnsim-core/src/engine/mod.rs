@@ -7,7 +7,7 @@ pub mod rng;
 pub use queue::EventQueue;
 pub use rng::{stream, SimRng};
 
-use crate::frame::FrameId;
+use crate::wire::FrameId;
 
 /// Every event the simulator knows. Small and `Copy`: the payload names components by index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,7 @@
 
 use crate::time::SimTime;
 
-/// `Frame::flow_inst` of a frame that belongs to no tracked flow.
-pub const NO_FLOW: u32 = u32::MAX;
+pub use crate::frame::NO_FLOW;
 
 #[derive(Clone, Copy, Debug)]
 struct Flow {

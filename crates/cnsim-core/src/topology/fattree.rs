@@ -9,8 +9,8 @@
 //! i.e. to the level-(l+1) switch whose digit l is d_l (d-mod-k: destinations spread evenly over
 //! the up-links). Down: from an ancestor at level l to the level-(l−1) switch with digit l−1 := d_l.
 
+use super::{FatTreeConfig, LinkConfig, Routing, TopologyConfig};
 use crate::error::{Error, Result};
-use crate::scenario::{FatTreeConfig, LinkConfig, Routing, TopologyConfig};
 
 use super::{Device, Topology};
 

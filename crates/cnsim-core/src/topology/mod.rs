@@ -5,14 +5,16 @@
 //! next hops a switch takes the one on its lowest local port (ports are numbered in link
 //! declaration order). Nodes are end points, never transit.
 
+pub mod config;
 pub mod fattree;
 
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
+pub use config::{FatTreeConfig, LinkConfig, Routing, TopologyConfig};
+
 use crate::error::{Error, Result};
-use crate::scenario::{Routing, TopologyConfig};
 use crate::time::{BitRate, SimTime};
 
 /// Who owns a transmitter (or receives on a link).
@@ -318,8 +320,8 @@ impl Topology {
 
 #[cfg(test)]
 mod tests {
+    use super::LinkConfig;
     use super::*;
-    use crate::scenario::LinkConfig;
 
     fn link(a: &str, b: &str) -> LinkConfig {
         LinkConfig {
