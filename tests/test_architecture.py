@@ -171,8 +171,9 @@ def test_an_engine_is_built_once_and_runs_once() -> None:
 CORE = Path(__file__).resolve().parents[1] / "crates" / "cnsim-core" / "src"
 
 #: what each top-level module of cnsim-core may use (`crate::<module>`): a DAG from `time` up.
-#: `net` still reaches into `sim` (its elements are `impl Simulator` blocks); making them
-#: components of their own is the next step of issue 11, and removes `sim` from its list.
+#: `net` still reaches into `sim`: the transmitter (`net::port`) is a component of its own with
+#: unit tests, but the switch and the NIC are still `impl Simulator` blocks; making them
+#: components too is the next step of issue 11, and removes `sim` from `net`'s list.
 RUST_LAYERS: dict[str, set[str]] = {
     "time": set(),
     "error": set(),

@@ -2,15 +2,16 @@
 //! one frame at a time in strict priority MAC control (PAUSE) > CM class (a) control > data FIFO
 //! (D6). PAUSE stops it after the frame in progress (D12); MAC control is never paused. A
 //! hotspot lowers the rate of data only (D11, D16).
+//!
+//! The port owns its state and decides alone; it returns what happened ([`Start`],
+//! [`PauseChange`]) and the simulator's kernel turns that into events and records.
 
 use std::collections::VecDeque;
 
-use crate::engine::Event;
-use crate::frame::{FrameId, FrameKind};
+use crate::frame::{FrameId, FrameKind, FramePool};
 use crate::metrics::PauseRecord;
 use crate::time::{tx_time, BitRate, SimTime};
 use crate::topology::{Device, PortSpec};
-use crate::Simulator;
 
 #[derive(Debug)]
 pub struct Port {
@@ -65,157 +66,289 @@ impl Port {
     }
 }
 
-impl Simulator {
-    /// Start the next frame on transmitter `p` if it is idle and something may be sent.
-    pub(crate) fn try_start(&mut self, p: u32) {
-        let now = self.now;
-        let port = &mut self.ports[p as usize];
-        if port.busy {
-            return;
+/// What [`Port::start_next`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Transmission of `frame` started; its last bit leaves at `done`.
+    Sent { frame: FrameId, done: SimTime },
+    /// The head data frame becomes eligible at this instant (processing delay, D14): the port
+    /// must be woken then (the wake-up is recorded in `wake_at`).
+    WakeAt(SimTime),
+    /// Nothing to do now: busy, paused with no MAC control waiting, empty, a wake-up already
+    /// pending earlier, or a 0 Gb/s hotspot holding the data (D16).
+    Nothing,
+}
+
+/// What a received PAUSE frame changed (XOFF/XON semantics, D12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseChange {
+    /// The port was already in the requested state.
+    None,
+    /// XOFF: the port stops after the frame in progress.
+    Paused,
+    /// XON: the port may send again; it had been paused since `since`.
+    Resumed { since: SimTime },
+}
+
+impl Port {
+    /// Start the next frame if the port is idle: MAC control first (even when paused), then CM
+    /// control, then the head of the data FIFO once it is ready and the service rate is not 0.
+    pub fn start_next(&mut self, now: SimTime, pool: &mut FramePool) -> Start {
+        if self.busy {
+            return Start::Nothing;
         }
-        let (f, rate) = if let Some(f) = port.mac.pop_front() {
-            (f, port.spec.rate)
-        } else if port.paused {
-            return;
-        } else if let Some(f) = port.ctrl.pop_front() {
-            (f, port.spec.rate)
+        let (f, rate) = if let Some(f) = self.mac.pop_front() {
+            (f, self.spec.rate)
+        } else if self.paused {
+            return Start::Nothing;
+        } else if let Some(f) = self.ctrl.pop_front() {
+            (f, self.spec.rate)
         } else {
-            let Some(&f) = port.oq.front() else { return };
-            let ready_at = self.pool.get(f).ready_at;
+            let Some(&f) = self.oq.front() else {
+                return Start::Nothing;
+            };
+            let ready_at = pool.get(f).ready_at;
             if ready_at > now {
-                if port.wake_at > ready_at {
-                    port.wake_at = ready_at;
-                    self.queue.push(ready_at, Event::PortWake { port: p });
+                if self.wake_at > ready_at {
+                    self.wake_at = ready_at;
+                    return Start::WakeAt(ready_at);
                 }
-                return;
+                return Start::Nothing;
             }
-            if port.data_rate.0 == 0 {
-                return; // a 0 Gb/s hotspot: data waits (D16)
+            if self.data_rate.0 == 0 {
+                return Start::Nothing; // a 0 Gb/s hotspot: data waits (D16)
             }
-            port.oq.pop_front();
-            (f, port.data_rate)
+            self.oq.pop_front();
+            (f, self.data_rate)
         };
-        if let Device::Nic(_) = port.spec.owner {
-            let frame = self.pool.get_mut(f);
+        if let Device::Nic(_) = self.spec.owner {
+            let frame = pool.get_mut(f);
             if frame.kind == FrameKind::Probe {
                 frame.cm.stamp = now.0; // t_src: the probe's transmission start (D17)
             }
         }
-        let size = self.pool.get(f).size as u64;
-        port.busy = true;
-        port.current = f;
-        port.tx_start = now;
-        if port.tx_memo.0 != size || port.tx_memo.1 != rate {
-            port.tx_memo = (size, rate, tx_time(size, rate));
+        let size = pool.get(f).size as u64;
+        self.busy = true;
+        self.current = f;
+        self.tx_start = now;
+        if self.tx_memo.0 != size || self.tx_memo.1 != rate {
+            self.tx_memo = (size, rate, tx_time(size, rate));
         }
-        let done = now + port.tx_memo.2;
-        self.queue.push(done, Event::TxDone { port: p });
-        if self.cps_active {
-            if let Device::Switch(_) = port.spec.owner {
-                let q = port.q_bytes;
-                if let Some(cp) = self.cps[p as usize].as_mut() {
-                    let frame = self.pool.get_mut(f);
-                    if frame.counted {
-                        cp.on_dequeue(now, q, frame);
-                    }
-                }
-            }
+        Start::Sent {
+            frame: f,
+            done: now + self.tx_memo.2,
         }
     }
 
-    /// The last bit of the frame in service left `p`.
-    pub(crate) fn on_tx_done(&mut self, p: u32) {
-        let now = self.now;
-        let port = &mut self.ports[p as usize];
-        port.busy = false;
-        let f = port.current;
-        let (counted, size, in_local, kind) = {
-            let fr = self.pool.get(f);
-            (fr.counted, fr.size as u64, fr.in_local, fr.kind)
-        };
-        let owner = port.spec.owner;
-        let delay = port.spec.delay;
+    /// The last bit of the frame in service left: the port is idle again. A frame charged to
+    /// the queue (`counted`) leaves the queue's byte count. Returns the frame.
+    pub fn finish(&mut self, size: u64, counted: bool) -> FrameId {
+        self.busy = false;
         if counted {
-            port.q_bytes -= size;
-            let q = port.q_bytes;
-            let tx_start = port.tx_start;
-            if let Some(r) = port.queue_rec {
-                self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
-            }
-            if let Some(r) = port.tput_rec {
-                self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, size);
-            }
-            if Some(p) == self.rec.hot_port {
-                self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
-            } else if Some(p) == self.rec.current_hot {
-                self.rec.on_hot_departure(now, tx_start, size, q);
-            }
-            self.pool.get_mut(f).counted = false;
-            if let Device::Switch(s) = owner {
-                self.switch_departed(s, in_local, size);
-            }
+            self.q_bytes -= size;
         }
-        match self.ports[p as usize].spec.peer {
-            // A data frame into a sink that nothing watches: record its delivery now instead of
-            // spending an event on its arrival (same instant, same accounting).
-            Device::Nic(n) if kind == FrameKind::Data && !self.sink_events => {
-                let fr = self.pool.get(f);
-                let (flow_rec, flow_inst, gen_time) = (fr.flow_rec, fr.flow_inst, fr.gen_time);
-                self.pool.free(f);
-                self.deliver(n, flow_rec, flow_inst, size, gen_time, now + delay);
-            }
-            _ => self
-                .queue
-                .push(now + delay, Event::Arrive { port: p, frame: f }),
-        }
-        match owner {
-            Device::Switch(_) => self.try_start(p),
-            Device::Nic(n) => self.nic_service(n),
-        }
+        self.current
     }
 
-    /// The last bit of frame `f` arrived at the receiving end of `p`'s link.
-    pub(crate) fn on_arrive(&mut self, p: u32, f: crate::frame::FrameId) {
-        let spec = &self.ports[p as usize].spec;
-        let (peer, peer_local, reverse) = (spec.peer, spec.peer_local, spec.reverse);
-        if let FrameKind::Pause { xoff } = self.pool.get(f).kind {
-            self.pool.free(f);
-            // the link partner's transmitter toward us is the reverse port of the one that sent it
-            self.set_paused(reverse, xoff);
-            return;
+    /// Apply a received PAUSE (`xoff`) or resume (XON) at `now`.
+    pub fn set_paused(&mut self, now: SimTime, xoff: bool) -> PauseChange {
+        if xoff == self.paused {
+            return PauseChange::None;
         }
-        match peer {
-            Device::Switch(s) => self.switch_receive(s, peer_local, f),
-            Device::Nic(n) => self.nic_receive(n, f),
-        }
-    }
-
-    /// Apply a received PAUSE to transmitter `p` (XOFF/XON semantics, D12).
-    fn set_paused(&mut self, p: u32, xoff: bool) {
-        let now = self.now;
-        let port = &mut self.ports[p as usize];
-        if xoff == port.paused {
-            return;
-        }
-        port.paused = xoff;
+        self.paused = xoff;
         if xoff {
-            port.paused_since = now;
-            return;
-        }
-        let since = port.paused_since;
-        self.rec
-            .add_paused(&mut self.ports[p as usize].pause_record, since, now);
-        match self.ports[p as usize].spec.owner {
-            Device::Switch(_) => self.try_start(p),
-            Device::Nic(n) => self.nic_service(n),
+            self.paused_since = now;
+            PauseChange::Paused
+        } else {
+            PauseChange::Resumed {
+                since: self.paused_since,
+            }
         }
     }
 
-    /// A hotspot window starts or ends on switch egress `p`: its data rate becomes `fraction` of
-    /// the link rate. A frame in service finishes at the old rate (D16).
-    pub(crate) fn set_service_rate(&mut self, p: u32, fraction: f64) {
-        let port = &mut self.ports[p as usize];
-        port.data_rate = port.spec.rate.scaled(fraction);
-        self.try_start(p);
+    /// A hotspot window starts or ends: data is served at `fraction` of the link rate (a frame in
+    /// service finishes at the old rate, D16).
+    pub fn set_service_fraction(&mut self, fraction: f64) {
+        self.data_rate = self.spec.rate.scaled(fraction);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Frame;
+
+    const US: u64 = 1_000_000; // ps
+
+    fn port(owner: Device) -> Port {
+        Port::new(PortSpec {
+            name: "S1/1".into(),
+            owner,
+            local: 0,
+            peer: Device::Nic(1),
+            peer_local: 0,
+            reverse: 1,
+            rate: BitRate(10_000_000_000),
+            delay: SimTime(US),
+        })
+    }
+
+    fn frame(pool: &mut FramePool, kind: FrameKind, size: u32) -> FrameId {
+        let mut f = Frame::data(0, 1, size, SimTime::ZERO);
+        f.kind = kind;
+        pool.alloc(f)
+    }
+
+    fn sent(start: Start) -> (FrameId, SimTime) {
+        match start {
+            Start::Sent { frame, done } => (frame, done),
+            other => panic!("expected a transmission, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn serialisation_is_exact_and_one_frame_at_a_time() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        let a = frame(&mut pool, FrameKind::Data, 1500);
+        let b = frame(&mut pool, FrameKind::Data, 64);
+        p.oq.extend([a, b]);
+        p.q_bytes = 1564;
+        let (f, done) = sent(p.start_next(SimTime(5), &mut pool));
+        assert_eq!((f, done), (a, SimTime(5 + 12 * US / 10))); // 1500 B at 10 Gb/s: 1.2 us
+        assert_eq!(p.start_next(SimTime(6), &mut pool), Start::Nothing, "busy");
+        assert_eq!(p.finish(1500, true), a);
+        assert_eq!(p.q_bytes, 64);
+        let (f, done) = sent(p.start_next(done, &mut pool));
+        assert_eq!((f, done), (b, SimTime(5 + 12 * US / 10 + 51_200))); // 64 B: 51.2 ns
+        p.finish(64, false);
+        assert_eq!(
+            p.q_bytes, 64,
+            "a frame not charged to the queue leaves its count alone"
+        );
+        assert_eq!(p.start_next(done, &mut pool), Start::Nothing, "empty");
+    }
+
+    #[test]
+    fn strict_priority_mac_then_control_then_data() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        let data = frame(&mut pool, FrameKind::Data, 1500);
+        let ctrl = frame(&mut pool, FrameKind::Control, 64);
+        let pause = frame(&mut pool, FrameKind::Pause { xoff: true }, 64);
+        p.oq.push_back(data);
+        p.ctrl.push_back(ctrl);
+        p.mac.push_back(pause);
+        let mut order = vec![];
+        let mut t = SimTime::ZERO;
+        while let Start::Sent { frame, done } = p.start_next(t, &mut pool) {
+            order.push(frame);
+            p.finish(0, false);
+            t = done;
+        }
+        assert_eq!(order, vec![pause, ctrl, data]);
+    }
+
+    #[test]
+    fn pause_holds_data_and_control_but_not_mac_and_not_the_frame_in_service() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        let first = frame(&mut pool, FrameKind::Data, 1500);
+        let second = frame(&mut pool, FrameKind::Data, 1500);
+        let ctrl = frame(&mut pool, FrameKind::Control, 64);
+        p.oq.extend([first, second]);
+        sent(p.start_next(SimTime::ZERO, &mut pool));
+        assert_eq!(p.set_paused(SimTime(100), true), PauseChange::Paused);
+        assert!(p.busy, "XOFF does not cut the frame in progress");
+        assert_eq!(p.finish(1500, false), first);
+        p.ctrl.push_back(ctrl);
+        assert_eq!(
+            p.start_next(SimTime(200), &mut pool),
+            Start::Nothing,
+            "paused: control and data wait"
+        );
+        let xon = frame(&mut pool, FrameKind::Pause { xoff: false }, 64);
+        p.mac.push_back(xon);
+        assert_eq!(
+            sent(p.start_next(SimTime(300), &mut pool)).0,
+            xon,
+            "MAC control is never paused"
+        );
+        p.finish(64, false);
+        // hysteresis: a repeated XOFF changes nothing and keeps the original start
+        assert_eq!(p.set_paused(SimTime(400), true), PauseChange::None);
+        assert_eq!(
+            p.set_paused(SimTime(500), false),
+            PauseChange::Resumed {
+                since: SimTime(100)
+            }
+        );
+        assert_eq!(p.set_paused(SimTime(600), false), PauseChange::None);
+        assert_eq!(sent(p.start_next(SimTime(700), &mut pool)).0, ctrl);
+    }
+
+    #[test]
+    fn a_frame_not_yet_ready_wakes_the_port_once() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        let f = frame(&mut pool, FrameKind::Data, 1500);
+        pool.get_mut(f).ready_at = SimTime(10 * US);
+        p.oq.push_back(f);
+        assert_eq!(
+            p.start_next(SimTime(US), &mut pool),
+            Start::WakeAt(SimTime(10 * US))
+        );
+        assert_eq!(
+            p.start_next(SimTime(2 * US), &mut pool),
+            Start::Nothing,
+            "the wake-up is pending"
+        );
+        p.wake_at = SimTime::NEVER; // the kernel clears it when the wake-up fires
+        assert_eq!(sent(p.start_next(SimTime(10 * US), &mut pool)).0, f);
+    }
+
+    #[test]
+    fn a_hotspot_slows_data_only_and_zero_holds_it() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        let data = frame(&mut pool, FrameKind::Data, 1500);
+        let ctrl = frame(&mut pool, FrameKind::Control, 1500);
+        p.set_service_fraction(0.2);
+        p.oq.push_back(data);
+        p.ctrl.push_back(ctrl);
+        let (_, done) = sent(p.start_next(SimTime::ZERO, &mut pool));
+        assert_eq!(done, SimTime(12 * US / 10), "control at the link rate");
+        p.finish(0, false);
+        let (_, done) = sent(p.start_next(SimTime::ZERO, &mut pool));
+        assert_eq!(done, SimTime(6 * US), "data at 2 Gb/s");
+        p.finish(0, false);
+        p.set_service_fraction(0.0);
+        p.oq.push_back(frame(&mut pool, FrameKind::Data, 1500));
+        assert_eq!(
+            p.start_next(SimTime::ZERO, &mut pool),
+            Start::Nothing,
+            "0 Gb/s: data waits (D16)"
+        );
+        p.set_service_fraction(1.0);
+        assert!(matches!(
+            p.start_next(SimTime::ZERO, &mut pool),
+            Start::Sent { .. }
+        ));
+    }
+
+    #[test]
+    fn a_nic_port_stamps_probes_with_their_transmission_start() {
+        let (mut nic, mut sw, mut pool) = (
+            port(Device::Nic(0)),
+            port(Device::Switch(0)),
+            FramePool::new(),
+        );
+        let a = frame(&mut pool, FrameKind::Probe, 64);
+        let b = frame(&mut pool, FrameKind::Probe, 64);
+        nic.oq.push_back(a);
+        sw.oq.push_back(b);
+        sent(nic.start_next(SimTime(42), &mut pool));
+        sent(sw.start_next(SimTime(43), &mut pool));
+        assert_eq!(pool.get(a).cm.stamp, 42);
+        assert_eq!(
+            pool.get(b).cm.stamp,
+            0,
+            "a switch forwards probes untouched"
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! recorder, built from a [`CoreConfig`]. Two simulators never share state, so a process may run
 //! any number of them (htsim's global event list is the counter-example).
 
+mod ports;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};

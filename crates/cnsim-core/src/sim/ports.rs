@@ -1,0 +1,122 @@
+//! The kernel's side of the transmitters ([`crate::net::Port`]): it asks a port to start its
+//! next frame, schedules what the port says (transmission end, wake-up), calls the congestion
+//! point on a dequeue, records departures and hands arrivals to the receiving switch or NIC.
+
+use crate::engine::Event;
+use crate::frame::{FrameId, FrameKind};
+use crate::net::port::{PauseChange, Start};
+use crate::topology::Device;
+
+use super::Simulator;
+
+impl Simulator {
+    /// Start the next frame on transmitter `p` if it is idle and something may be sent.
+    pub(crate) fn try_start(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        match port.start_next(now, &mut self.pool) {
+            Start::Nothing => {}
+            Start::WakeAt(t) => self.queue.push(t, Event::PortWake { port: p }),
+            Start::Sent { frame: f, done } => {
+                self.queue.push(done, Event::TxDone { port: p });
+                if self.cps_active {
+                    if let Device::Switch(_) = port.spec.owner {
+                        let q = port.q_bytes;
+                        if let Some(cp) = self.cps[p as usize].as_mut() {
+                            let frame = self.pool.get_mut(f);
+                            if frame.counted {
+                                cp.on_dequeue(now, q, frame);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The last bit of the frame in service left `p`.
+    pub(crate) fn on_tx_done(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        let (counted, size, in_local, kind) = {
+            let fr = self.pool.get(port.current);
+            (fr.counted, fr.size as u64, fr.in_local, fr.kind)
+        };
+        let f = port.finish(size, counted);
+        let owner = port.spec.owner;
+        let delay = port.spec.delay;
+        if counted {
+            let q = port.q_bytes;
+            let tx_start = port.tx_start;
+            if let Some(r) = port.queue_rec {
+                self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
+            }
+            if let Some(r) = port.tput_rec {
+                self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, size);
+            }
+            if Some(p) == self.rec.hot_port {
+                self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
+            } else if Some(p) == self.rec.current_hot {
+                self.rec.on_hot_departure(now, tx_start, size, q);
+            }
+            self.pool.get_mut(f).counted = false;
+            if let Device::Switch(s) = owner {
+                self.switch_departed(s, in_local, size);
+            }
+        }
+        match self.ports[p as usize].spec.peer {
+            // A data frame into a sink that nothing watches: record its delivery now instead of
+            // spending an event on its arrival (same instant, same accounting).
+            Device::Nic(n) if kind == FrameKind::Data && !self.sink_events => {
+                let fr = self.pool.get(f);
+                let (flow_rec, flow_inst, gen_time) = (fr.flow_rec, fr.flow_inst, fr.gen_time);
+                self.pool.free(f);
+                self.deliver(n, flow_rec, flow_inst, size, gen_time, now + delay);
+            }
+            _ => self
+                .queue
+                .push(now + delay, Event::Arrive { port: p, frame: f }),
+        }
+        match owner {
+            Device::Switch(_) => self.try_start(p),
+            Device::Nic(n) => self.nic_service(n),
+        }
+    }
+
+    /// The last bit of frame `f` arrived at the receiving end of `p`'s link.
+    pub(crate) fn on_arrive(&mut self, p: u32, f: FrameId) {
+        let spec = &self.ports[p as usize].spec;
+        let (peer, peer_local, reverse) = (spec.peer, spec.peer_local, spec.reverse);
+        if let FrameKind::Pause { xoff } = self.pool.get(f).kind {
+            self.pool.free(f);
+            // the link partner's transmitter toward us is the reverse port of the one that sent it
+            self.set_paused(reverse, xoff);
+            return;
+        }
+        match peer {
+            Device::Switch(s) => self.switch_receive(s, peer_local, f),
+            Device::Nic(n) => self.nic_receive(n, f),
+        }
+    }
+
+    /// Apply a received PAUSE to transmitter `p` (XOFF/XON semantics, D12).
+    fn set_paused(&mut self, p: u32, xoff: bool) {
+        let now = self.now;
+        let PauseChange::Resumed { since } = self.ports[p as usize].set_paused(now, xoff) else {
+            return;
+        };
+        self.rec
+            .add_paused(&mut self.ports[p as usize].pause_record, since, now);
+        match self.ports[p as usize].spec.owner {
+            Device::Switch(_) => self.try_start(p),
+            Device::Nic(n) => self.nic_service(n),
+        }
+    }
+
+    /// A hotspot window starts or ends on switch egress `p`: its data rate becomes `fraction` of
+    /// the link rate. A frame in service finishes at the old rate (D16).
+    pub(crate) fn set_service_rate(&mut self, p: u32, fraction: f64) {
+        self.ports[p as usize].set_service_fraction(fraction);
+        self.try_start(p);
+    }
+}
