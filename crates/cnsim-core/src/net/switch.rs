@@ -7,12 +7,13 @@
 //! samples with q including the frame; the XOFF watermark is checked. The frame becomes eligible at
 //! its output `processing_delay` later. Every counter drops when its last bit leaves the output,
 //! and XON is checked at that instant.
+//!
+//! The switch owns its memory counters and PAUSE state and decides admission and watermarks
+//! alone; it says which inputs to pause or resume ([`PauseSignal`]) and the simulator's kernel
+//! sends the frames.
 
-use crate::frame::{Frame, FrameId, FrameKind};
-use crate::net::PAUSE_FRAME_BYTES;
 use crate::scenario::{BufferModel, Thresholds};
 use crate::time::SimTime;
-use crate::Simulator;
 
 #[derive(Debug)]
 pub struct Switch {
@@ -45,207 +46,237 @@ pub struct SwitchParams {
     pub pause: bool,
 }
 
-impl Simulator {
-    /// Frame `f` was received on input `in_local` of switch `s`.
-    pub(crate) fn switch_receive(&mut self, s: u32, in_local: u32, f: FrameId) {
-        let now = self.now;
-        let frame = self.pool.get(f);
-        let (kind, dst, size) = (frame.kind, frame.dst, frame.size as u64);
-        let sw = &self.switches[s as usize];
-        let Some(out_local) = self.topo.route(s, dst) else {
-            unreachable!("routes are complete: the topology is checked to be connected");
-        };
-        let out = sw.ports[out_local as usize];
-        if kind == FrameKind::Control && !sw.legacy {
-            // class (a): strict priority, not buffered, never dropped (D6)
-            self.ports[out as usize].ctrl.push_back(f);
-            self.try_start(out);
-            return;
-        }
-        if kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
-            // a probe addressed to this CP: the CP may answer it (and consume it), D6 class (b)
-            let probe = frame.cm;
-            let q = self.ports[out as usize].q_bytes;
-            if let Some(cp) = self.cps[out as usize].as_mut() {
-                if let Some(mut answer) = cp.on_probe(now, q, &probe) {
-                    answer.msg = crate::cm::msg::PROBE_REPLY;
-                    answer.cpid = out;
-                    answer.flow_src = probe.flow_src;
-                    answer.flow_dst = probe.flow_dst;
-                    self.pool.free(f);
-                    self.send_control(Origin::Switch(s), probe.flow_src, answer);
-                    return;
-                }
-            }
-        }
-        let params = self.sw_params;
-        let q_out = self.ports[out as usize].q_bytes;
-        let admitted = match params.buffer {
-            BufferModel::Partitioned => sw.occ_in[in_local as usize] + size <= sw.limits.capacity,
-            BufferModel::Shared => sw.pool + size <= sw.limits.capacity,
-            BufferModel::Egress => q_out + size <= sw.limits.capacity,
-        } && params.oq_limit.is_none_or(|limit| q_out + size <= limit);
-        if !admitted {
-            self.rec.on_drop(now, size, kind != FrameKind::Data);
-            if kind == FrameKind::Data {
-                self.stats.dropped += 1;
-                let flow = self.pool.get(f).flow_inst;
-                if flow != crate::metrics::NO_FLOW {
-                    self.flows.frame_done(flow, now, false);
-                }
-            }
-            self.pool.free(f);
-            return;
-        }
-        let sw = &mut self.switches[s as usize];
-        sw.occ_in[in_local as usize] += size;
-        sw.pool += size;
-        let legacy = sw.legacy;
-        let q = q_out + size;
-        self.ports[out as usize].q_bytes = q;
-        {
-            let fr = self.pool.get_mut(f);
-            fr.in_local = in_local;
-            fr.counted = true;
-            fr.ready_at = now + params.processing_delay;
-        }
-        if self.cps_active && !legacy && kind == FrameKind::Data {
-            self.congestion_point_sample(s, out, q, f);
-        }
-        if params.pause {
-            self.check_xoff(s, in_local);
-        }
-        let port = &mut self.ports[out as usize];
-        port.oq.push_back(f);
-        if let Some(r) = port.queue_rec {
-            self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
-        }
-        if Some(out) == self.rec.current_hot {
-            self.rec
-                .hot_queue
-                .set(&self.rec.bins, &self.rec.window, now, q);
-        }
-        self.try_start(out);
-    }
+/// Which inputs a watermark crossing pauses or resumes (local input indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseSignal {
+    /// No watermark crossed.
+    None,
+    /// One input (partitioned memory: per-input watermarks).
+    Input(u32),
+    /// Every input, in port order (shared memory: one pool, global watermarks).
+    All,
+}
 
-    fn congestion_point_sample(&mut self, s: u32, out: u32, q: u64, f: FrameId) {
-        let now = self.now;
-        let Some(cp) = self.cps[out as usize].as_mut() else {
-            return;
-        };
-        let rng = &mut self.cp_rngs[out as usize];
-        let frame = self.pool.get_mut(f);
-        if let Some(mut msg) = cp.on_enqueue(now, q, frame, rng) {
-            msg.cpid = out;
-            msg.flow_src = frame.src;
-            msg.flow_dst = frame.dst;
-            let target = frame.src;
-            self.send_control(Origin::Switch(s), target, msg);
+impl Switch {
+    /// A switch with these egress ports (one input per port) and limits: memory empty, nothing paused.
+    pub fn new(ports: Vec<u32>, limits: Thresholds, legacy: bool) -> Self {
+        let n = ports.len();
+        Switch {
+            ports,
+            occ_in: vec![0; n],
+            pool: 0,
+            in_paused: vec![false; n],
+            limits,
+            legacy,
         }
     }
 
-    /// Send a class (a) backward message from a switch or a NIC to node `target` (D6): at the
-    /// head of the data at the first egress, routed by the normal tables; or out of band after
-    /// the scheme's fixed delay.
-    pub(crate) fn send_control(&mut self, origin: Origin, target: u32, msg: crate::cm::CmPayload) {
-        let now = self.now;
-        let src = if let Origin::Nic(n) = origin {
-            n
-        } else {
-            u32::MAX
-        };
-        let mut frame = Frame::data(src, target, self.cm_frame_bytes, now);
-        frame.kind = FrameKind::Control;
-        frame.cm = msg;
-        self.rec.on_cm(now, frame.size as u64);
-        let f = self.pool.alloc(frame);
-        if let Some(delay) = self.scheme.oob_delay() {
-            self.queue.push(
-                now + delay,
-                crate::engine::Event::Feedback {
-                    nic: target,
-                    frame: f,
-                },
-            );
-            return;
-        }
-        let out = match origin {
-            Origin::Switch(s) => {
-                let out_local = self.topo.route(s, target).expect("routes are complete");
-                self.switches[s as usize].ports[out_local as usize]
+    /// Would a buffered frame of `size` bytes arriving on `in_local` for an output queue holding
+    /// `q_out` bytes fit (the buffer model's capacity, then the OQ limit)?
+    pub fn admits(&self, params: &SwitchParams, in_local: u32, size: u64, q_out: u64) -> bool {
+        let fits = match params.buffer {
+            BufferModel::Partitioned => {
+                self.occ_in[in_local as usize] + size <= self.limits.capacity
             }
-            Origin::Nic(n) => self.nics[n as usize].port,
+            BufferModel::Shared => self.pool + size <= self.limits.capacity,
+            BufferModel::Egress => q_out + size <= self.limits.capacity,
         };
-        self.ports[out as usize].ctrl.push_back(f);
-        match origin {
-            Origin::Switch(_) => self.try_start(out),
-            Origin::Nic(n) => self.nic_service(n),
-        }
+        fits && params.oq_limit.is_none_or(|limit| q_out + size <= limit)
     }
 
-    /// XOFF at the admission instant of the frame that makes occupancy reach the watermark (D12).
-    fn check_xoff(&mut self, s: u32, in_local: u32) {
-        let sw = &mut self.switches[s as usize];
-        match self.sw_params.buffer {
+    /// Charge an admitted frame to input `in_local` and the memory; returns the inputs to pause
+    /// if the frame makes occupancy reach XOFF (D12).
+    pub fn admit(&mut self, params: &SwitchParams, in_local: u32, size: u64) -> PauseSignal {
+        self.occ_in[in_local as usize] += size;
+        self.pool += size;
+        if !params.pause {
+            return PauseSignal::None;
+        }
+        match params.buffer {
             BufferModel::Partitioned => {
                 let i = in_local as usize;
-                if !sw.in_paused[i] && sw.occ_in[i] >= sw.limits.xoff {
-                    sw.in_paused[i] = true;
-                    let p = sw.ports[i];
-                    self.send_pause(p, true);
+                if !self.in_paused[i] && self.occ_in[i] >= self.limits.xoff {
+                    self.in_paused[i] = true;
+                    return PauseSignal::Input(in_local);
                 }
             }
             BufferModel::Shared => {
-                if !sw.in_paused[0] && sw.pool >= sw.limits.xoff {
-                    sw.in_paused.iter_mut().for_each(|x| *x = true);
-                    for i in 0..sw.ports.len() {
-                        let p = self.switches[s as usize].ports[i];
-                        self.send_pause(p, true);
-                    }
+                if !self.in_paused[0] && self.pool >= self.limits.xoff {
+                    self.in_paused.iter_mut().for_each(|x| *x = true);
+                    return PauseSignal::All;
                 }
             }
             BufferModel::Egress => {}
         }
+        PauseSignal::None
     }
 
-    /// A frame held by switch `s` (charged to input `in_local`) has fully left: release its
-    /// memory and decide XON (D12, D14).
-    pub(crate) fn switch_departed(&mut self, s: u32, in_local: u32, size: u64) {
-        let sw = &mut self.switches[s as usize];
-        sw.occ_in[in_local as usize] -= size;
-        sw.pool -= size;
-        if !self.sw_params.pause {
-            return;
+    /// A frame charged to `in_local` has fully left: release its memory; returns the inputs to
+    /// resume if occupancy fell to XON (D12, D14).
+    pub fn depart(&mut self, params: &SwitchParams, in_local: u32, size: u64) -> PauseSignal {
+        self.occ_in[in_local as usize] -= size;
+        self.pool -= size;
+        if !params.pause {
+            return PauseSignal::None;
         }
-        match self.sw_params.buffer {
+        match params.buffer {
             BufferModel::Partitioned => {
                 let i = in_local as usize;
-                if sw.in_paused[i] && sw.occ_in[i] <= sw.limits.xon {
-                    sw.in_paused[i] = false;
-                    let p = sw.ports[i];
-                    self.send_pause(p, false);
+                if self.in_paused[i] && self.occ_in[i] <= self.limits.xon {
+                    self.in_paused[i] = false;
+                    return PauseSignal::Input(in_local);
                 }
             }
             BufferModel::Shared => {
-                if sw.in_paused[0] && sw.pool <= sw.limits.xon {
-                    sw.in_paused.iter_mut().for_each(|x| *x = false);
-                    for i in 0..sw.ports.len() {
-                        let p = self.switches[s as usize].ports[i];
-                        self.send_pause(p, false);
-                    }
+                if self.in_paused[0] && self.pool <= self.limits.xon {
+                    self.in_paused.iter_mut().for_each(|x| *x = false);
+                    return PauseSignal::All;
                 }
             }
             BufferModel::Egress => {}
         }
+        PauseSignal::None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(buffer: BufferModel, pause: bool) -> SwitchParams {
+        SwitchParams {
+            buffer,
+            oq_limit: None,
+            processing_delay: SimTime::ZERO,
+            pause,
+        }
     }
 
-    /// Queue a PAUSE (`xoff`) or resume frame at the head of egress `p` (toward the upstream).
-    fn send_pause(&mut self, p: u32, xoff: bool) {
-        let mut frame = Frame::data(u32::MAX, u32::MAX, PAUSE_FRAME_BYTES, self.now);
-        frame.kind = FrameKind::Pause { xoff };
-        let f = self.pool.alloc(frame);
-        self.rec.pause_frames += 1;
-        self.ports[p as usize].mac.push_back(f);
-        self.try_start(p);
+    /// Three inputs; 150 KB per input (or a 450 KB pool), XOFF at 100 KB, XON at 50 KB.
+    fn switch() -> Switch {
+        let limits = Thresholds {
+            capacity: 150_000,
+            xoff: 100_000,
+            xon: 50_000,
+        };
+        Switch::new(vec![7, 8, 9], limits, false)
+    }
+
+    #[test]
+    fn partitioned_admission_counts_each_input_against_its_own_partition() {
+        let p = params(BufferModel::Partitioned, false);
+        let mut sw = switch();
+        for _ in 0..100 {
+            assert!(sw.admits(&p, 0, 1500, 0));
+            sw.admit(&p, 0, 1500);
+        }
+        assert_eq!((sw.occ_in[0], sw.pool), (150_000, 150_000));
+        assert!(!sw.admits(&p, 0, 64, 0), "input 0's partition is full");
+        assert!(
+            sw.admits(&p, 1, 1500, 150_000),
+            "input 1 has its own 150 KB"
+        );
+        sw.depart(&p, 0, 1500);
+        assert!(sw.admits(&p, 0, 1500, 0));
+    }
+
+    #[test]
+    fn shared_and_egress_models_and_the_oq_limit() {
+        let mut shared = switch();
+        shared.limits.capacity = 3_000;
+        let p = params(BufferModel::Shared, false);
+        shared.admit(&p, 0, 1500);
+        shared.admit(&p, 1, 1500);
+        assert!(!shared.admits(&p, 2, 64, 0), "one pool for every input");
+        let e = params(BufferModel::Egress, false);
+        let sw = switch();
+        assert!(
+            sw.admits(&e, 0, 1500, 148_500) && !sw.admits(&e, 0, 1501, 148_500),
+            "per-output threshold"
+        );
+        let mut limited = params(BufferModel::Partitioned, false);
+        limited.oq_limit = Some(3_000);
+        assert!(sw.admits(&limited, 0, 1500, 1_500) && !sw.admits(&limited, 0, 1500, 1_501));
+    }
+
+    #[test]
+    fn partitioned_pause_has_hysteresis_per_input() {
+        let p = params(BufferModel::Partitioned, true);
+        let mut sw = switch();
+        let mut signals = vec![];
+        for _ in 0..67 {
+            signals.push(sw.admit(&p, 1, 1500)); // 67 × 1500 = 100.5 KB
+        }
+        // XOFF exactly once, at the frame that makes the partition reach 100 KB (the 67th)
+        assert_eq!(
+            signals.iter().filter(|s| **s != PauseSignal::None).count(),
+            1
+        );
+        assert_eq!(signals[66], PauseSignal::Input(1));
+        assert_eq!(sw.in_paused, vec![false, true, false]);
+        assert_eq!(
+            sw.admit(&p, 0, 1500),
+            PauseSignal::None,
+            "another input is not affected"
+        );
+        // no XON until the partition falls to 50 KB, and then once
+        let mut resumed = vec![];
+        for _ in 0..67 {
+            resumed.push(sw.depart(&p, 1, 1500));
+        }
+        let at = resumed
+            .iter()
+            .position(|s| *s == PauseSignal::Input(1))
+            .expect("XON");
+        let occupancy_at_xon = 100_500 - 1500 * (at as u64 + 1);
+        assert!(
+            occupancy_at_xon <= 50_000 && occupancy_at_xon + 1500 > 50_000,
+            "XON at the first departure to <= XON"
+        );
+        assert_eq!(sw.occ_in[1], 0);
+        assert_eq!(
+            resumed.iter().filter(|s| **s != PauseSignal::None).count(),
+            1
+        );
+    }
+
+    #[test]
+    fn shared_pause_stops_and_resumes_every_input_together() {
+        let p = params(BufferModel::Shared, true);
+        let mut sw = switch();
+        sw.limits.capacity = 450_000;
+        let mut first = None;
+        for i in 0..100u32 {
+            let s = sw.admit(&p, i % 3, 1500);
+            if s != PauseSignal::None && first.is_none() {
+                first = Some((i, s));
+            }
+        }
+        assert_eq!(
+            first,
+            Some((66, PauseSignal::All)),
+            "the pool reaches 100 KB at the 67th frame"
+        );
+        assert_eq!(sw.in_paused, vec![true, true, true]);
+        let mut out = PauseSignal::None;
+        while out == PauseSignal::None {
+            out = sw.depart(&p, 0, 1500);
+        }
+        assert_eq!(out, PauseSignal::All);
+        assert!(sw.pool <= 50_000);
+        assert_eq!(sw.in_paused, vec![false, false, false]);
+    }
+
+    #[test]
+    fn without_pause_no_watermark_signals() {
+        let p = params(BufferModel::Partitioned, false);
+        let mut sw = switch();
+        for _ in 0..100 {
+            assert_eq!(sw.admit(&p, 0, 1500), PauseSignal::None);
+        }
+        for _ in 0..100 {
+            assert_eq!(sw.depart(&p, 0, 1500), PauseSignal::None);
+        }
+        assert_eq!((sw.occ_in[0], sw.pool), (0, 0));
     }
 }

@@ -3,6 +3,7 @@
 //! any number of them (htsim's global event list is the counter-example).
 
 mod ports;
+mod switches;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -117,15 +118,11 @@ impl Simulator {
                     "capacity and watermarks for every switch",
                 )
             })?;
-            let n = topo.switch_ports[s].len();
-            switches.push(Switch {
-                ports: topo.switch_ports[s].clone(),
-                occ_in: vec![0; n],
-                pool: 0,
-                in_paused: vec![false; n],
+            switches.push(Switch::new(
+                topo.switch_ports[s].clone(),
                 limits,
-                legacy: topo.legacy[s],
-            });
+                topo.legacy[s],
+            ));
         }
         let n_nodes = topo.nodes.len();
         let mut nics: Vec<Nic> = (0..n_nodes)

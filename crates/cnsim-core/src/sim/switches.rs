@@ -1,0 +1,176 @@
+//! The kernel's side of the switches ([`crate::net::Switch`]): routing a received frame, class
+//! (a) control, probes addressed to a congestion point, admission and drops, the CP sample, the
+//! output queue and its records, PAUSE frames on the watermarks the switch signals, and backward
+//! control messages from switches and NICs (D6).
+
+use crate::frame::{Frame, FrameId, FrameKind};
+use crate::net::switch::{Origin, PauseSignal};
+use crate::net::PAUSE_FRAME_BYTES;
+
+use super::Simulator;
+
+impl Simulator {
+    /// Frame `f` was received on input `in_local` of switch `s`.
+    pub(crate) fn switch_receive(&mut self, s: u32, in_local: u32, f: FrameId) {
+        let now = self.now;
+        let frame = self.pool.get(f);
+        let (kind, dst, size) = (frame.kind, frame.dst, frame.size as u64);
+        let sw = &self.switches[s as usize];
+        let Some(out_local) = self.topo.route(s, dst) else {
+            unreachable!("routes are complete: the topology is checked to be connected");
+        };
+        let out = sw.ports[out_local as usize];
+        if kind == FrameKind::Control && !sw.legacy {
+            // class (a): strict priority, not buffered, never dropped (D6)
+            self.ports[out as usize].ctrl.push_back(f);
+            self.try_start(out);
+            return;
+        }
+        if kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
+            // a probe addressed to this CP: the CP may answer it (and consume it), D6 class (b)
+            let probe = frame.cm;
+            let q = self.ports[out as usize].q_bytes;
+            if let Some(cp) = self.cps[out as usize].as_mut() {
+                if let Some(mut answer) = cp.on_probe(now, q, &probe) {
+                    answer.msg = crate::cm::msg::PROBE_REPLY;
+                    answer.cpid = out;
+                    answer.flow_src = probe.flow_src;
+                    answer.flow_dst = probe.flow_dst;
+                    self.pool.free(f);
+                    self.send_control(Origin::Switch(s), probe.flow_src, answer);
+                    return;
+                }
+            }
+        }
+        let params = self.sw_params;
+        let q_out = self.ports[out as usize].q_bytes;
+        if !sw.admits(&params, in_local, size, q_out) {
+            self.rec.on_drop(now, size, kind != FrameKind::Data);
+            if kind == FrameKind::Data {
+                self.stats.dropped += 1;
+                let flow = self.pool.get(f).flow_inst;
+                if flow != crate::frame::NO_FLOW {
+                    self.flows.frame_done(flow, now, false);
+                }
+            }
+            self.pool.free(f);
+            return;
+        }
+        let sw = &mut self.switches[s as usize];
+        let legacy = sw.legacy;
+        let xoff = sw.admit(&params, in_local, size);
+        let q = q_out + size;
+        self.ports[out as usize].q_bytes = q;
+        {
+            let fr = self.pool.get_mut(f);
+            fr.in_local = in_local;
+            fr.counted = true;
+            fr.ready_at = now + params.processing_delay;
+        }
+        if self.cps_active && !legacy && kind == FrameKind::Data {
+            self.congestion_point_sample(s, out, q, f);
+        }
+        self.signal_pause(s, xoff, true);
+        let port = &mut self.ports[out as usize];
+        port.oq.push_back(f);
+        if let Some(r) = port.queue_rec {
+            self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
+        }
+        if Some(out) == self.rec.current_hot {
+            self.rec
+                .hot_queue
+                .set(&self.rec.bins, &self.rec.window, now, q);
+        }
+        self.try_start(out);
+    }
+
+    fn congestion_point_sample(&mut self, s: u32, out: u32, q: u64, f: FrameId) {
+        let now = self.now;
+        let Some(cp) = self.cps[out as usize].as_mut() else {
+            return;
+        };
+        let rng = &mut self.cp_rngs[out as usize];
+        let frame = self.pool.get_mut(f);
+        if let Some(mut msg) = cp.on_enqueue(now, q, frame, rng) {
+            msg.cpid = out;
+            msg.flow_src = frame.src;
+            msg.flow_dst = frame.dst;
+            let target = frame.src;
+            self.send_control(Origin::Switch(s), target, msg);
+        }
+    }
+
+    /// Send a class (a) backward message from a switch or a NIC to node `target` (D6): at the
+    /// head of the data at the first egress, routed by the normal tables; or out of band after
+    /// the scheme's fixed delay.
+    pub(crate) fn send_control(&mut self, origin: Origin, target: u32, msg: crate::cm::CmPayload) {
+        let now = self.now;
+        let src = if let Origin::Nic(n) = origin {
+            n
+        } else {
+            u32::MAX
+        };
+        let mut frame = Frame::data(src, target, self.cm_frame_bytes, now);
+        frame.kind = FrameKind::Control;
+        frame.cm = msg;
+        self.rec.on_cm(now, frame.size as u64);
+        let f = self.pool.alloc(frame);
+        if let Some(delay) = self.scheme.oob_delay() {
+            self.queue.push(
+                now + delay,
+                crate::engine::Event::Feedback {
+                    nic: target,
+                    frame: f,
+                },
+            );
+            return;
+        }
+        let out = match origin {
+            Origin::Switch(s) => {
+                let out_local = self.topo.route(s, target).expect("routes are complete");
+                self.switches[s as usize].ports[out_local as usize]
+            }
+            Origin::Nic(n) => self.nics[n as usize].port,
+        };
+        self.ports[out as usize].ctrl.push_back(f);
+        match origin {
+            Origin::Switch(_) => self.try_start(out),
+            Origin::Nic(n) => self.nic_service(n),
+        }
+    }
+
+    /// A frame held by switch `s` (charged to input `in_local`) has fully left: release its
+    /// memory and decide XON (D12, D14).
+    pub(crate) fn switch_departed(&mut self, s: u32, in_local: u32, size: u64) {
+        let params = self.sw_params;
+        let xon = self.switches[s as usize].depart(&params, in_local, size);
+        self.signal_pause(s, xon, false);
+    }
+
+    /// Send PAUSE (`xoff`) or resume frames upstream on the inputs `signal` names.
+    fn signal_pause(&mut self, s: u32, signal: PauseSignal, xoff: bool) {
+        match signal {
+            PauseSignal::None => {}
+            PauseSignal::Input(i) => {
+                let p = self.switches[s as usize].ports[i as usize];
+                self.send_pause(p, xoff);
+            }
+            PauseSignal::All => {
+                for i in 0..self.switches[s as usize].ports.len() {
+                    let p = self.switches[s as usize].ports[i];
+                    self.send_pause(p, xoff);
+                }
+            }
+        }
+    }
+
+    /// Queue a PAUSE (`xoff`) or resume frame at the head of egress `p` (toward the upstream).
+    fn send_pause(&mut self, p: u32, xoff: bool) {
+        let mut frame = Frame::data(u32::MAX, u32::MAX, PAUSE_FRAME_BYTES, self.now);
+        frame.kind = FrameKind::Pause { xoff };
+        let f = self.pool.alloc(frame);
+        self.rec.pause_frames += 1;
+        self.ports[p as usize].mac.push_back(f);
+        self.try_start(p);
+    }
+}
