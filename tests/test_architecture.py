@@ -220,3 +220,41 @@ def test_engine_layers_have_no_circle_below_net() -> None:
     assert _cycles(graph) == []
     for low in ("time", "wire", "engine", "frame"):
         assert "cm" not in _reaches(graph, low), f"{low} reaches the schemes"
+
+
+def _typed_keys(cls: type) -> dict[str, object]:
+    """The keys of a TypedDict, nested TypedDicts expanded; ``{"*": ...}`` for a map of them."""
+    from typing import get_args, get_origin, get_type_hints
+
+    def shape(hint: object) -> object:
+        if get_origin(hint) is dict:
+            inner = shape(get_args(hint)[1])
+            return {"*": inner} if inner is not None else None
+        for a in (hint, *get_args(hint)):
+            if isinstance(a, type) and hasattr(a, "__required_keys__"):
+                return _typed_keys(a)
+        return None
+
+    return {key: shape(hint) for key, hint in get_type_hints(cls).items()}
+
+
+def _json_keys(value: object, like: object) -> object:
+    """The shape of a JSON value, read as ``like`` says (a map's entries must all agree)."""
+    if not isinstance(like, dict) or not isinstance(value, dict):
+        return None
+    if "*" in like:
+        shapes = [_json_keys(v, like["*"]) for v in value.values()]
+        assert all(sh == shapes[0] for sh in shapes), shapes
+        return {"*": shapes[0] if shapes else like["*"]}
+    return {k: _json_keys(v, like.get(k)) for k, v in value.items()}
+
+
+def test_the_python_summary_type_mirrors_the_engine() -> None:
+    """cnsim.summary.Summary has exactly the keys of a real run's summary.json, nested ones too."""
+    pytest.importorskip("cnsim._core")
+    import cnsim
+    from cnsim.summary import Summary
+
+    summary = cnsim.run("e2cm-mixed-speed-ig", duration="2ms").summary  # finite flows: fct_ms present
+    expected = _typed_keys(Summary)
+    assert _json_keys(summary, expected) == expected

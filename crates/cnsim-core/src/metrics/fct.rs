@@ -62,7 +62,7 @@ impl FlowTracker {
     }
 
     /// `fct_ms`: mean, p50, p99 over completed flows; incomplete = lost or unfinished.
-    pub fn summary(&self) -> serde_json::Value {
+    pub fn summary(&self) -> super::summary::FctStats {
         let mut ms: Vec<f64> = self.fcts.iter().map(|&ps| ps as f64 / 1e9).collect();
         ms.sort_by(f64::total_cmp);
         let pct = |p: f64| -> f64 {
@@ -79,10 +79,13 @@ impl FlowTracker {
             ms.iter().sum::<f64>() / ms.len() as f64
         };
         let completed = self.fcts.len() as u64;
-        serde_json::json!({
-            "mean": mean, "p50": pct(0.5), "p99": pct(0.99),
-            "completed": completed, "incomplete": self.started - completed,
-        })
+        super::summary::FctStats {
+            mean,
+            p50: pct(0.5),
+            p99: pct(0.99),
+            completed,
+            incomplete: self.started - completed,
+        }
     }
 }
 
@@ -102,11 +105,11 @@ mod tests {
         t.frame_done(c, SimTime::ms(6), false);
         let _d = t.start(SimTime::ms(7), 3); // reuses a slot, never finishes
         let s = t.summary();
-        assert_eq!(s["completed"], 2);
-        assert_eq!(s["incomplete"], 2, "one lost, one still in progress");
-        assert_eq!(s["mean"], 2.5);
-        assert_eq!(s["p50"], 1.0);
-        assert_eq!(s["p99"], 4.0);
+        assert_eq!(s.completed, 2);
+        assert_eq!(s.incomplete, 2, "one lost, one still in progress");
+        assert_eq!(s.mean, 2.5);
+        assert_eq!(s.p50, 1.0);
+        assert_eq!(s.p99, 4.0);
         assert_eq!(t.slots.len(), 3);
     }
 }

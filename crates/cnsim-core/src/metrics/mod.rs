@@ -306,4 +306,5 @@ mod tests {
 pub mod recorder;
 pub use recorder::Recorder;
 pub mod fct;
+pub mod summary;
 pub use fct::{FlowTracker, NO_FLOW};

@@ -3,22 +3,22 @@
 //! any number of them (htsim's global event list is the counter-example).
 
 mod ports;
+mod summary;
 mod switches;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-use serde_json::{json, Map, Value};
 
 use crate::cm::{AnyCp, Scheme};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::frame::FramePool;
-use crate::metrics::{gbps_bins, Bins, FlowTracker, LevelTracker, Recorder, Series, Window};
+use crate::metrics::summary::Summary;
+use crate::metrics::{Bins, FlowTracker, LevelTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
 use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Ingress, NicConfig, Sizes};
-use crate::time::{tx_time, SimTime, PS_PER_S};
+use crate::time::{tx_time, SimTime};
 use crate::topology::{Device, Topology};
 use crate::traffic::Generator;
 
@@ -50,10 +50,10 @@ pub struct Hotspot {
     pub end: SimTime,
 }
 
-/// What a finished run hands back: the engine's summary keys and the binned series.
+/// What a finished run hands back: the engine's summary and the binned series.
 #[derive(Debug)]
 pub struct RunResult {
-    pub summary: Value,
+    pub summary: Summary,
     pub series: Vec<(String, Series)>,
     pub bin_s: f64,
     pub bins: usize,
@@ -460,271 +460,6 @@ impl Simulator {
                 (w[0], w[1], rate)
             })
             .collect()
-    }
-
-    /// Close every record at the end of the run and build the summary and the series.
-    pub fn finish(mut self) -> RunResult {
-        let end = self.now;
-        let in_flight_counted = self.in_flight_counted();
-        // a run to completion may end before the cap: the window and the bins end with it
-        self.rec.window.t1 = self.rec.window.t1.min(end.0);
-        self.rec.window.t0 = self.rec.window.t0.min(self.rec.window.t1);
-        let window = self.rec.window;
-        let bins = Bins::new(self.rec.bins.width, end.0.max(1));
-        self.rec.fit(bins.n);
-        for i in 0..self.ports.len() {
-            if self.ports[i].paused {
-                let since = self.ports[i].paused_since;
-                let mut record = self.ports[i].pause_record;
-                self.rec.add_paused(&mut record, since, end);
-                self.ports[i].pause_record = record;
-            }
-        }
-        for since in self.rec.blocked_since.iter_mut() {
-            if let Some(s) = since.take() {
-                self.rec.blocked_window_ps += window.overlap(s, end);
-            }
-        }
-        let hot = self.rec.hot_port;
-        let pieces = self.capacity_pieces(hot, &window);
-        let len_s = window.len_s();
-        let gbps = |bytes: u64| {
-            if len_s > 0.0 {
-                bytes as f64 * 8.0 / len_s / 1e9
-            } else {
-                0.0
-            }
-        };
-        let rec = &mut self.rec;
-
-        let per_node: Map<String, Value> = self
-            .topo
-            .nodes
-            .iter()
-            .zip(&rec.nodes)
-            .map(|(n, c)| (n.clone(), json!(gbps(c.window))))
-            .collect();
-        let per_flow: Map<String, Value> = rec
-            .flow_names
-            .iter()
-            .zip(&rec.flows)
-            .map(|(n, c)| (n.clone(), json!(gbps(c.window))))
-            .collect();
-        let hot_gbps = match hot {
-            Some(h) => gbps(
-                rec.ports[self.ports[h as usize]
-                    .tput_rec
-                    .expect("the hot port is recorded") as usize]
-                    .window,
-            ),
-            None => gbps(rec.hot_tput.window),
-        };
-
-        let mut queue_stats = Map::new();
-        let hot_q = hot.map(|h| {
-            self.ports[h as usize]
-                .queue_rec
-                .expect("the hot queue is recorded") as usize
-        });
-        if hot.is_none() {
-            let (mean, std, max) = rec.hot_queue.finish(&bins, &window, end);
-            queue_stats.insert("hot".into(), json!({"mean": mean, "std": std, "max": max}));
-        }
-        for (i, q) in rec.queues.iter_mut().enumerate() {
-            let (mean, std, max) = q.finish(&bins, &window, end);
-            let stats = json!({"mean": mean, "std": std, "max": max});
-            if Some(i) == hot_q {
-                queue_stats.insert("hot".into(), stats.clone());
-            }
-            queue_stats.insert(q.name.clone(), stats);
-        }
-        for r in rec.rates.iter_mut() {
-            r.finish(&bins, end);
-        }
-
-        let n_ports = self.ports.len() as f64;
-        let window_ps = (window.t1 - window.t0) as f64;
-        let paused: Vec<f64> = self
-            .ports
-            .iter()
-            .filter(|p| p.pause_record.paused_in_window)
-            .map(|p| p.pause_record.window_ps as f64)
-            .collect();
-        let paused_fraction = if paused.is_empty() || window_ps == 0.0 {
-            0.0
-        } else {
-            paused.iter().sum::<f64>() / paused.len() as f64 / window_ps
-        };
-        let paused_all = if window_ps == 0.0 {
-            0.0
-        } else {
-            self.ports
-                .iter()
-                .map(|p| p.pause_record.window_ps as f64)
-                .sum::<f64>()
-                / n_ports
-                / window_ps
-        };
-        let sources = self
-            .nics
-            .iter()
-            .filter(|n| !n.gens.is_empty())
-            .count()
-            .max(1) as f64;
-        let blocked = if window_ps == 0.0 {
-            0.0
-        } else {
-            rec.blocked_window_ps as f64 / sources / window_ps
-        };
-
-        let line = match hot {
-            Some(h) => self.ports[h as usize].spec.rate.as_f64(),
-            None => self.ports[self.hotspots[0].port as usize]
-                .spec
-                .rate
-                .as_f64(),
-        };
-        let cap_bits: f64 = pieces
-            .iter()
-            .map(|(a, b, f)| (b - a) as f64 / PS_PER_S as f64 * f * line)
-            .sum();
-        let serving_ps: u64 = pieces
-            .iter()
-            .filter(|p| p.2 > 0.0)
-            .map(|(a, b, _)| b - a)
-            .sum();
-        let underrun = if window_ps == 0.0 {
-            0.0
-        } else {
-            (serving_ps.saturating_sub(rec.hot_busy_window)) as f64 / window_ps
-        };
-        let utilisation = if cap_bits > 0.0 {
-            hot_gbps * 1e9 * len_s / cap_bits
-        } else {
-            0.0
-        };
-        let delivered_window = rec.aggregate.window / self.frame_size as u64;
-        let latency_us = if delivered_window > 0 {
-            rec.latency_window_ps as f64 / delivered_window as f64 / 1e6
-        } else {
-            0.0
-        };
-
-        let in_flight = self.stats.generated
-            - self.stats.delivered
-            - self.stats.dropped
-            - self.stats.source_dropped;
-        let summary = json!({
-            "duration_s": end.as_secs_f64(),
-            "window_s": [window.t0 as f64 / PS_PER_S as f64, window.t1 as f64 / PS_PER_S as f64],
-            "throughput_gbps": {
-                "aggregate": gbps(rec.aggregate.window),
-                "hot_port": hot_gbps,
-                "per_node": per_node,
-                "per_flow": per_flow,
-            },
-            "queue_bytes": queue_stats,
-            "drops": {"frames": rec.drop_frames.total, "bytes": rec.drop_bytes.total, "control": rec.control_drops},
-            "drops_window": {"frames": rec.drop_frames.window, "bytes": rec.drop_bytes.window},
-            "source_drops": {"frames": rec.source_drop_frames.total, "bytes": rec.source_drop_bytes.total},
-            "source_blocked_fraction": blocked,
-            "paused_fraction": paused_fraction,
-            "paused_fraction_all": paused_all,
-            "pause_frames": rec.pause_frames,
-            "cm": {"frames": rec.cm_frames.window, "bytes": rec.cm_bytes.window,
-                   "mbps": if len_s > 0.0 { rec.cm_bytes.window as f64 * 8.0 / len_s / 1e6 } else { 0.0 }},
-            "fct_ms": if self.gens.iter().any(|g| g.makes_flows()) { self.flows.summary() } else { Value::Null },
-            "latency_us": {"mean": latency_us},
-            "underrun": underrun,
-            "bottleneck_utilisation": utilisation,
-            "engine": {"events": self.events},
-            "conservation": {
-                "generated": self.stats.generated,
-                "delivered": self.stats.delivered,
-                "dropped": self.stats.dropped,
-                "source_dropped": self.stats.source_dropped,
-                "in_flight": in_flight,
-                "in_flight_counted": in_flight_counted,
-            },
-        });
-
-        let mut series = Vec::new();
-        let mut tput = Series::new(&["gbps"]);
-        tput.push(
-            "aggregate".into(),
-            &[&gbps_bins(&bins, &rec.aggregate.bins)],
-        );
-        for (n, c) in self.topo.nodes.iter().zip(&rec.nodes) {
-            tput.push(format!("node:{n}"), &[&gbps_bins(&bins, &c.bins)]);
-        }
-        for (n, c) in rec.flow_names.iter().zip(&rec.flows) {
-            tput.push(format!("flow:{n}"), &[&gbps_bins(&bins, &c.bins)]);
-        }
-        for (n, c) in rec.port_names.iter().zip(&rec.ports) {
-            tput.push(format!("port:{n}"), &[&gbps_bins(&bins, &c.bins)]);
-        }
-        if hot.is_none() {
-            tput.push(
-                "port:hotspot".into(),
-                &[&gbps_bins(&bins, &rec.hot_tput.bins)],
-            );
-        }
-        series.push(("throughput".to_string(), tput));
-        let mut queue = Series::new(&["bytes", "bytes_max"]);
-        if hot.is_none() {
-            queue.push(
-                "hotspot".into(),
-                &[&rec.hot_queue.end_values, &rec.hot_queue.max_values],
-            );
-        }
-        for q in &rec.queues {
-            queue.push(q.name.clone(), &[&q.end_values, &q.max_values]);
-        }
-        series.push(("queue".to_string(), queue));
-        let as_f64 = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
-        let mut drops = Series::new(&["frames", "bytes"]);
-        drops.push(
-            "network".into(),
-            &[
-                &as_f64(&rec.drop_frames.bins),
-                &as_f64(&rec.drop_bytes.bins),
-            ],
-        );
-        drops.push(
-            "source".into(),
-            &[
-                &as_f64(&rec.source_drop_frames.bins),
-                &as_f64(&rec.source_drop_bytes.bins),
-            ],
-        );
-        series.push(("drops".to_string(), drops));
-        let mut pause = Series::new(&["fraction"]);
-        let frac: Vec<f64> = rec
-            .paused_bins
-            .iter()
-            .enumerate()
-            .map(|(i, &ps)| ps as f64 / (bins.len_ps(i) as f64 * n_ports))
-            .collect();
-        pause.push("all".into(), &[&frac]);
-        series.push(("pause".to_string(), pause));
-        let mut cm = Series::new(&["frames", "bytes"]);
-        cm.push(
-            "all".into(),
-            &[&as_f64(&rec.cm_frames.bins), &as_f64(&rec.cm_bytes.bins)],
-        );
-        series.push(("cm".to_string(), cm));
-        let mut rates = Series::new(&["gbps"]);
-        for r in &rec.rates {
-            rates.push(r.name.clone(), &[&r.end_values]);
-        }
-        series.push(("rates".to_string(), rates));
-
-        RunResult {
-            summary,
-            series,
-            bin_s: bins.width as f64 / PS_PER_S as f64,
-            bins: bins.n,
-        }
     }
 }
 

@@ -15,7 +15,7 @@ fn single_frame_latency_is_the_sum_of_its_delays_exactly() {
     cfg.traffic.sources = vec![s];
     cfg.metrics.hot_port = "S1/2".into();
     let out = run(&cfg);
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     assert_eq!(num(sm, "conservation.generated"), 1.0);
     assert_eq!(num(sm, "conservation.delivered"), 1.0);
     let expected_ps = 1_200_000 + 1_000_000 + 1_000_000 + 1_200_000 + 1_000_000 + 1_000_000;
@@ -36,7 +36,7 @@ fn a_slower_egress_adds_its_serialisation_time() {
     cfg.metrics.hot_port = "S1/2".into();
     let out = run(&cfg);
     assert_eq!(
-        (num(&out.result.summary, "latency_us.mean") * 1e6).round() as u64,
+        (num(&out.summary, "latency_us.mean") * 1e6).round() as u64,
         1_200_000 + 1_000_000 + 12_000_000 + 1_000_000
     );
 }
@@ -49,7 +49,7 @@ fn one_source_at_half_load_delivers_5_gbps() {
     cfg.traffic.sources = vec![source("1", Some("2"), 0.5)];
     cfg.metrics.hot_port = "S1/2".into();
     let out = run(&cfg);
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     // 190 ms at 0.5 per 1.2 us slot: ~79,000 frames, std of the count ~200 frames (0.25 %)
     let agg = num(sm, "throughput_gbps.aggregate");
     assert!((agg - 5.0).abs() < 0.05, "aggregate {agg}");
@@ -67,7 +67,7 @@ fn two_sources_into_one_port_with_egress_discard_deliver_line_rate_and_drop_the_
     cfg.traffic.sources = vec![source("1", Some("3"), 0.8), source("2", Some("3"), 0.8)];
     cfg.metrics.hot_port = "S1/3".into();
     let out = run(&cfg);
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     let agg = num(sm, "throughput_gbps.aggregate");
     assert!((agg - 10.0).abs() < 0.01, "aggregate {agg}");
     // offered 16 Gb/s, served 10: 6 Gb/s dropped
@@ -100,15 +100,15 @@ fn a_hotspot_serves_at_its_fraction_and_zero_serves_nothing() {
         end_ps: 50 * MS,
     }];
     let out = run(&cfg);
-    let hot = num(&out.result.summary, "throughput_gbps.hot_port");
+    let hot = num(&out.summary, "throughput_gbps.hot_port");
     assert!((hot - 2.0).abs() < 0.01, "hot port {hot}");
-    assert!((num(&out.result.summary, "bottleneck_utilisation") - 1.0).abs() < 0.01);
+    assert!((num(&out.summary, "bottleneck_utilisation") - 1.0).abs() < 0.01);
 
     cfg.hotspots[0].rate = 0.0;
     let out = run(&cfg);
-    assert_eq!(num(&out.result.summary, "throughput_gbps.hot_port"), 0.0);
+    assert_eq!(num(&out.summary, "throughput_gbps.hot_port"), 0.0);
     assert_eq!(
-        num(&out.result.summary, "underrun"),
+        num(&out.summary, "underrun"),
         0.0,
         "nothing to serve at rate 0 is not underrun"
     );

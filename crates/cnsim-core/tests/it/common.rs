@@ -113,6 +113,8 @@ pub fn set_thresholds(
 
 pub struct Outcome {
     pub result: RunResult,
+    /// The summary as JSON, navigated by key in the tests.
+    pub summary: serde_json::Value,
     pub in_flight_counted: u64,
 }
 
@@ -123,11 +125,12 @@ pub fn run(cfg: &CoreConfig) -> Outcome {
     sim.run(&RunControl::default()).expect("not interrupted");
     let counted = sim.in_flight_counted();
     let result = sim.finish();
+    let summary = result.summary.to_value();
     assert_eq!(
-        result.summary["conservation"]["in_flight_counted"].as_u64(),
+        summary["conservation"]["in_flight_counted"].as_u64(),
         Some(counted)
     );
-    let c = &result.summary["conservation"];
+    let c = &summary["conservation"];
     let g = c["generated"].as_u64().unwrap();
     let accounted = c["delivered"].as_u64().unwrap()
         + c["dropped"].as_u64().unwrap()
@@ -136,6 +139,7 @@ pub fn run(cfg: &CoreConfig) -> Outcome {
     assert_eq!(g, accounted, "conservation: {c}");
     Outcome {
         result,
+        summary,
         in_flight_counted: counted,
     }
 }

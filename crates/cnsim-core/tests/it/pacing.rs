@@ -20,7 +20,7 @@ fn a_limiter_paces_a_greedy_flow_and_a_raised_rate_takes_effect() {
     sim.set_flow_rate(0, 1, Some(7.5e9));
     sim.run(&ctl).unwrap();
     let r = sim.finish();
-    let flow = num(&r.summary, "throughput_gbps.per_flow.1->2");
+    let flow = num(&r.summary.to_value(), "throughput_gbps.per_flow.1->2");
     assert!((flow - 2.5).abs() < 0.01, "paced flow {flow}");
     let rates = &r.series.iter().find(|(k, _)| k == "rates").unwrap().1;
     let gbps = &rates.columns[0].1;

@@ -38,7 +38,7 @@ fn partitioned_memory_with_headroom_is_lossless_and_pauses() {
         594_500,
         297_250,
     ));
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     assert_eq!(num(sm, "drops.frames"), 0.0, "{sm}");
     assert!(num(sm, "paused_fraction") > 0.3, "{sm}");
     assert!(num(sm, "pause_frames") > 0.0);
@@ -57,7 +57,7 @@ fn shared_memory_with_headroom_is_lossless_and_gates_everything() {
         xoff as u64,
         (xoff / 2.0) as u64,
     ));
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     assert_eq!(num(sm, "drops.frames"), 0.0, "{sm}");
     assert!(num(sm, "paused_fraction") > 0.3);
     // hogging: global PAUSE gates the whole switch at the hotspot
@@ -68,7 +68,7 @@ fn shared_memory_with_headroom_is_lossless_and_gates_everything() {
 fn too_little_headroom_drops_and_counts() {
     // XOFF at the partition size: frames in flight after XOFF cannot fit
     let out = run(&hogging(BufferModel::Partitioned, 30_000, 30_000, 15_000));
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     assert!(num(sm, "drops.frames") > 0.0, "{sm}");
     assert_eq!(num(sm, "drops.bytes"), num(sm, "drops.frames") * 1500.0);
 }
@@ -77,8 +77,8 @@ fn too_little_headroom_drops_and_counts() {
 fn without_pause_a_full_partition_drops() {
     let out =
         run(&hogging(BufferModel::Partitioned, 150_000, 0, 0).tap(|c| c.switch.pause = false));
-    assert!(num(&out.result.summary, "drops.frames") > 0.0);
-    assert_eq!(num(&out.result.summary, "paused_fraction_all"), 0.0);
+    assert!(num(&out.summary, "drops.frames") > 0.0);
+    assert_eq!(num(&out.summary, "paused_fraction_all"), 0.0);
 }
 
 trait Tap: Sized {

@@ -19,7 +19,7 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
     for seed in 1..200 {
         cfg.seed = seed;
         let out = run(&cfg);
-        let sm = &out.result.summary;
+        let sm = &out.summary;
         let k = num(sm, "conservation.generated");
         if k == 0.0 {
             continue;
@@ -52,7 +52,7 @@ fn a_run_to_completion_ends_when_everything_is_delivered() {
         })
         .collect();
     let out = run(&cfg);
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     assert_eq!(out.in_flight_counted, 0);
     let end = num(sm, "duration_s");
     assert!(end > 0.02 && end < 0.03, "ended at {end} s");
@@ -96,7 +96,7 @@ fn lost_frames_leave_their_flows_incomplete() {
             s
         })
         .collect();
-    let sm = run(&cfg).result.summary;
+    let sm = run(&cfg).summary;
     assert!(num(&sm, "drops.frames") > 0.0);
     assert!(num(&sm, "fct_ms.incomplete") > 0.0);
 }
@@ -131,7 +131,7 @@ fn the_moving_hot_port_follows_the_hotspot() {
         },
     ];
     let out = run(&cfg);
-    let sm = &out.result.summary;
+    let sm = &out.summary;
     // 2 Gb/s for 10 ms, then 1 Gb/s for 10 ms (both ports saturated by 2.7 Gb/s offered)
     assert!(
         (num(sm, "throughput_gbps.hot_port") - 1.5).abs() < 0.01,

@@ -1,0 +1,192 @@
+//! The engine's part of summary.json (spec/contract.md "summary.json"; docs/core-config.md "What
+//! the engine returns") as typed data, serialised once with serde. Every value is a pure
+//! function of the config and seed. The Python side adds `scenario`, `scheme`, `seed` and
+//! `fairness` (`cnsim.results.build_summary`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// Window means and whole-run counts of one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Simulated time at the end (a run to completion may end before its cap).
+    pub duration_s: f64,
+    /// The measurement window [t0, t1] in seconds.
+    pub window_s: [f64; 2],
+    pub throughput_gbps: Throughput,
+    /// Queue statistics over the window, by port name, plus `hot`.
+    pub queue_bytes: BTreeMap<String, QueueStats>,
+    /// Frames dropped in the network over the whole run (`control`: CM frames).
+    pub drops: Drops,
+    /// Frames dropped in the network inside the window.
+    pub drops_window: Count,
+    /// Frames refused by full source ingress buffers over the whole run.
+    pub source_drops: Count,
+    /// Mean share of the window in which a source's generator was blocked (AD-CNSIM).
+    pub source_blocked_fraction: f64,
+    /// Mean paused share of the window over the transmitters paused in it.
+    pub paused_fraction: f64,
+    /// Mean paused share of the window over every transmitter.
+    pub paused_fraction_all: f64,
+    /// PAUSE frames sent over the whole run.
+    pub pause_frames: u64,
+    /// CM control traffic inside the window.
+    pub cm: CmStats,
+    /// Flow completion times of finite flows (None without TG-GEO traffic).
+    pub fct_ms: Option<FctStats>,
+    pub latency_us: Latency,
+    /// Share of the window in which the hot port could serve but had nothing to send.
+    pub underrun: f64,
+    /// Hot-port throughput over its capacity in the window.
+    pub bottleneck_utilisation: f64,
+    pub engine: EngineStats,
+    pub conservation: Conservation,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Throughput {
+    pub aggregate: f64,
+    pub hot_port: f64,
+    pub per_node: BTreeMap<String, f64>,
+    pub per_flow: BTreeMap<String, f64>,
+}
+
+/// Time-weighted mean and standard deviation and the maximum of a queue over the window (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct QueueStats {
+    pub mean: f64,
+    pub std: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Drops {
+    pub frames: u64,
+    pub bytes: u64,
+    pub control: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Count {
+    pub frames: u64,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CmStats {
+    pub frames: u64,
+    pub bytes: u64,
+    pub mbps: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FctStats {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub completed: u64,
+    pub incomplete: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Latency {
+    /// Mean delivery latency (generation to delivery) of frames delivered in the window.
+    pub mean: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct EngineStats {
+    pub events: u64,
+}
+
+/// Frame accounting: generated = delivered + dropped + source_dropped + in_flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Conservation {
+    pub generated: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub source_dropped: u64,
+    pub in_flight: u64,
+    /// Frames in flight held by a counted buffer (switch memory or a NIC output buffer).
+    pub in_flight_counted: u64,
+}
+
+impl Summary {
+    /// The summary as a JSON value (for callers that navigate it by key).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a summary always serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_non_finite_values_serialise_as_the_contract_says() {
+        let s = Summary {
+            duration_s: 0.6,
+            window_s: [0.2, 0.5],
+            throughput_gbps: Throughput {
+                aggregate: 38.7,
+                hot_port: 2.0,
+                per_node: BTreeMap::from([("1".into(), 2.0)]),
+                per_flow: BTreeMap::new(),
+            },
+            queue_bytes: BTreeMap::from([(
+                "hot".into(),
+                QueueStats {
+                    mean: f64::NAN,
+                    std: 0.0,
+                    max: 1.0,
+                },
+            )]),
+            drops: Drops {
+                frames: 1,
+                bytes: 1500,
+                control: 0,
+            },
+            drops_window: Count {
+                frames: 0,
+                bytes: 0,
+            },
+            source_drops: Count {
+                frames: 0,
+                bytes: 0,
+            },
+            source_blocked_fraction: 0.0,
+            paused_fraction: 0.5,
+            paused_fraction_all: 0.25,
+            pause_frames: 3,
+            cm: CmStats {
+                frames: 0,
+                bytes: 0,
+                mbps: 0.0,
+            },
+            fct_ms: None,
+            latency_us: Latency { mean: 1.5 },
+            underrun: 0.0,
+            bottleneck_utilisation: 1.0,
+            engine: EngineStats { events: 10 },
+            conservation: Conservation {
+                generated: 5,
+                delivered: 4,
+                dropped: 1,
+                source_dropped: 0,
+                in_flight: 0,
+                in_flight_counted: 0,
+            },
+        };
+        let v = s.to_value();
+        assert_eq!(v["throughput_gbps"]["per_node"]["1"], 2.0);
+        assert_eq!(v["window_s"], serde_json::json!([0.2, 0.5]));
+        assert!(
+            v["queue_bytes"]["hot"]["mean"].is_null(),
+            "NaN is null in JSON"
+        );
+        assert!(v["fct_ms"].is_null());
+        assert_eq!(v["conservation"]["generated"], 5);
+        assert_eq!(v.as_object().unwrap().len(), 18);
+    }
+}

@@ -1,0 +1,115 @@
+"""summary.json as types (spec/contract.md "summary.json"): the engine's part mirrors the Rust
+``metrics::summary::Summary`` field for field (a test compares the keys of a real run with
+these), and the front end adds ``scenario``, ``scheme``, ``seed`` and ``fairness``
+(:func:`cnsim.results.build_summary`). Values are plain JSON: NaN is ``None``."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+__all__ = [
+    "Summary",
+    "EngineSummary",
+    "Throughput",
+    "QueueStats",
+    "Drops",
+    "Count",
+    "CmStats",
+    "FctStats",
+    "Latency",
+    "EngineStats",
+    "Conservation",
+    "Fairness",
+]
+
+
+class Throughput(TypedDict):
+    aggregate: float
+    hot_port: float
+    per_node: dict[str, float]
+    per_flow: dict[str, float]
+
+
+class QueueStats(TypedDict):
+    mean: float | None
+    std: float | None
+    max: float | None
+
+
+class Drops(TypedDict):
+    frames: int
+    bytes: int
+    control: int
+
+
+class Count(TypedDict):
+    frames: int
+    bytes: int
+
+
+class CmStats(TypedDict):
+    frames: int
+    bytes: int
+    mbps: float
+
+
+class FctStats(TypedDict):
+    mean: float
+    p50: float
+    p99: float
+    completed: int
+    incomplete: int
+
+
+class Latency(TypedDict):
+    mean: float
+
+
+class EngineStats(TypedDict):
+    events: int
+
+
+class Conservation(TypedDict):
+    generated: int
+    delivered: int
+    dropped: int
+    source_dropped: int
+    in_flight: int
+    in_flight_counted: int
+
+
+class EngineSummary(TypedDict):
+    """What the engine returns (docs/core-config.md "What the engine returns")."""
+
+    duration_s: float
+    window_s: list[float]
+    throughput_gbps: Throughput
+    queue_bytes: dict[str, QueueStats]
+    drops: Drops
+    drops_window: Count
+    source_drops: Count
+    source_blocked_fraction: float
+    paused_fraction: float
+    paused_fraction_all: float
+    pause_frames: int
+    cm: CmStats
+    fct_ms: FctStats | None
+    latency_us: Latency
+    underrun: float
+    bottleneck_utilisation: float
+    engine: EngineStats
+    conservation: Conservation
+
+
+class Fairness(TypedDict):
+    jain: float | None
+    maxmin_rel_error: float | None
+
+
+class Summary(EngineSummary):
+    """summary.json: the engine's keys and what the front end adds."""
+
+    scenario: str
+    scheme: str
+    seed: int
+    fairness: Fairness
