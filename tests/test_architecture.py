@@ -258,3 +258,31 @@ def test_the_python_summary_type_mirrors_the_engine() -> None:
     summary = cnsim.run("e2cm-mixed-speed-ig", duration="2ms").summary  # finite flows: fct_ms present
     expected = _typed_keys(Summary)
     assert _json_keys(summary, expected) == expected
+
+
+def _rust_functions() -> list[tuple[int, str, str]]:
+    """(lines, file, name) of every function of the engine outside test modules."""
+    import re
+
+    out = []
+    for f in CORE.rglob("*.rs"):
+        text = re.split(r"#\[cfg\(test\)\]\s*mod tests", f.read_text(encoding="utf-8"))[0]
+        lines = text.splitlines()
+        i = 0
+        while i < len(lines):
+            m = re.match(r"^(\s*)(pub(\([a-z]+\))? )?fn (\w+)", lines[i])
+            if m:
+                indent = len(m.group(1))
+                j = i + 1
+                while j < len(lines) and not (lines[j].startswith(" " * indent + "}") and len(lines[j]) - len(lines[j].lstrip()) == indent):
+                    j += 1
+                out.append((j - i + 1, str(f.relative_to(CORE)), m.group(4)))
+                i = j
+            i += 1
+    return out
+
+
+def test_no_engine_function_over_80_lines() -> None:
+    functions = _rust_functions()
+    assert len(functions) > 200  # the scan found the engine
+    assert [f for f in functions if f[0] > 80] == []

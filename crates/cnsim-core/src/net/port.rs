@@ -93,6 +93,7 @@ pub enum PauseChange {
 impl Port {
     /// Start the next frame if the port is idle: MAC control first (even when paused), then CM
     /// control, then the head of the data FIFO once it is ready and the service rate is not 0.
+    #[inline(always)]
     pub fn start_next(&mut self, now: SimTime, pool: &mut FramePool) -> Start {
         if self.busy {
             return Start::Nothing;
@@ -142,6 +143,7 @@ impl Port {
 
     /// The last bit of the frame in service left: the port is idle again. A frame charged to
     /// the queue (`counted`) leaves the queue's byte count. Returns the frame.
+    #[inline(always)]
     pub fn finish(&mut self, size: u64, counted: bool) -> FrameId {
         self.busy = false;
         if counted {
@@ -151,6 +153,7 @@ impl Port {
     }
 
     /// Apply a received PAUSE (`xoff`) or resume (XON) at `now`.
+    #[inline]
     pub fn set_paused(&mut self, now: SimTime, xoff: bool) -> PauseChange {
         if xoff == self.paused {
             return PauseChange::None;

@@ -73,6 +73,7 @@ impl Switch {
 
     /// Would a buffered frame of `size` bytes arriving on `in_local` for an output queue holding
     /// `q_out` bytes fit (the buffer model's capacity, then the OQ limit)?
+    #[inline]
     pub fn admits(&self, params: &SwitchParams, in_local: u32, size: u64, q_out: u64) -> bool {
         let fits = match params.buffer {
             BufferModel::Partitioned => {
@@ -86,6 +87,7 @@ impl Switch {
 
     /// Charge an admitted frame to input `in_local` and the memory; returns the inputs to pause
     /// if the frame makes occupancy reach XOFF (D12).
+    #[inline]
     pub fn admit(&mut self, params: &SwitchParams, in_local: u32, size: u64) -> PauseSignal {
         self.occ_in[in_local as usize] += size;
         self.pool += size;
@@ -113,6 +115,7 @@ impl Switch {
 
     /// A frame charged to `in_local` has fully left: release its memory; returns the inputs to
     /// resume if occupancy fell to XON (D12, D14).
+    #[inline]
     pub fn depart(&mut self, params: &SwitchParams, in_local: u32, size: u64) -> PauseSignal {
         self.occ_in[in_local as usize] -= size;
         self.pool -= size;

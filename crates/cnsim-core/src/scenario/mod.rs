@@ -162,6 +162,37 @@ impl CoreConfig {
         if self.duration_ps == 0 {
             return err("duration", "0", "a positive time");
         }
+        self.check_topology()?;
+        self.check_traffic()?;
+        self.check_hotspots()?;
+        if self.metrics.bin_ps == 0 {
+            return err("metrics.bin", 0, "a positive time");
+        }
+        if self.metrics.window_ps[1] < self.metrics.window_ps[0] {
+            return err(
+                "metrics.window",
+                format!("{:?}", self.metrics.window_ps),
+                "[t0, t1] with t0 <= t1",
+            );
+        }
+        if self.nic.egress_buffer < self.traffic.frame_size as u64 {
+            return err(
+                "nic.egress_buffer",
+                self.nic.egress_buffer,
+                "at least one frame",
+            );
+        }
+        if self.switch.pause && self.switch.buffer == BufferModel::Egress {
+            return err(
+                "switch.pause",
+                true,
+                "false with switch.buffer = \"egress\" (SW-EGDISC has no PAUSE)",
+            );
+        }
+        Ok(())
+    }
+
+    fn check_topology(&self) -> Result<()> {
         if self.topology.nodes.is_empty() {
             return err("topology.nodes", "[]", "at least one node");
         }
@@ -170,6 +201,30 @@ impl CoreConfig {
                 return err(&format!("topology.links.{i}.rate"), 0, "a positive rate");
             }
         }
+        if let Some(ft) = &self.topology.fat_tree {
+            if ft.radix < 2
+                || ft.radix % 2 != 0
+                || ft.levels < 1
+                || (ft.merged_top && ft.levels < 2)
+            {
+                return err(
+                    "topology.fat_tree",
+                    format!("radix {} levels {}", ft.radix, ft.levels),
+                    "an even radix >= 2 and levels >= 1 (>= 2 with merged_top)",
+                );
+            }
+            if !self.topology.switches.is_empty() || !self.topology.links.is_empty() {
+                return err(
+                    "topology.links",
+                    "non-empty",
+                    "no switches or links with a fat tree (the engine builds them)",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn check_traffic(&self) -> Result<()> {
         if self.traffic.frame_size < 64 {
             return err(
                 "traffic.frame_size",
@@ -195,6 +250,10 @@ impl CoreConfig {
                 );
             }
         }
+        Ok(())
+    }
+
+    fn check_hotspots(&self) -> Result<()> {
         for (i, h) in self.hotspots.iter().enumerate() {
             if !(0.0..=1.0).contains(&h.rate) || h.rate.is_nan() {
                 return err(
@@ -210,50 +269,6 @@ impl CoreConfig {
                     "a time not before hotspots.start",
                 );
             }
-        }
-        if let Some(ft) = &self.topology.fat_tree {
-            if ft.radix < 2
-                || ft.radix % 2 != 0
-                || ft.levels < 1
-                || (ft.merged_top && ft.levels < 2)
-            {
-                return err(
-                    "topology.fat_tree",
-                    format!("radix {} levels {}", ft.radix, ft.levels),
-                    "an even radix >= 2 and levels >= 1 (>= 2 with merged_top)",
-                );
-            }
-            if !self.topology.switches.is_empty() || !self.topology.links.is_empty() {
-                return err(
-                    "topology.links",
-                    "non-empty",
-                    "no switches or links with a fat tree (the engine builds them)",
-                );
-            }
-        }
-        if self.metrics.bin_ps == 0 {
-            return err("metrics.bin", 0, "a positive time");
-        }
-        if self.metrics.window_ps[1] < self.metrics.window_ps[0] {
-            return err(
-                "metrics.window",
-                format!("{:?}", self.metrics.window_ps),
-                "[t0, t1] with t0 <= t1",
-            );
-        }
-        if self.nic.egress_buffer < self.traffic.frame_size as u64 {
-            return err(
-                "nic.egress_buffer",
-                self.nic.egress_buffer,
-                "at least one frame",
-            );
-        }
-        if self.switch.pause && self.switch.buffer == BufferModel::Egress {
-            return err(
-                "switch.pause",
-                true,
-                "false with switch.buffer = \"egress\" (SW-EGDISC has no PAUSE)",
-            );
         }
         Ok(())
     }

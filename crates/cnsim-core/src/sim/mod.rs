@@ -2,6 +2,7 @@
 //! recorder, built from a [`CoreConfig`]. Two simulators never share state, so a process may run
 //! any number of them (htsim's global event list is the counter-example).
 
+mod build;
 mod ports;
 mod summary;
 mod switches;
@@ -9,15 +10,14 @@ mod switches;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::cm::{AnyCp, Scheme};
-use crate::engine::rng::{stream, StreamKind};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::frame::FramePool;
 use crate::metrics::summary::Summary;
-use crate::metrics::{Bins, FlowTracker, LevelTracker, Recorder, Series, Window};
+use crate::metrics::{FlowTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
 use crate::net::{Nic, Port, Switch};
-use crate::scenario::{CoreConfig, Ingress, NicConfig, Sizes};
+use crate::scenario::{CoreConfig, Ingress, NicConfig};
 use crate::time::{tx_time, SimTime};
 use crate::topology::{Device, Topology};
 use crate::traffic::Generator;
@@ -94,179 +94,21 @@ pub struct Simulator {
 }
 
 impl Simulator {
+    /// Build the simulator of a core config (docs/core-config.md): the network, the traffic,
+    /// the scheme's congestion points and the recorder (`sim/build.rs`), and the hotspot events.
     pub fn new(cfg: &CoreConfig) -> Result<Self> {
         cfg.check()?;
         let topo = Topology::build(&cfg.topology)?;
-        for (s, name) in topo.switches.iter().enumerate() {
-            for (d, node) in topo.nodes.iter().enumerate() {
-                if topo.route(s as u32, d as u32).is_none() {
-                    return Err(Error::config(
-                        "topology.links",
-                        format!("{name} .. {node}"),
-                        "a connected network",
-                    ));
-                }
-            }
-        }
-        let ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
-        let mut switches = Vec::with_capacity(topo.switches.len());
-        for (s, name) in topo.switches.iter().enumerate() {
-            let limits = *cfg.switch.thresholds.get(name).ok_or_else(|| {
-                Error::config(
-                    format!("switch.thresholds.{name}"),
-                    "missing",
-                    "capacity and watermarks for every switch",
-                )
-            })?;
-            switches.push(Switch::new(
-                topo.switch_ports[s].clone(),
-                limits,
-                topo.legacy[s],
-            ));
-        }
-        let n_nodes = topo.nodes.len();
-        let mut nics: Vec<Nic> = (0..n_nodes)
-            .map(|i| {
-                let p = topo.node_port[i];
-                Nic::new(
-                    i as u32,
-                    p,
-                    topo.ports[p as usize].rate,
-                    n_nodes,
-                    stream(cfg.seed, StreamKind::ReactionPoint, i as u64),
-                )
-            })
-            .collect();
-        let node = |key: String, name: &str| {
-            topo.node_by_name(name)
-                .ok_or_else(|| Error::config(key, name, "a node name"))
-        };
-        let mut gens = Vec::new();
-        for (i, src) in cfg.traffic.sources.iter().enumerate() {
-            let n = node(format!("traffic.sources.{i}.node"), &src.node)?;
-            let dst = match &src.dst {
-                Some(d) => {
-                    let d = node(format!("traffic.sources.{i}.dst"), d)?;
-                    if d == n {
-                        return Err(Error::config(
-                            format!("traffic.sources.{i}.dst"),
-                            &src.node,
-                            "a destination other than the source",
-                        ));
-                    }
-                    Some(d)
-                }
-                None => None,
-            };
-            let rate = nics[n as usize].line_rate;
-            let stop = src.stop_ps.map_or(SimTime::NEVER, SimTime);
-            let rng = stream(cfg.seed, StreamKind::Traffic, i as u64);
-            let slot = tx_time(cfg.traffic.frame_size as u64, rate);
-            let mean = (src.sizes == Sizes::Geometric).then_some(src.mean_frames);
-            let g = Generator::with_flows(
-                n,
-                dst,
-                src.load,
-                mean,
-                slot,
-                SimTime(src.start_ps),
-                stop,
-                n_nodes as u32,
-                rng,
-            );
-            nics[n as usize].gens.push(gens.len() as u32);
-            gens.push(g);
-        }
-        let mut hotspots = Vec::new();
-        for (i, h) in cfg.hotspots.iter().enumerate() {
-            let n = node(format!("hotspots.{i}.node"), &h.node)?;
-            hotspots.push(Hotspot {
-                port: topo.port_toward_node(n),
-                rate: h.rate,
-                start: SimTime(h.start_ps),
-                end: SimTime(h.end_ps),
-            });
-        }
+        build::check_connected(&topo)?;
+        let mut ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
+        let switches = build::switches(cfg, &topo)?;
+        let mut nics = build::nics(cfg, &topo);
+        let gens = build::generators(cfg, &topo, &mut nics)?;
+        let hotspots = build::hotspots(cfg, &topo)?;
         let scheme = Scheme::from_config(&cfg.cm)?;
-        let cm_frame_bytes = scheme.frame_bytes();
-        let cps_active = scheme.has_congestion_points();
-        let sink_events = scheme.needs_sink_events();
-        let (cps, cp_rngs) = if cps_active {
-            let mut rngs: Vec<SimRng> = (0..ports.len())
-                .map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64))
-                .collect();
-            let cps = ports
-                .iter()
-                .enumerate()
-                .map(|(i, p)| match p.spec.owner {
-                    Device::Switch(s) if !topo.legacy[s as usize] => {
-                        Some(scheme.new_cp(i as u32, &mut rngs[i]))
-                    }
-                    _ => None,
-                })
-                .collect();
-            (cps, rngs)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-
-        // metrics
-        let end = SimTime(cfg.duration_ps);
-        let bins = Bins::new(cfg.metrics.bin_ps, cfg.duration_ps);
-        let window = Window {
-            t0: cfg.metrics.window_ps[0].min(cfg.duration_ps),
-            t1: cfg.metrics.window_ps[1].min(cfg.duration_ps),
-        };
-        let mut flows = Vec::new();
-        for (i, [s, d]) in cfg.metrics.per_flow.iter().enumerate() {
-            let sn = node(format!("metrics.per_flow.{i}"), s)?;
-            let dn = node(format!("metrics.per_flow.{i}"), d)?;
-            flows.push((sn, dn, format!("{s}->{d}")));
-        }
-        let mut rec = Recorder::new(bins, window, n_nodes, &flows);
-        let mut sim_ports = ports;
-        let port_named = |key: &str, name: &str| {
-            topo.port_by_name(name)
-                .ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"))
-        };
-        let mut recorded = Vec::new();
-        if cfg.metrics.hot_port == "hotspot" {
-            // D16: the hot port is whichever port is hot at each instant
-            if hotspots.is_empty() {
-                return Err(Error::config(
-                    "metrics.hot_port",
-                    "hotspot",
-                    "a port name (the scenario has no hotspot)",
-                ));
-            }
-            rec.hot_dynamic = true;
-        } else {
-            let hot = port_named("metrics.hot_port", &cfg.metrics.hot_port)?;
-            if !matches!(topo.ports[hot as usize].owner, Device::Switch(_)) {
-                return Err(Error::config(
-                    "metrics.hot_port",
-                    &cfg.metrics.hot_port,
-                    "a switch egress port",
-                ));
-            }
-            rec.hot_port = Some(hot);
-            recorded.push(hot);
-        }
-        for (i, q) in cfg.metrics.queues.iter().enumerate() {
-            let p = port_named(&format!("metrics.queues.{i}"), q)?;
-            if !recorded.contains(&p) {
-                recorded.push(p);
-            }
-        }
-        for p in recorded {
-            let name = topo.ports[p as usize].name.clone();
-            sim_ports[p as usize].queue_rec = Some(rec.queues.len() as u32);
-            rec.queues.push(LevelTracker::new(name.clone()));
-            sim_ports[p as usize].tput_rec = Some(rec.ports.len() as u32);
-            rec.ports.push(crate::metrics::Counter::new());
-            rec.port_names.push(name);
-        }
-
+        let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo);
+        let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
+        let n_nodes = topo.nodes.len();
         let voq_cap = match cfg.nic.ingress {
             Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
             _ => u64::MAX,
@@ -274,38 +116,27 @@ impl Simulator {
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let mut queue = EventQueue::new();
         for (i, h) in hotspots.iter().enumerate() {
-            queue.push(
-                h.start,
-                Event::Hotspot {
-                    index: i as u32,
-                    on: true,
-                },
-            );
-            queue.push(
-                h.end,
-                Event::Hotspot {
-                    index: i as u32,
-                    on: false,
-                },
-            );
+            let index = i as u32;
+            queue.push(h.start, Event::Hotspot { index, on: true });
+            queue.push(h.end, Event::Hotspot { index, on: false });
         }
         Ok(Simulator {
             now: SimTime::ZERO,
-            end,
+            end: SimTime(cfg.duration_ps),
             queue,
             pool: FramePool::new(),
             topo,
-            ports: sim_ports,
+            ports,
             switches,
             nics,
             gens,
             hotspots,
+            cps_active: scheme.has_congestion_points(),
+            sink_events: scheme.needs_sink_events(),
+            cm_frame_bytes: scheme.frame_bytes(),
             scheme,
             cps,
             cp_rngs,
-            cps_active,
-            sink_events,
-            cm_frame_bytes,
             frame_size: cfg.traffic.frame_size,
             sw_params: SwitchParams {
                 buffer: cfg.switch.buffer,

@@ -14,6 +14,9 @@ impl Simulator {
     pub(crate) fn try_start(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
+        if port.busy {
+            return; // the common case (a frame joins a queue in service): no call at all
+        }
         match port.start_next(now, &mut self.pool) {
             Start::Nothing => {}
             Start::WakeAt(t) => self.queue.push(t, Event::PortWake { port: p }),

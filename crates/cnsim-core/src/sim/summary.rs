@@ -7,10 +7,34 @@ use std::collections::BTreeMap;
 use crate::metrics::summary::{
     CmStats, Conservation, Count, Drops, EngineStats, Latency, QueueStats, Summary, Throughput,
 };
-use crate::metrics::{gbps_bins, Bins, Series, Window};
+use crate::metrics::{gbps_bins, Bins, Counter, Series, Window};
 use crate::time::{SimTime, PS_PER_S};
 
 use super::{RunResult, Simulator};
+
+impl Count {
+    /// Frames and bytes of two counters, read the same way (window or whole run).
+    fn of(frames: &Counter, bytes: &Counter, read: impl Fn(&Counter) -> u64) -> Count {
+        Count {
+            frames: read(frames),
+            bytes: read(bytes),
+        }
+    }
+}
+
+impl super::Stats {
+    /// The frame accounting: generated = delivered + dropped + source_dropped + in flight.
+    fn conservation(&self, in_flight_counted: u64) -> Conservation {
+        Conservation {
+            generated: self.generated,
+            delivered: self.delivered,
+            dropped: self.dropped,
+            source_dropped: self.source_dropped,
+            in_flight: self.generated - self.delivered - self.dropped - self.source_dropped,
+            in_flight_counted,
+        }
+    }
+}
 
 /// Pause and blocking shares of the window.
 struct PauseShares {
@@ -84,53 +108,29 @@ impl Simulator {
         let hot = self.hot_port_stats(window, gbps);
         let queue_bytes = self.queue_stats(end, window, bins);
         let shares = self.pause_shares(window);
+        let throughput_gbps = self.throughput(gbps, hot.gbps);
         let rec = &self.rec;
-        let per_node = self
-            .topo
-            .nodes
-            .iter()
-            .zip(&rec.nodes)
-            .map(|(n, c)| (n.clone(), gbps(c.window)))
-            .collect();
-        let per_flow = rec
-            .flow_names
-            .iter()
-            .zip(&rec.flows)
-            .map(|(n, c)| (n.clone(), gbps(c.window)))
-            .collect();
         let delivered_window = rec.aggregate.window / self.frame_size as u64;
         let latency_us = if delivered_window > 0 {
             rec.latency_window_ps as f64 / delivered_window as f64 / 1e6
         } else {
             0.0
         };
-        let stats = self.stats;
         Summary {
             duration_s: end.as_secs_f64(),
             window_s: [
                 window.t0 as f64 / PS_PER_S as f64,
                 window.t1 as f64 / PS_PER_S as f64,
             ],
-            throughput_gbps: Throughput {
-                aggregate: gbps(rec.aggregate.window),
-                hot_port: hot.gbps,
-                per_node,
-                per_flow,
-            },
+            throughput_gbps,
             queue_bytes,
             drops: Drops {
                 frames: rec.drop_frames.total,
                 bytes: rec.drop_bytes.total,
                 control: rec.control_drops,
             },
-            drops_window: Count {
-                frames: rec.drop_frames.window,
-                bytes: rec.drop_bytes.window,
-            },
-            source_drops: Count {
-                frames: rec.source_drop_frames.total,
-                bytes: rec.source_drop_bytes.total,
-            },
+            drops_window: Count::of(&rec.drop_frames, &rec.drop_bytes, |c| c.window),
+            source_drops: Count::of(&rec.source_drop_frames, &rec.source_drop_bytes, |c| c.total),
             source_blocked_fraction: shares.blocked,
             paused_fraction: shares.paused,
             paused_fraction_all: shares.paused_all,
@@ -155,14 +155,25 @@ impl Simulator {
             engine: EngineStats {
                 events: self.events,
             },
-            conservation: Conservation {
-                generated: stats.generated,
-                delivered: stats.delivered,
-                dropped: stats.dropped,
-                source_dropped: stats.source_dropped,
-                in_flight: stats.generated - stats.delivered - stats.dropped - stats.source_dropped,
-                in_flight_counted,
-            },
+            conservation: self.stats.conservation(in_flight_counted),
+        }
+    }
+
+    /// Window throughput: aggregate, hot port, per node and per recorded flow.
+    fn throughput(&self, gbps: impl Fn(u64) -> f64, hot_port: f64) -> Throughput {
+        let rec = &self.rec;
+        let per = |names: &[String], counters: &[Counter]| {
+            names
+                .iter()
+                .zip(counters)
+                .map(|(n, c)| (n.clone(), gbps(c.window)))
+                .collect()
+        };
+        Throughput {
+            aggregate: gbps(rec.aggregate.window),
+            hot_port,
+            per_node: per(&self.topo.nodes, &rec.nodes),
+            per_flow: per(&rec.flow_names, &rec.flows),
         }
     }
 

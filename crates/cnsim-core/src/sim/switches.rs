@@ -70,7 +70,9 @@ impl Simulator {
         if self.cps_active && !legacy && kind == FrameKind::Data {
             self.congestion_point_sample(s, out, q, f);
         }
-        self.signal_pause(s, xoff, true);
+        if xoff != PauseSignal::None {
+            self.signal_pause(s, xoff, true);
+        }
         let port = &mut self.ports[out as usize];
         port.oq.push_back(f);
         if let Some(r) = port.queue_rec {
@@ -144,10 +146,13 @@ impl Simulator {
     pub(crate) fn switch_departed(&mut self, s: u32, in_local: u32, size: u64) {
         let params = self.sw_params;
         let xon = self.switches[s as usize].depart(&params, in_local, size);
-        self.signal_pause(s, xon, false);
+        if xon != PauseSignal::None {
+            self.signal_pause(s, xon, false); // rare: the common departure crosses no watermark
+        }
     }
 
     /// Send PAUSE (`xoff`) or resume frames upstream on the inputs `signal` names.
+    #[cold]
     fn signal_pause(&mut self, s: u32, signal: PauseSignal, xoff: bool) {
         match signal {
             PauseSignal::None => {}

@@ -96,112 +96,12 @@ impl Topology {
 
     /// Switches, nodes and links into ports, without routes.
     pub(crate) fn build_graph(cfg: &TopologyConfig) -> Result<Self> {
-        let mut devices: FxHashMap<String, Device> = FxHashMap::default();
-        for (i, n) in cfg.nodes.iter().enumerate() {
-            check_name(&format!("topology.nodes.{i}"), n)?;
-            if devices.insert(n.clone(), Device::Nic(i as u32)).is_some() {
-                return Err(Error::config(
-                    format!("topology.nodes.{i}"),
-                    n,
-                    "a name used once",
-                ));
-            }
-        }
-        for (i, s) in cfg.switches.iter().enumerate() {
-            check_name(&format!("topology.switches.{i}"), s)?;
-            if devices
-                .insert(s.clone(), Device::Switch(i as u32))
-                .is_some()
-            {
-                return Err(Error::config(
-                    format!("topology.switches.{i}"),
-                    s,
-                    "a name used once",
-                ));
-            }
-        }
-        let name_of = |d: Device| match d {
-            Device::Nic(i) => cfg.nodes[i as usize].clone(),
-            Device::Switch(i) => cfg.switches[i as usize].clone(),
-        };
-        let mut ports: Vec<PortSpec> = Vec::with_capacity(2 * cfg.links.len());
-        let mut node_port = vec![u32::MAX; cfg.nodes.len()];
-        let mut switch_ports: Vec<Vec<u32>> = vec![Vec::new(); cfg.switches.len()];
-        let mut port_by_name = FxHashMap::default();
+        let devices = devices_by_name(cfg)?;
+        let mut wiring = Wiring::new(cfg);
         for (i, l) in cfg.links.iter().enumerate() {
-            let key = format!("topology.links.{i}");
-            let a = *devices
-                .get(&l.a)
-                .ok_or_else(|| Error::config(format!("{key}.a"), &l.a, "a node or switch name"))?;
-            let b = *devices
-                .get(&l.b)
-                .ok_or_else(|| Error::config(format!("{key}.b"), &l.b, "a node or switch name"))?;
-            if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
-                return Err(Error::config(
-                    key,
-                    format!("{} - {}", l.a, l.b),
-                    "a link with a switch at one end at least",
-                ));
-            }
-            if a == b {
-                return Err(Error::config(
-                    key,
-                    format!("{} - {}", l.a, l.b),
-                    "a link between two different devices",
-                ));
-            }
-            let mut local_of = |d: Device, port: u32| -> Result<u32> {
-                match d {
-                    Device::Nic(n) => {
-                        if node_port[n as usize] != u32::MAX {
-                            return Err(Error::config(
-                                key.clone(),
-                                &cfg.nodes[n as usize],
-                                "one link per node",
-                            ));
-                        }
-                        node_port[n as usize] = port;
-                        Ok(0)
-                    }
-                    Device::Switch(s) => {
-                        switch_ports[s as usize].push(port);
-                        Ok(switch_ports[s as usize].len() as u32 - 1)
-                    }
-                }
-            };
-            let pab = ports.len() as u32;
-            let pba = pab + 1;
-            let la = local_of(a, pab)?;
-            let lb = local_of(b, pba)?;
-            let rate = BitRate(l.rate_bps);
-            let delay = SimTime(l.delay_ps);
-            for (owner, local, peer, peer_local, reverse) in
-                [(a, la, b, lb, pba), (b, lb, a, la, pab)]
-            {
-                let name = format!("{}/{}", name_of(owner), name_of(peer));
-                if port_by_name
-                    .insert(name.clone(), ports.len() as u32)
-                    .is_some()
-                {
-                    return Err(Error::config(
-                        key.clone(),
-                        name,
-                        "at most one link between two devices",
-                    ));
-                }
-                ports.push(PortSpec {
-                    name,
-                    owner,
-                    local,
-                    peer,
-                    peer_local,
-                    reverse,
-                    rate,
-                    delay,
-                });
-            }
+            wiring.link(cfg, &devices, i, l)?;
         }
-        for (i, p) in node_port.iter().enumerate() {
+        for (i, p) in wiring.node_port.iter().enumerate() {
             if *p == u32::MAX {
                 return Err(Error::config(
                     "topology.links",
@@ -232,12 +132,12 @@ impl Topology {
         Ok(Topology {
             nodes: cfg.nodes.clone(),
             switches: cfg.switches.clone(),
-            ports,
-            node_port,
-            switch_ports,
+            ports: wiring.ports,
+            node_port: wiring.node_port,
+            switch_ports: wiring.switch_ports,
             routes: Vec::new(),
             legacy,
-            port_by_name,
+            port_by_name: wiring.port_by_name,
             node_by_name,
         })
     }
@@ -315,6 +215,137 @@ impl Topology {
             dev = self.ports[self.switch_ports[s as usize][local as usize] as usize].peer;
         }
         (dev == Device::Nic(dst)).then_some(out)
+    }
+}
+
+/// Every node and switch by name (names checked, each used once).
+fn devices_by_name(cfg: &TopologyConfig) -> Result<FxHashMap<String, Device>> {
+    let mut devices: FxHashMap<String, Device> = FxHashMap::default();
+    let named = cfg
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| ("nodes", i, n, Device::Nic(i as u32)))
+        .chain(
+            cfg.switches
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ("switches", i, n, Device::Switch(i as u32))),
+        );
+    for (table, i, name, device) in named {
+        let key = format!("topology.{table}.{i}");
+        check_name(&key, name)?;
+        if devices.insert(name.clone(), device).is_some() {
+            return Err(Error::config(key, name, "a name used once"));
+        }
+    }
+    Ok(devices)
+}
+
+/// The transmitter ports of the links declared so far: two per link, one each way.
+struct Wiring {
+    ports: Vec<PortSpec>,
+    node_port: Vec<u32>,
+    switch_ports: Vec<Vec<u32>>,
+    port_by_name: FxHashMap<String, u32>,
+}
+
+impl Wiring {
+    fn new(cfg: &TopologyConfig) -> Self {
+        Wiring {
+            ports: Vec::with_capacity(2 * cfg.links.len()),
+            node_port: vec![u32::MAX; cfg.nodes.len()],
+            switch_ports: vec![Vec::new(); cfg.switches.len()],
+            port_by_name: FxHashMap::default(),
+        }
+    }
+
+    /// Link `i` (`l`): check its ends and add its two ports (a→b, then b→a).
+    fn link(
+        &mut self,
+        cfg: &TopologyConfig,
+        devices: &FxHashMap<String, Device>,
+        i: usize,
+        l: &LinkConfig,
+    ) -> Result<()> {
+        let key = format!("topology.links.{i}");
+        let end = |which: &str, name: &String| {
+            devices.get(name).copied().ok_or_else(|| {
+                Error::config(format!("{key}.{which}"), name, "a node or switch name")
+            })
+        };
+        let (a, b) = (end("a", &l.a)?, end("b", &l.b)?);
+        let pair = format!("{} - {}", l.a, l.b);
+        if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
+            return Err(Error::config(
+                key,
+                pair,
+                "a link with a switch at one end at least",
+            ));
+        }
+        if a == b {
+            return Err(Error::config(
+                key,
+                pair,
+                "a link between two different devices",
+            ));
+        }
+        let pab = self.ports.len() as u32;
+        let pba = pab + 1;
+        let la = self.attach(cfg, &key, a, pab)?;
+        let lb = self.attach(cfg, &key, b, pba)?;
+        let (rate, delay) = (BitRate(l.rate_bps), SimTime(l.delay_ps));
+        let name_of = |d: Device| match d {
+            Device::Nic(i) => &cfg.nodes[i as usize],
+            Device::Switch(i) => &cfg.switches[i as usize],
+        };
+        for (owner, local, peer, peer_local, reverse) in [(a, la, b, lb, pba), (b, lb, a, la, pab)]
+        {
+            let name = format!("{}/{}", name_of(owner), name_of(peer));
+            if self
+                .port_by_name
+                .insert(name.clone(), self.ports.len() as u32)
+                .is_some()
+            {
+                return Err(Error::config(
+                    key.clone(),
+                    name,
+                    "at most one link between two devices",
+                ));
+            }
+            self.ports.push(PortSpec {
+                name,
+                owner,
+                local,
+                peer,
+                peer_local,
+                reverse,
+                rate,
+                delay,
+            });
+        }
+        Ok(())
+    }
+
+    /// Give device `d` its egress `port`; returns the port's local index at `d`.
+    fn attach(&mut self, cfg: &TopologyConfig, key: &str, d: Device, port: u32) -> Result<u32> {
+        match d {
+            Device::Nic(n) => {
+                if self.node_port[n as usize] != u32::MAX {
+                    return Err(Error::config(
+                        key,
+                        &cfg.nodes[n as usize],
+                        "one link per node",
+                    ));
+                }
+                self.node_port[n as usize] = port;
+                Ok(0)
+            }
+            Device::Switch(s) => {
+                self.switch_ports[s as usize].push(port);
+                Ok(self.switch_ports[s as usize].len() as u32 - 1)
+            }
+        }
     }
 }
 

@@ -1,0 +1,224 @@
+//! Building a simulator from a core config (docs/core-config.md), one piece at a time: every
+//! reference by name (nodes, ports, switches) is resolved here, with an error that names the key.
+
+use crate::cm::{AnyCp, Scheme};
+use crate::engine::rng::{stream, StreamKind};
+use crate::engine::SimRng;
+use crate::error::{Error, Result};
+use crate::metrics::{Bins, Counter, LevelTracker, Recorder, Window};
+use crate::net::{Nic, Port, Switch};
+use crate::scenario::{CoreConfig, Sizes};
+use crate::time::{tx_time, SimTime};
+use crate::topology::{Device, Topology};
+use crate::traffic::Generator;
+
+use super::Hotspot;
+
+/// Every switch reaches every node (a frame never meets a missing route).
+pub(super) fn check_connected(topo: &Topology) -> Result<()> {
+    for (s, name) in topo.switches.iter().enumerate() {
+        for (d, node) in topo.nodes.iter().enumerate() {
+            if topo.route(s as u32, d as u32).is_none() {
+                return Err(Error::config(
+                    "topology.links",
+                    format!("{name} .. {node}"),
+                    "a connected network",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn node(topo: &Topology, key: String, name: &str) -> Result<u32> {
+    topo.node_by_name(name)
+        .ok_or_else(|| Error::config(key, name, "a node name"))
+}
+
+/// One switch per topology switch, with its capacity and PAUSE watermarks.
+pub(super) fn switches(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<Switch>> {
+    topo.switches
+        .iter()
+        .enumerate()
+        .map(|(s, name)| {
+            let limits = *cfg.switch.thresholds.get(name).ok_or_else(|| {
+                Error::config(
+                    format!("switch.thresholds.{name}"),
+                    "missing",
+                    "capacity and watermarks for every switch",
+                )
+            })?;
+            Ok(Switch::new(
+                topo.switch_ports[s].clone(),
+                limits,
+                topo.legacy[s],
+            ))
+        })
+        .collect()
+}
+
+/// One NIC per node, on its egress port, with its reaction-point random stream.
+pub(super) fn nics(cfg: &CoreConfig, topo: &Topology) -> Vec<Nic> {
+    let n_nodes = topo.nodes.len();
+    (0..n_nodes)
+        .map(|i| {
+            let p = topo.node_port[i];
+            let rng = stream(cfg.seed, StreamKind::ReactionPoint, i as u64);
+            Nic::new(i as u32, p, topo.ports[p as usize].rate, n_nodes, rng)
+        })
+        .collect()
+}
+
+/// One generator per traffic source, slotted at its NIC's line rate, attached to its NIC.
+pub(super) fn generators(
+    cfg: &CoreConfig,
+    topo: &Topology,
+    nics: &mut [Nic],
+) -> Result<Vec<Generator>> {
+    let mut gens = Vec::new();
+    for (i, src) in cfg.traffic.sources.iter().enumerate() {
+        let n = node(topo, format!("traffic.sources.{i}.node"), &src.node)?;
+        let dst = match &src.dst {
+            Some(d) => {
+                let d = node(topo, format!("traffic.sources.{i}.dst"), d)?;
+                if d == n {
+                    return Err(Error::config(
+                        format!("traffic.sources.{i}.dst"),
+                        &src.node,
+                        "a destination other than the source",
+                    ));
+                }
+                Some(d)
+            }
+            None => None,
+        };
+        let rate = nics[n as usize].line_rate;
+        let stop = src.stop_ps.map_or(SimTime::NEVER, SimTime);
+        let rng = stream(cfg.seed, StreamKind::Traffic, i as u64);
+        let slot = tx_time(cfg.traffic.frame_size as u64, rate);
+        let mean = (src.sizes == Sizes::Geometric).then_some(src.mean_frames);
+        let n_nodes = topo.nodes.len() as u32;
+        let g = Generator::with_flows(
+            n,
+            dst,
+            src.load,
+            mean,
+            slot,
+            SimTime(src.start_ps),
+            stop,
+            n_nodes,
+            rng,
+        );
+        nics[n as usize].gens.push(gens.len() as u32);
+        gens.push(g);
+    }
+    Ok(gens)
+}
+
+/// Each hotspot window on the switch port that feeds its node.
+pub(super) fn hotspots(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<Hotspot>> {
+    cfg.hotspots
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let n = node(topo, format!("hotspots.{i}.node"), &h.node)?;
+            Ok(Hotspot {
+                port: topo.port_toward_node(n),
+                rate: h.rate,
+                start: SimTime(h.start_ps),
+                end: SimTime(h.end_ps),
+            })
+        })
+        .collect()
+}
+
+/// A congestion point on every egress port of a CM switch (legacy switches have none, D6),
+/// each with its own random stream; nothing when the scheme has no CPs.
+pub(super) fn congestion_points(
+    cfg: &CoreConfig,
+    scheme: &Scheme,
+    ports: &[Port],
+    topo: &Topology,
+) -> (Vec<Option<AnyCp>>, Vec<SimRng>) {
+    if !scheme.has_congestion_points() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut rngs: Vec<SimRng> = (0..ports.len())
+        .map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64))
+        .collect();
+    let cps = ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p.spec.owner {
+            Device::Switch(s) if !topo.legacy[s as usize] => {
+                Some(scheme.new_cp(i as u32, &mut rngs[i]))
+            }
+            _ => None,
+        })
+        .collect();
+    (cps, rngs)
+}
+
+/// The recorder: bins and window, the recorded flows, the hot port (fixed, or following the
+/// hotspot, D16) and the recorded queues, whose ports get their recorder slots.
+pub(super) fn recorder(
+    cfg: &CoreConfig,
+    topo: &Topology,
+    has_hotspots: bool,
+    ports: &mut [Port],
+) -> Result<Recorder> {
+    let bins = Bins::new(cfg.metrics.bin_ps, cfg.duration_ps);
+    let window = Window {
+        t0: cfg.metrics.window_ps[0].min(cfg.duration_ps),
+        t1: cfg.metrics.window_ps[1].min(cfg.duration_ps),
+    };
+    let mut flows = Vec::new();
+    for (i, [s, d]) in cfg.metrics.per_flow.iter().enumerate() {
+        let sn = node(topo, format!("metrics.per_flow.{i}"), s)?;
+        let dn = node(topo, format!("metrics.per_flow.{i}"), d)?;
+        flows.push((sn, dn, format!("{s}->{d}")));
+    }
+    let mut rec = Recorder::new(bins, window, topo.nodes.len(), &flows);
+    let port_named = |key: &str, name: &str| {
+        topo.port_by_name(name)
+            .ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"))
+    };
+    let mut recorded = Vec::new();
+    if cfg.metrics.hot_port == "hotspot" {
+        // D16: the hot port is whichever port is hot at each instant
+        if !has_hotspots {
+            return Err(Error::config(
+                "metrics.hot_port",
+                "hotspot",
+                "a port name (the scenario has no hotspot)",
+            ));
+        }
+        rec.hot_dynamic = true;
+    } else {
+        let hot = port_named("metrics.hot_port", &cfg.metrics.hot_port)?;
+        if !matches!(topo.ports[hot as usize].owner, Device::Switch(_)) {
+            return Err(Error::config(
+                "metrics.hot_port",
+                &cfg.metrics.hot_port,
+                "a switch egress port",
+            ));
+        }
+        rec.hot_port = Some(hot);
+        recorded.push(hot);
+    }
+    for (i, q) in cfg.metrics.queues.iter().enumerate() {
+        let p = port_named(&format!("metrics.queues.{i}"), q)?;
+        if !recorded.contains(&p) {
+            recorded.push(p);
+        }
+    }
+    for p in recorded {
+        let name = topo.ports[p as usize].name.clone();
+        ports[p as usize].queue_rec = Some(rec.queues.len() as u32);
+        rec.queues.push(LevelTracker::new(name.clone()));
+        ports[p as usize].tput_rec = Some(rec.ports.len() as u32);
+        rec.ports.push(Counter::new());
+        rec.port_names.push(name);
+    }
+    Ok(rec)
+}
