@@ -37,8 +37,8 @@
 //! Everything is deterministic: the same config and seed give the same summary and series.
 //!
 //! Each layer uses only layers below it (`tests/test_architecture.py` checks the `crate::`
-//! paths), with one exception left: the elements of [`net`] are still `impl Simulator` blocks
-//! over the simulator's arrays (docs/architecture.md).
+//! paths): the elements of [`net`] own their state and answer the kernel in [`sim`], which turns
+//! their answers into events and records (docs/architecture.md).
 
 pub mod cm;
 pub mod engine;

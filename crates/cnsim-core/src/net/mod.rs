@@ -1,9 +1,10 @@
 //! Network elements (algorithms.md §1–2, D6, D11, D12, D14–D16): link transmitters with PAUSE
 //! and strict-priority control classes (`port`), store-and-forward switches with their buffer
 //! models and PAUSE watermarks (`switch`), and NICs with VOQs, rate limiters, an output buffer
-//! and a sink (`nic`). Each file adds the element's state type and its event handlers as an
-//! `impl Simulator` block: the state of the whole network lives in flat arrays of the
-//! [`crate::Simulator`], addressed by index.
+//! and a sink (`nic`). Each element owns its state and decides alone, returning what happened;
+//! the simulator's kernel (`sim/ports.rs`, `sim/switches.rs`, `sim/nics.rs`) keeps them in flat
+//! arrays addressed by index, turns their answers into events and records, and never lets an
+//! element reach into another (docs/architecture.md).
 
 pub mod nic;
 pub mod port;

@@ -262,8 +262,10 @@ mod tests {
         );
         assert_eq!(sw.in_paused, vec![true, true, true]);
         let mut out = PauseSignal::None;
+        let mut i = 0u32;
         while out == PauseSignal::None {
-            out = sw.depart(&p, 0, 1500);
+            out = sw.depart(&p, i % 3, 1500); // departures from every input, as they came
+            i += 1;
         }
         assert_eq!(out, PauseSignal::All);
         assert!(sw.pool <= 50_000);

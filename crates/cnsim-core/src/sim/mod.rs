@@ -3,6 +3,7 @@
 //! any number of them (htsim's global event list is the counter-example).
 
 mod build;
+mod nics;
 mod ports;
 mod summary;
 mod switches;

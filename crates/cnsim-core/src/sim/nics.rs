@@ -1,0 +1,454 @@
+//! The kernel's side of the adapters ([`crate::net::Nic`], algorithms.md §1.1, §1.4, D15):
+//! generator arrivals and the ingress models, the round-robin transfer from VOQs to the output
+//! buffer, wake-ups, the sink and its delivery records, and the reaction points' messages,
+//! timers and probes.
+
+use crate::cm::{CmPayload, RateLimiter, RpOutput};
+use crate::engine::Event;
+use crate::frame::{Frame, FrameId, FrameKind, NO_FLOW};
+use crate::net::nic::{pace, Blocked, VoqState};
+use crate::net::Origin;
+use crate::scenario::{Ingress, NicConfig, OnFull};
+use crate::time::SimTime;
+
+use super::Simulator;
+
+impl Simulator {
+    /// Bring NIC `n` up to date: pull arrivals, move eligible frames to the OB, start the link,
+    /// and schedule the next wake-up if one is needed.
+    pub(crate) fn nic_service(&mut self, n: u32) {
+        self.pull_arrivals(n);
+        self.nic_transfer(n);
+        let p = self.nics[n as usize].port;
+        self.try_start(p);
+        self.nic_schedule_wake(n);
+    }
+
+    pub(crate) fn on_nic_wake(&mut self, n: u32) {
+        if self.nics[n as usize].wake_at != self.now {
+            return; // superseded
+        }
+        self.nics[n as usize].wake_at = SimTime::NEVER;
+        self.nic_service(n);
+    }
+
+    /// Admit every generator arrival up to now, in time order (ties: generator order).
+    fn pull_arrivals(&mut self, n: u32) {
+        let now = self.now;
+        if let [g] = self.nics[n as usize].gens[..] {
+            // one generator, never blocked by another: no merge needed
+            while self.gens[g as usize].next <= now && self.nics[n as usize].blocked.is_none() {
+                self.pop_arrival(n, g);
+            }
+            self.nics[n as usize].promote(now);
+            return;
+        }
+        loop {
+            let nic = &self.nics[n as usize];
+            let blocked_gen = nic.blocked.map(|b| b.gen);
+            let mut best: Option<(SimTime, u32)> = None;
+            for &g in &nic.gens {
+                let t = self.gens[g as usize].next;
+                if t <= now && Some(g) != blocked_gen && best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, g));
+                }
+            }
+            let Some((_, g)) = best else { break };
+            self.pop_arrival(n, g);
+        }
+        self.nics[n as usize].promote(now);
+    }
+
+    /// The VOQ of NIC `n` toward `dst`, created on first use with its recorder slot (and, for
+    /// schemes that limit every flow from the start, its limiter).
+    fn voq(&mut self, n: u32, dst: u32) -> u32 {
+        let nic = &mut self.nics[n as usize];
+        let (v, created) = nic.voq_index(dst);
+        if created {
+            let voq = &mut nic.voqs[v as usize];
+            voq.flow_rec = self
+                .rec
+                .flow_slot(nic.node, dst)
+                .unwrap_or(crate::frame::NO_RECORD);
+            if self.scheme.limiter_from_start() {
+                // E2CM probing-only (D17): every flow is limited (at line rate) from its first frame
+                let line = nic.line_rate.as_f64();
+                voq.limiter = Some(RateLimiter::new(line));
+                voq.rp = Some(self.scheme.new_rp(line));
+            }
+        }
+        v
+    }
+
+    /// Take generator `g`'s next arrival (a frame, or a flow of frames) into NIC `n`.
+    fn pop_arrival(&mut self, n: u32, g: u32) {
+        let gen = &mut self.gens[g as usize];
+        let (t, dst, frames) = gen.pop_arrival();
+        let flow = if gen.makes_flows() {
+            self.flows.start(t, frames)
+        } else {
+            NO_FLOW
+        };
+        if gen.next == SimTime::NEVER {
+            self.gens_done += 1;
+        }
+        self.nics[n as usize].promote(t);
+        self.admit(n, g, t, dst, frames, flow);
+    }
+
+    /// `frames` frames generated at `t` (of finite flow `flow`, or `NO_FLOW`) ask to enter their
+    /// VOQ (ingress model, D15); on a full blocking ingress the rest waits at the generator.
+    fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32, frames: u32, flow: u32) {
+        let fs = self.frame_size as u64;
+        let v = self.voq(n, dst);
+        for i in 0..frames {
+            let cfg: &NicConfig = &self.nic_cfg;
+            let nic = &mut self.nics[n as usize];
+            let fits = match cfg.ingress {
+                Ingress::Unlimited => true,
+                Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
+                Ingress::Shared => nic.ingress_bytes + fs <= cfg.ingress_size,
+            };
+            if !fits {
+                if cfg.ingress == Ingress::Shared && cfg.on_full == OnFull::Block {
+                    nic.blocked = Some(Blocked {
+                        gen: g,
+                        t,
+                        dst,
+                        frames: frames - i,
+                        flow,
+                    });
+                    if self.rec.blocked_since[n as usize].is_none() {
+                        self.rec.blocked_since[n as usize] = Some(t);
+                    }
+                    return;
+                }
+                self.stats.generated += 1;
+                self.stats.source_dropped += 1;
+                self.rec.on_source_drop(t, fs);
+                if flow != NO_FLOW {
+                    self.flows.frame_done(flow, t, false);
+                }
+                continue;
+            }
+            self.stats.generated += 1;
+            let voq = &mut nic.voqs[v as usize];
+            voq.frames.push_back(t);
+            match voq.runs.back_mut() {
+                Some(run) if run.0 == flow => run.1 += 1,
+                _ => voq.runs.push_back((flow, 1)),
+            }
+            voq.bytes += fs;
+            nic.ingress_bytes += fs;
+            self.queue_voq(n, v, t);
+        }
+    }
+
+    /// A frame entered VOQ `v` at `t`: an idle VOQ becomes eligible (now, or when its limiter
+    /// releases it).
+    fn queue_voq(&mut self, n: u32, v: u32, t: SimTime) {
+        let fs = self.frame_size as u64;
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
+        if voq.state == VoqState::Idle {
+            let at = match &voq.limiter {
+                Some(rl) => voq.t_last.0.saturating_add(pace(fs, rl).0),
+                None => t.0,
+            };
+            nic.schedule_voq(v, SimTime(at).max(t), t);
+        }
+    }
+
+    /// Move frames from eligible VOQs to the OB, round-robin, while the OB takes them.
+    fn nic_transfer(&mut self, n: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let port = self.nics[n as usize].port;
+        if self.nics[n as usize].ob_stopped
+            && self.ports[port as usize].q_bytes <= self.nic_cfg.egress_xon
+        {
+            self.nics[n as usize].ob_stopped = false;
+        }
+        loop {
+            let nic = &mut self.nics[n as usize];
+            if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer
+            {
+                break;
+            }
+            nic.promote(now);
+            let Some(v) = nic.ready.pop_front() else {
+                break;
+            };
+            let node = nic.node;
+            let voq = &mut nic.voqs[v as usize];
+            let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
+            let run = voq.runs.front_mut().expect("runs cover the frames");
+            let flow_inst = run.0;
+            run.1 -= 1;
+            if run.1 == 0 {
+                voq.runs.pop_front();
+            }
+            voq.bytes -= fs;
+            voq.t_last = now;
+            let dst = voq.dst;
+            nic.ingress_bytes -= fs;
+            let mut frame = Frame::data(node, dst, fs as u32, gen_time);
+            frame.counted = true;
+            frame.ready_at = now;
+            frame.flow_rec = voq.flow_rec;
+            frame.flow_inst = flow_inst;
+            if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
+                frame.cm.tagged = true;
+                frame.cm.cpid = cpid;
+            }
+            let f = self.pool.alloc(frame);
+            let ob = &mut self.ports[port as usize];
+            ob.oq.push_back(f);
+            ob.q_bytes += fs;
+            if ob.q_bytes >= self.nic_cfg.egress_xoff {
+                nic.ob_stopped = true;
+            }
+            let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
+                (Some(rp), Some(rl)) => Some(rp.on_send(now, fs, rl, &mut nic.rng)),
+                _ => None,
+            };
+            if let Some(out) = out {
+                self.apply_rp_output(n, v, out);
+            }
+            let nic = &mut self.nics[n as usize];
+            let voq = &mut nic.voqs[v as usize];
+            if voq.frames.is_empty() {
+                voq.state = VoqState::Idle;
+                nic.maybe_recycle(v);
+            } else {
+                let at = match &voq.limiter {
+                    Some(rl) => SimTime(now.0.saturating_add(pace(fs, rl).0)),
+                    None => now,
+                };
+                nic.schedule_voq(v, at, now);
+            }
+            self.unblock_generator(n);
+        }
+    }
+
+    /// A blocked generator's frame enters the shared ingress as soon as it fits (AD-CNSIM, D15).
+    fn unblock_generator(&mut self, n: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let nic = &self.nics[n as usize];
+        let Some(b) = nic.blocked else { return };
+        if nic.ingress_bytes + fs > self.nic_cfg.ingress_size {
+            return;
+        }
+        self.nics[n as usize].blocked = None;
+        self.admit(n, b.gen, b.t, b.dst, b.frames, b.flow);
+        if self.nics[n as usize].blocked.is_some() {
+            return; // the rest of a flow still does not fit
+        }
+        if let Some(since) = self.rec.blocked_since[n as usize].take() {
+            self.rec.blocked_window_ps += self.rec.window.overlap(since, now);
+        }
+        let gen = &mut self.gens[b.gen as usize];
+        let origin = gen.origin;
+        let was_done = gen.next == SimTime::NEVER;
+        gen.resume_after(now, origin);
+        if gen.next == SimTime::NEVER && !was_done {
+            self.gens_done += 1;
+        }
+    }
+
+    fn nic_schedule_wake(&mut self, n: u32) {
+        let fs = self.frame_size as u64;
+        let nic = &mut self.nics[n as usize];
+        let ob_bytes = self.ports[nic.port as usize].q_bytes;
+        if nic.ob_stopped || ob_bytes + fs > self.nic_cfg.egress_buffer {
+            return; // the next departure services the NIC
+        }
+        let blocked_gen = nic.blocked.map(|b| b.gen);
+        let mut next = nic.next_release();
+        for &g in &nic.gens {
+            if Some(g) != blocked_gen {
+                next = next.min(self.gens[g as usize].next);
+            }
+        }
+        if next != SimTime::NEVER && next < nic.wake_at {
+            nic.wake_at = next;
+            self.queue.push(next, Event::NicWake { nic: n });
+        }
+    }
+
+    /// A frame arrived at NIC `n` from its switch.
+    pub(crate) fn nic_receive(&mut self, n: u32, f: FrameId) {
+        let frame = *self.pool.get(f);
+        self.pool.free(f);
+        match frame.kind {
+            FrameKind::Data => {
+                self.deliver(
+                    n,
+                    frame.flow_rec,
+                    frame.flow_inst,
+                    frame.size as u64,
+                    frame.gen_time,
+                    self.now,
+                );
+                if self.sink_events {
+                    if let Some(reply) = self
+                        .scheme
+                        .sink_data(&frame, &mut self.nics[n as usize].rng)
+                    {
+                        self.send_control(Origin::Nic(n), frame.src, reply);
+                    }
+                }
+            }
+            FrameKind::Control => self.rp_message(n, &frame.cm),
+            FrameKind::Probe => {
+                if let Some(reply) = self.scheme.sink_probe(self.now, &frame.cm) {
+                    self.send_control(Origin::Nic(n), frame.cm.flow_src, reply);
+                }
+            }
+            FrameKind::Pause { .. } => {}
+        }
+    }
+
+    /// The last bit of data `frame` reaches the sink of NIC `n` at `arrival`; it is delivered
+    /// `nic.processing_delay` later (D15), or is still in flight if that is after the end.
+    pub(crate) fn deliver(
+        &mut self,
+        n: u32,
+        flow_rec: u32,
+        flow_inst: u32,
+        size: u64,
+        gen_time: SimTime,
+        arrival: SimTime,
+    ) {
+        let t = arrival + SimTime(self.nic_cfg.processing_delay_ps);
+        if t >= self.end {
+            self.stats.sink_pending += 1;
+        } else {
+            self.stats.delivered += 1;
+            self.rec.on_delivered(t, flow_rec, n, size, gen_time);
+            if flow_inst != NO_FLOW {
+                self.flows.frame_done(flow_inst, t, true);
+            }
+        }
+    }
+
+    /// A backward CM message for a flow of NIC `n` (D6, D7): create the limiter at line rate if
+    /// the flow has none, then let the RP react.
+    fn rp_message(&mut self, n: u32, msg: &CmPayload) {
+        let now = self.now;
+        let v = self.voq(n, msg.flow_dst);
+        let nic = &mut self.nics[n as usize];
+        let line = nic.line_rate.as_f64();
+        let voq = &mut nic.voqs[v as usize];
+        if voq.limiter.is_none() {
+            if !self.scheme.creates_limiter(msg) {
+                nic.maybe_recycle(v);
+                return; // e.g. positive feedback for a flow that is not limited (§3.3 step 2)
+            }
+            voq.limiter = Some(RateLimiter::new(line));
+            voq.rp = Some(self.scheme.new_rp(line));
+        }
+        let rl = voq.limiter.as_mut().expect("just created");
+        let out =
+            voq.rp
+                .as_mut()
+                .expect("an RP drives a limiter")
+                .on_message(now, msg, rl, &mut nic.rng);
+        self.apply_rp_output(n, v, out);
+        self.limiter_changed(n, v);
+    }
+
+    /// Carry out what an RP asked for: a probe behind the frame just sent, a wake-up, a release.
+    fn apply_rp_output(&mut self, n: u32, v: u32, out: RpOutput) {
+        let now = self.now;
+        if let Some(mut probe) = out.probe {
+            let nic = &self.nics[n as usize];
+            let dst = nic.voqs[v as usize].dst;
+            probe.msg = crate::cm::msg::PROBE;
+            probe.flow_src = nic.node;
+            probe.flow_dst = dst;
+            probe.base_delay = self.base_delay(nic.node, dst, self.cm_frame_bytes as u64).0;
+            let mut frame = Frame::data(nic.node, dst, self.cm_frame_bytes, now);
+            frame.kind = FrameKind::Probe;
+            frame.cm = probe;
+            frame.counted = true;
+            frame.ready_at = now;
+            self.rec.on_cm(now, frame.size as u64);
+            let f = self.pool.alloc(frame);
+            let ob = &mut self.ports[nic.port as usize];
+            ob.oq.push_back(f);
+            ob.q_bytes += self.cm_frame_bytes as u64;
+        }
+        let voq = &mut self.nics[n as usize].voqs[v as usize];
+        if let Some(t) = out.timer {
+            voq.timer_token = voq.timer_token.wrapping_add(1);
+            self.queue.push(
+                t,
+                Event::CmTimer {
+                    nic: n,
+                    flow: v,
+                    token: voq.timer_token,
+                },
+            );
+        }
+        if out.release {
+            voq.limiter = None;
+            voq.rp = None;
+            voq.timer_token = voq.timer_token.wrapping_add(1);
+            self.nics[n as usize].maybe_recycle(v);
+        }
+    }
+
+    pub(crate) fn on_cm_timer(&mut self, n: u32, v: u32, token: u32) {
+        let now = self.now;
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
+        if voq.timer_token != token {
+            return;
+        }
+        let (Some(rp), Some(rl)) = (voq.rp.as_mut(), voq.limiter.as_mut()) else {
+            return;
+        };
+        let out = rp.on_timer(now, rl, &mut nic.rng);
+        self.apply_rp_output(n, v, out);
+        self.limiter_changed(n, v);
+    }
+
+    /// Install, change or remove (`None`) the rate limiter of flow (node `n` → `dst`). The engine's
+    /// own entry point for schemes and for tests of the pacing mechanism.
+    pub fn set_flow_rate(&mut self, n: u32, dst: u32, rate_bps: Option<f64>) {
+        let v = self.voq(n, dst);
+        let nic = &mut self.nics[n as usize];
+        let line = nic.line_rate.as_f64();
+        let voq = &mut nic.voqs[v as usize];
+        match rate_bps {
+            Some(r) => {
+                let rl = voq.limiter.get_or_insert(RateLimiter::new(line));
+                rl.rate_bps = r;
+            }
+            None => voq.limiter = None,
+        }
+        self.limiter_changed(n, v);
+    }
+
+    /// A limiter's rate changed (or it was released): recompute the VOQ's eligibility from t_last
+    /// so that a raised rate takes effect at once (D15), record the rate, service the NIC.
+    fn limiter_changed(&mut self, n: u32, v: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
+        let rate = voq.limiter.map_or(f64::NAN, |rl| rl.rate_bps / 1e9);
+        self.rec.on_rate(now, nic.node, voq.dst, rate);
+        if voq.state == VoqState::Waiting {
+            let at = match &voq.limiter {
+                Some(rl) => SimTime(voq.t_last.0.saturating_add(pace(fs, rl).0)),
+                None => now,
+            };
+            nic.schedule_voq(v, at.max(now), now);
+        }
+        nic.maybe_recycle(v);
+        self.nic_service(n);
+    }
+}
