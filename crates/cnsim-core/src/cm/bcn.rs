@@ -331,6 +331,37 @@ impl ReactionPoint for BcnRp {
     }
 }
 
+/// BCN/ECM in the registry (cm/mod.rs): CPs on every CM egress; the first negative feedback or
+/// a stop installs the limiter (§1.4, D4).
+impl super::SchemeSpec for BcnParams {
+    const NAME: &'static str = "bcn";
+    type Cp = BcnCp;
+    type Rp = BcnRp;
+    fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
+        super::parse_params(Self::NAME, params)
+    }
+    fn new_cp(self: &Arc<Self>, cpid: u32, rng: &mut SimRng) -> BcnCp {
+        BcnCp::new(self.clone(), cpid, rng)
+    }
+    fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> BcnRp {
+        BcnRp::new(self.clone(), line_rate_bps)
+    }
+    fn creates_limiter(&self, m: &CmPayload) -> bool {
+        creates_limiter(m)
+    }
+    fn frame_bytes(&self) -> u32 {
+        self.cnm_size
+    }
+    fn oob_delay(&self) -> Option<SimTime> {
+        (self.feedback == Feedback::Oob).then_some(SimTime(self.feedback_delay_ps))
+    }
+}
+
+/// §1.4: the first negative feedback (or a stop, D4) installs a BCN-family limiter.
+pub(crate) fn creates_limiter(m: &CmPayload) -> bool {
+    m.msg == msg::STOP || (m.msg == msg::FEEDBACK && m.fb < 0.0)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -209,6 +209,41 @@ pub fn return_probe(now: SimTime, probe: &CmPayload) -> CmPayload {
     }
 }
 
+/// E2CM in the registry (cm/mod.rs): BCN CPs unless probing only (D17), BCN-family limiters,
+/// probes returned by the destination.
+impl super::SchemeSpec for E2cmParams {
+    const NAME: &'static str = "e2cm";
+    type Cp = super::bcn::BcnCp;
+    type Rp = E2cmRp;
+    fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
+        Self::from_map(params)
+    }
+    fn new_cp(self: &Arc<Self>, cpid: u32, rng: &mut SimRng) -> super::bcn::BcnCp {
+        super::bcn::BcnCp::new(Arc::new(self.bcn.clone()), cpid, rng)
+    }
+    fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> E2cmRp {
+        E2cmRp::new(self.clone(), line_rate_bps)
+    }
+    fn creates_limiter(&self, m: &CmPayload) -> bool {
+        super::bcn::creates_limiter(m)
+    }
+    fn frame_bytes(&self) -> u32 {
+        self.bcn.cnm_size
+    }
+    fn oob_delay(&self) -> Option<SimTime> {
+        self.bcn.oob_delay()
+    }
+    fn has_congestion_points(&self) -> bool {
+        self.probe.bcn
+    }
+    fn limiter_from_start(&self) -> bool {
+        !self.probe.bcn
+    }
+    fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
+        Some(return_probe(now, probe))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

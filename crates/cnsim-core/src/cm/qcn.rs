@@ -644,6 +644,33 @@ impl ReactionPoint for QcnReaction {
     }
 }
 
+/// QCN 2-point in the registry (cm/mod.rs): a CNM (QntzFb > 0) installs the limiter (§5.3 1.1).
+impl super::SchemeSpec for QcnParams {
+    const NAME: &'static str = "qcn";
+    type Cp = QcnCp;
+    type Rp = QcnReaction;
+    fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
+        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
+            crate::error::Error::config("cm (qcn)", e, "the parameters of that scheme")
+        })
+    }
+    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> QcnCp {
+        QcnCp::new(self, rng)
+    }
+    fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> QcnReaction {
+        QcnReaction::new(self.clone(), line_rate_bps)
+    }
+    fn creates_limiter(&self, m: &CmPayload) -> bool {
+        QcnParams::creates_limiter(self, m)
+    }
+    fn frame_bytes(&self) -> u32 {
+        QcnParams::frame_bytes(self)
+    }
+    fn oob_delay(&self) -> Option<SimTime> {
+        QcnParams::oob_delay(self)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

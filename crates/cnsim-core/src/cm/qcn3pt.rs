@@ -178,6 +178,39 @@ impl ReactionPoint for Qcn3ptRp {
     // on_send: nothing; the byte counter is off
 }
 
+/// QCN 3-point in the registry (cm/mod.rs): the destination reflects DE = 0 data frames (§5.5).
+impl super::SchemeSpec for Qcn3ptParams {
+    const NAME: &'static str = "qcn3pt";
+    type Cp = Qcn3ptCp;
+    type Rp = Qcn3ptRp;
+    fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
+        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
+            crate::error::Error::config("cm (qcn3pt)", e, "the parameters of that scheme")
+        })
+    }
+    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> Qcn3ptCp {
+        Qcn3ptCp::new(self, rng)
+    }
+    fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> Qcn3ptRp {
+        Qcn3ptRp::new(self, line_rate_bps)
+    }
+    fn creates_limiter(&self, m: &CmPayload) -> bool {
+        Qcn3ptParams::creates_limiter(self, m)
+    }
+    fn frame_bytes(&self) -> u32 {
+        self.qcn.frame_bytes()
+    }
+    fn oob_delay(&self) -> Option<SimTime> {
+        self.qcn.oob_delay()
+    }
+    fn needs_sink_events(&self) -> bool {
+        true
+    }
+    fn sink_data(&self, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
+        Qcn3ptParams::sink_data(self, frame, rng)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

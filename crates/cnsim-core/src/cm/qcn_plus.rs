@@ -319,6 +319,36 @@ impl ReactionPoint for PlusRp {
     }
 }
 
+/// QCN+ in the registry (cm/mod.rs): the destination is the last to answer a directed probe.
+impl super::SchemeSpec for PlusParams {
+    const NAME: &'static str = "qcn-plus";
+    type Cp = PlusCp;
+    type Rp = PlusRp;
+    fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
+        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
+            crate::error::Error::config("cm (qcn-plus)", e, "the parameters of that scheme")
+        })
+    }
+    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> PlusCp {
+        PlusCp::new(self, rng)
+    }
+    fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> PlusRp {
+        PlusRp::new(self.clone(), line_rate_bps)
+    }
+    fn creates_limiter(&self, m: &CmPayload) -> bool {
+        PlusParams::creates_limiter(self, m)
+    }
+    fn frame_bytes(&self) -> u32 {
+        self.qcn.frame_bytes()
+    }
+    fn oob_delay(&self) -> Option<SimTime> {
+        self.qcn.oob_delay()
+    }
+    fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
+        PlusParams::sink_probe(self, now, probe)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

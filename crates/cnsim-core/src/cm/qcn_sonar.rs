@@ -318,6 +318,33 @@ impl ReactionPoint for SonarRp {
     }
 }
 
+/// QCN-SONAR in the registry (cm/mod.rs).
+impl super::SchemeSpec for SonarParams {
+    const NAME: &'static str = "qcn-sonar";
+    type Cp = SonarCp;
+    type Rp = SonarRp;
+    fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
+        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
+            crate::error::Error::config("cm (qcn-sonar)", e, "the parameters of that scheme")
+        })
+    }
+    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> SonarCp {
+        SonarCp::new(self, rng)
+    }
+    fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> SonarRp {
+        SonarRp::new(self.clone(), line_rate_bps)
+    }
+    fn creates_limiter(&self, m: &CmPayload) -> bool {
+        SonarParams::creates_limiter(self, m)
+    }
+    fn frame_bytes(&self) -> u32 {
+        self.qcn.frame_bytes()
+    }
+    fn oob_delay(&self) -> Option<SimTime> {
+        self.qcn.oob_delay()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
