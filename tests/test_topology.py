@@ -43,7 +43,7 @@ def test_fat_tree_counts_and_radices(radix: int, levels: int, merged: bool, host
     shape = FatTree(radix, levels, merged)
     net = tree(radix, levels, merged)
     assert len(net.nodes) == shape.hosts == hosts
-    assert len(net.switches) == shape.n_switches == switches
+    assert len(net.switches) == len(shape.switch_names()) == switches
     assert net.nodes == [str(i) for i in range(hosts)]
     k = radix // 2
     per_level = k ** (levels - 1)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScenarioError", "ResourceError", "EngineError", "Problem", "format_value", "raise_problems", "did_you_mean"]
+__all__ = ["ScenarioError", "ResourceError", "EngineMissing", "EngineError", "Problem", "format_value", "raise_problems", "did_you_mean"]
 
 
 class ScenarioError(ValueError):
@@ -27,6 +27,10 @@ class ScenarioError(ValueError):
 
 class ResourceError(ScenarioError):
     """A run refused before it started because it would exceed the machine (cnsim.budget)."""
+
+
+class EngineMissing(RuntimeError):
+    """The compiled engine ``cnsim._core`` is not available."""
 
 
 class EngineError(RuntimeError):

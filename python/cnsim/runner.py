@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from . import budget
 from ._version import __version__
-from .errors import EngineError, Problem, ScenarioError
+from .errors import EngineError, EngineMissing, Problem, ScenarioError
 from .results import Result, dump_json
 from .scenario import Scenario, load
 from .units import PS_PER_S
@@ -36,10 +36,6 @@ __all__ = ["run", "prepare", "engine", "EngineMissing"]
 
 Progress = Callable[[int, int], None]
 _POLL_S = 0.1
-
-
-class EngineMissing(RuntimeError):
-    """The compiled engine ``cnsim._core`` is not available."""
 
 
 def engine() -> ModuleType:

@@ -10,21 +10,14 @@ Routes:
 * ``shortest`` (stars and graphs): a shortest path in hops, ties broken by declaration order
   (BFS). The engine's routing tables decide the simulated paths; on every catalog wiring the
   shortest path is unique, so both agree.
-* ``dmodk`` (fat trees only): the same arithmetic as the engine (docs/core-config.md,
-  ``crates/cnsim-core/src/topology/fattree.rs``): climb by the destination's digits, at level
-  l up-port ⌊d/k^l⌋ mod k (d = the destination's index within its half), to the lowest common
-  ancestor, then descend. :meth:`FatTree.route` computes one route in O(levels), so nothing
-  here is quadratic in the number of hosts (the 2,048-host tree builds in milliseconds).
+* ``dmodk`` (fat trees only): the engine's own routes (docs/core-config.md): climb by the
+  destination's digits to the lowest common ancestor, then descend.
 
-Fat trees (scenarios.md §5 e2cm-fat-tree, §6 eval-fat-tree-64, I-19): a k-ary n-tree of
-switches with radix 2k (k^n hosts, n levels of k^(n−1) switches), or with ``merged_top`` two
-k-ary n-trees, one per half of the hosts, whose top levels are merged (2·k^n hosts,
-2(n−1)·k^(n−1) + k^(n−1) switches; every spine switch uses all 2k ports downward). A level-l
-switch carries a word w of n−1 base-k digits; it links to the level-(l+1) switch w' iff w and
-w' differ at most in digit l. Switches are named ``L<level>.<index>`` (level 0 = leaf; below the
-top, half 1's indices follow half 0's). Host q attaches to leaf ⌊d/k⌋ of its half on that leaf's
-port d mod k. Links are declared hosts first, then level by level upward, so every switch lists
-its down ports before its up ports, in digit order, exactly as the engine numbers them.
+Fat trees (scenarios.md §5 e2cm-fat-tree, §6 eval-fat-tree-64, I-19): k-ary n-trees of switches
+with radix 2k, or two of them merged at the top. They are built once, by the engine
+(``cnsim._core.FatTree``, ``crates/cnsim-core/src/topology/fattree.rs``, which documents the
+construction): names ``L<level>.<index>``, links in the engine's declaration order and d-mod-k
+routes come from there, so the front end and the engine cannot disagree.
 """
 
 from __future__ import annotations
@@ -32,6 +25,8 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 __all__ = ["Link", "Network", "FatTree"]
 
@@ -48,7 +43,9 @@ class Link:
 
 @dataclass(frozen=True)
 class FatTree:
-    """The shape of a (merged-top) k-ary n-tree and its d-mod-k routes."""
+    """The shape of a (merged-top) k-ary n-tree; its construction and d-mod-k routes are the
+    engine's (``cnsim._core.FatTree``, crates/cnsim-core/src/topology/fattree.rs), built once on
+    first use — the front end and the engine cannot disagree on a name or a route."""
 
     radix: int
     levels: int
@@ -66,94 +63,36 @@ class FatTree:
         return self.radix // 2
 
     @property
-    def half_hosts(self) -> int:
-        """Hosts per tree (per half when merged): k^n."""
-        return int(self.k**self.levels)
-
-    @property
     def hosts(self) -> int:
-        return self.half_hosts * (2 if self.merged_top else 1)
+        """k^n hosts per tree, twice that when merged (a count, known before anything is built)."""
+        return int(self.k**self.levels) * (2 if self.merged_top else 1)
 
-    @property
-    def per_level(self) -> int:
-        """Switches per level of one tree: k^(n−1)."""
-        return int(self.k ** (self.levels - 1))
+    @cached_property
+    def _engine(self) -> Any:
+        from .errors import EngineMissing
 
-    def halves(self, level: int) -> int:
-        """Trees that have their own switches at ``level`` (2 below a merged top, else 1)."""
-        return 2 if self.merged_top and level + 1 < self.levels else 1
-
-    @property
-    def n_switches(self) -> int:
-        return sum(self.halves(level) * self.per_level for level in range(self.levels))
-
-    def switch_name(self, level: int, half: int, word: int) -> str:
-        return f"L{level}.{half * self.per_level + word}"
-
-    def _digit(self, x: int, i: int) -> int:
-        return int(x // self.k**i % self.k)
-
-    def _with_digit(self, x: int, i: int, v: int) -> int:
-        return int(x + (v - self._digit(x, i)) * self.k**i)
-
-    def _up_half(self, level: int, half: int) -> int:
-        return half if self.halves(level + 1) == 2 else 0
+        try:
+            from . import _core
+        except ImportError as err:
+            raise EngineMissing(f"fat trees are built by the cnsim engine, which is not importable ({err})") from None
+        return _core.FatTree(self.radix, self.levels, self.merged_top)
 
     def host_names(self) -> list[str]:
-        return [str(q) for q in range(self.hosts)]
+        return list(self._engine.host_names())
 
     def switch_names(self) -> list[str]:
         """Every switch, level by level from the leaves, half 0 before half 1."""
-        return [
-            self.switch_name(level, half, word)
-            for level in range(self.levels)
-            for half in range(self.halves(level))
-            for word in range(self.per_level)
-        ]
+        return list(self._engine.switch_names())
 
     def links(self, rate_bps: int, delay_ps: int) -> list[Link]:
         """Every link, in the engine's declaration order (host links, then upward)."""
-        k, out = self.k, []
-        for q in range(self.hosts):
-            half, d = divmod(q, self.half_hosts)
-            out.append(Link(self.switch_name(0, half, d // k), str(q), rate_bps, delay_ps))
-        for level in range(self.levels - 1):
-            for half in range(self.halves(level)):
-                up_half = self._up_half(level, half)
-                for word in range(self.per_level):
-                    here = self.switch_name(level, half, word)
-                    for j in range(k):
-                        up = self.switch_name(level + 1, up_half, self._with_digit(word, level, j))
-                        out.append(Link(here, up, rate_bps, delay_ps))
-        return out
+        return [Link(a, b, rate_bps, delay_ps) for a, b in self._engine.links()]
 
     def route(self, src: int, dst: int) -> list[str]:
         """The d-mod-k route from host ``src`` to host ``dst``: every device, hosts included."""
         if not (0 <= src < self.hosts and 0 <= dst < self.hosts):
             raise ValueError(f"hosts are 0..{self.hosts - 1}")
-        if src == dst:
-            return [str(src)]
-        dst_half, d = divmod(dst, self.half_hosts)
-        half, s = divmod(src, self.half_hosts)
-        level, word = 0, s // self.k
-        path = [str(src)]
-        while True:
-            path.append(self.switch_name(level, half, word))
-            ancestor = (self.halves(level) == 1 or half == dst_half) and all(
-                self._digit(word, i) == self._digit(d, i + 1) for i in range(level, self.levels - 1)
-            )
-            if ancestor:
-                break
-            half = self._up_half(level, half)
-            word = self._with_digit(word, level, self._digit(d, level))
-            level += 1
-        while level > 0:  # descend from the lowest common ancestor
-            level -= 1
-            half = dst_half if self.halves(level) == 2 else 0
-            word = self._with_digit(word, level, self._digit(d, level + 1))
-            path.append(self.switch_name(level, half, word))
-        path.append(str(dst))
-        return path
+        return list(self._engine.route(src, dst))
 
 
 @dataclass

@@ -133,6 +133,84 @@ fn to_py(e: Error) -> PyErr {
     }
 }
 
+/// A fat tree as the engine builds it (`topology::fattree`): host and switch names, links in
+/// declaration order and d-mod-k routes — the one construction, read by the front end for
+/// names, port counts and the paths of the fair-share references (issue 11).
+#[pyclass(frozen)]
+struct FatTree {
+    topo: cnsim_core::topology::Topology,
+}
+
+#[pymethods]
+impl FatTree {
+    #[new]
+    fn new(radix: u32, levels: u32, merged_top: bool) -> PyResult<Self> {
+        use cnsim_core::topology::{FatTreeConfig, Routing, TopologyConfig};
+        let ft = FatTreeConfig {
+            radix,
+            levels,
+            merged_top,
+            rate_bps: 1,
+            delay_ps: 0,
+        };
+        let shape = cnsim_core::topology::fattree::Shape::new(&ft);
+        let cfg = TopologyConfig {
+            switches: Vec::new(),
+            nodes: (0..shape.hosts()).map(|q| q.to_string()).collect(),
+            links: Vec::new(),
+            legacy: Vec::new(),
+            routing: Routing::Dmodk,
+            fat_tree: Some(ft),
+        };
+        let topo = guarded(|| cnsim_core::topology::Topology::build(&cfg))?;
+        Ok(FatTree { topo })
+    }
+
+    #[getter]
+    fn hosts(&self) -> usize {
+        self.topo.nodes.len()
+    }
+
+    fn host_names(&self) -> Vec<String> {
+        self.topo.nodes.clone()
+    }
+
+    fn switch_names(&self) -> Vec<String> {
+        self.topo.switches.clone()
+    }
+
+    /// Every link as (a, b), in the engine's declaration order.
+    fn links(&self) -> Vec<(String, String)> {
+        let name = |d| self.topo.device_name(d).to_string();
+        self.topo
+            .ports
+            .iter()
+            .step_by(2) // each link is two ports, a→b then b→a
+            .map(|p| (name(p.owner), name(p.peer)))
+            .collect()
+    }
+
+    /// Every device on the d-mod-k route from host `src` to host `dst` (both included).
+    fn route(&self, src: usize, dst: usize) -> PyResult<Vec<String>> {
+        let n = self.topo.nodes.len();
+        if src >= n || dst >= n {
+            return Err(PyValueError::new_err(format!("hosts are 0..{}", n - 1)));
+        }
+        if src == dst {
+            return Ok(vec![self.topo.nodes[src].clone()]);
+        }
+        let switches = self.topo.path(src as u32, dst as u32).unwrap_or_default();
+        let mut out = vec![self.topo.nodes[src].clone()];
+        out.extend(
+            switches
+                .iter()
+                .map(|&s| self.topo.switches[s as usize].clone()),
+        );
+        out.push(self.topo.nodes[dst].clone());
+        Ok(out)
+    }
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     cnsim_core::VERSION
@@ -141,6 +219,7 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<FatTree>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("Interrupted", m.py().get_type::<Interrupted>())?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;

@@ -198,6 +198,14 @@ impl Topology {
     }
 
     /// The switch egress port feeding `node` (where an output-generated hotspot acts, D11).
+    /// The name of a device.
+    pub fn device_name(&self, d: Device) -> &str {
+        match d {
+            Device::Nic(n) => &self.nodes[n as usize],
+            Device::Switch(s) => &self.switches[s as usize],
+        }
+    }
+
     pub fn port_toward_node(&self, node: u32) -> u32 {
         self.ports[self.node_port[node as usize] as usize].reverse
     }
