@@ -202,6 +202,39 @@ mod tests {
         assert!(sw.admits(&limited, 0, 1500, 1_500) && !sw.admits(&limited, 0, 1500, 1_501));
     }
 
+    /// The watermarks are inclusive (D12): XOFF when occupancy reaches XOFF exactly, XON when it
+    /// falls to XON exactly — an off-by-one (`>` for `>=`, `<` for `<=`) changes the instants.
+    #[test]
+    fn watermarks_are_inclusive() {
+        for buffer in [BufferModel::Partitioned, BufferModel::Shared] {
+            let p = params(buffer, true);
+            let mut sw = switch();
+            sw.limits.capacity = 450_000;
+            for i in 0..99 {
+                assert_eq!(
+                    sw.admit(&p, 0, 1000),
+                    PauseSignal::None,
+                    "{buffer:?}: frame {i}"
+                );
+            }
+            let xoff = sw.admit(&p, 0, 1000); // occupancy exactly 100 000 B = XOFF
+            assert_ne!(xoff, PauseSignal::None, "{buffer:?}");
+            for i in 0..49 {
+                assert_eq!(
+                    sw.depart(&p, 0, 1000),
+                    PauseSignal::None,
+                    "{buffer:?}: departure {i}"
+                );
+            }
+            assert_eq!(sw.occ_in[0], 51_000);
+            let xon = sw.depart(&p, 0, 1000); // occupancy exactly 50 000 B = XON
+            assert_eq!(
+                xon, xoff,
+                "{buffer:?}: resume exactly the inputs that were paused"
+            );
+        }
+    }
+
     #[test]
     fn partitioned_pause_has_hysteresis_per_input() {
         let p = params(BufferModel::Partitioned, true);
