@@ -270,9 +270,16 @@ def bench(
     scenario: str = typer.Argument("zhb-og-single-hop", metavar="[ID]", help="Catalog id or scenario file."),
     duration: str | None = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's)."),
     set_: list[str] | None = SetOpt,
+    scale: bool = typer.Option(False, "--scale", help="The scale benchmark: the same workload at 16, 128, 512 and 2,048 hosts."),
+    sizes: str | None = typer.Option(None, "--sizes", help="With --scale: host counts, e.g. 16,128 (default 16,128,512,2048)."),
+    events: float = typer.Option(3e6, "--events", help="With --scale: events per size (about)."),
+    out: Path = typer.Option(Path("bench-scale.json"), "--out", help="With --scale: where to write the results (JSON)."),
 ) -> None:
     """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
     with _guard():
+        if scale:
+            _bench_scale(sizes, events, out)
+            return
         result = run(scenario, set=parse_overrides(set_), duration=parse_set_value(duration) if duration else None)
         m = result.manifest
         typer.echo(f"scenario           {result.scenario.id} (scheme {result.summary.get('scheme')}, {m['sim_s']:g} s simulated)")
@@ -281,6 +288,35 @@ def bench(
         typer.echo(f"frames/s           {m['frames_per_s'] or 0:,.0f}")
         typer.echo(f"sim s per wall s   {m['sim_s_per_wall_s'] or 0:.4f}")
         typer.echo(f"peak memory        {m['peak_rss_bytes'] / 2**20:.1f} MiB")
+
+
+def _bench_scale(sizes: str | None, events: float, out: Path) -> None:
+    import json
+    from dataclasses import asdict
+
+    from .bench import SIZES, run_scale
+
+    try:
+        hosts = tuple(int(x) for x in sizes.split(",")) if sizes else SIZES
+    except ValueError:
+        raise ScenarioError(f"--sizes {sizes!r}: expected host counts separated by commas, e.g. 16,128,512,2048") from None
+    if not hosts or any(h < 2 for h in hosts) or not 1e3 <= events <= 1e10:
+        raise ScenarioError(f"--sizes {sizes!r} / --events {events:g}: host counts >= 2 and 1e3 <= events <= 1e10")
+    try:
+        points = run_scale(hosts, events)
+    except ValueError as err:
+        raise ScenarioError(f"--sizes {sizes!r}: {err}") from None
+    table = Table(title=f"scale benchmark: ~{events:.3g} events per size", show_header=True)
+    for col in ("hosts", "topology", "sim s", "events", "M ev/s", "M frames/s", "sim/wall", "wall/sim", "peak MiB", "vs first"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for p in points:
+        table.add_row(
+            str(p.hosts), p.topology, f"{p.sim_s:.4g}", f"{p.events:,.0f}", f"{p.events_per_s / 1e6:.2f}", f"{p.frames_per_s / 1e6:.2f}",
+            f"{p.sim_s_per_wall_s:.4g}", f"{p.wall_s_per_sim_s:.4g}", f"{p.peak_rss_mib:.0f}", f"{p.ratio:.2f}",
+        )
+    Console(width=None if sys.stdout.isatty() else 140).print(table)
+    out.write_text(json.dumps({"events_target": events, "sizes": [asdict(p) for p in points]}, indent=2) + "\n", encoding="utf-8")
+    typer.echo(f"results: {out}")
 
 
 # ---- sweeps, reproduction and reports (docs/sweeps.md) -----------------------------------

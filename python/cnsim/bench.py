@@ -1,0 +1,129 @@
+"""The scale benchmark (issue 14): the same workload shape at growing sizes, each run for about
+the same number of events, to show how the engine's speed holds as the network grows.
+
+The workload is ``scale-ft-2048``'s: 85 % uniform Bernoulli load, 1500 B frames, 10 Gb/s links
+of 1 us, partitioned 600 KB switch memory with PAUSE, no congestion management, no hotspot.
+16 and 128 hosts hang off one switch; 512 and 2,048 hosts form merged-top two-level fat trees
+(radix 32 and 64, d-mod-k routing). Each size runs in a fresh process (so that its peak memory
+is its own) for the simulated time the resource estimate (:mod:`cnsim.budget`) expects to take
+``events`` events, and reports events/s, delivered frames/s, simulated seconds per wall second,
+wall seconds per simulated second, peak memory and its events/s relative to the smallest size.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from . import budget
+from .errors import EngineError
+from .units import PS_PER_S
+
+__all__ = ["SIZES", "ScalePoint", "scale_document", "run_scale"]
+
+#: the sizes of the scale benchmark (hosts)
+SIZES = (16, 128, 512, 2048)
+BASE = "scale-ft-2048"
+
+
+@dataclass(frozen=True)
+class ScalePoint:
+    """One size of the scale benchmark."""
+
+    hosts: int
+    topology: str
+    sim_s: float
+    events: float
+    wall_s: float
+    events_per_s: float
+    frames_per_s: float
+    sim_s_per_wall_s: float
+    wall_s_per_sim_s: float
+    peak_rss_mib: float
+    #: events/s over the smallest size's events/s
+    ratio: float = 1.0
+
+
+def scale_document(hosts: int, duration_s: float | None = None) -> dict[str, Any]:
+    """``scale-ft-2048``'s document with the topology for ``hosts`` hosts (and the duration)."""
+    import tomllib
+    from importlib import resources
+
+    doc = tomllib.loads((resources.files("cnsim") / "scenarios" / f"{BASE}.toml").read_text(encoding="utf-8"))
+    if hosts <= 128:
+        doc["topology"] = {"kind": "star", "nodes": hosts}
+        hot = "S1/1"
+    else:
+        radix = next((r for r in range(2, 1024, 2) if 2 * (r // 2) ** 2 == hosts), None)
+        if radix is None:
+            raise ValueError(f"no merged-top two-level fat tree has {hosts} hosts (2·k² for an integer k)")
+        doc["topology"] = {"kind": "fat_tree", "fat_tree": {"radix": radix, "levels": 2, "merged_top": True}, "routing": "dmodk"}
+        hot = "L0.0/0"
+    doc["metrics"] = {"window": "run", "hot_port": hot, "queues": [], "per_flow": "none"}
+    doc["description"] = f"scale benchmark: {hosts} hosts"
+    if duration_s is not None:
+        us = max(math.ceil(duration_s * 1e6), 10)  # whole microseconds, ten whole-ns bins
+        doc["duration"] = f"{us}us"
+        doc["metrics"]["bin"] = f"{us * 100}ns"
+    return doc
+
+
+def _duration_for(hosts: int, events: float) -> float:
+    """Simulated seconds expected to take ``events`` events (from the resource estimate)."""
+    from .scenario import Scenario
+
+    scen = Scenario(scale_document(hosts), f"scale-{hosts}", "bench")
+    est = budget.estimate(scen.lower())
+    per_s = est.events / (scen.resolved.doc.duration / PS_PER_S)
+    return max(events / per_s, 1e-4)
+
+
+def _measure(hosts: int, events: float) -> dict[str, Any]:
+    """One size in a fresh process (``python -m cnsim.bench DOC``): its manifest."""
+    doc = scale_document(hosts, _duration_for(hosts, events))
+    proc = subprocess.run([sys.executable, "-m", "cnsim.bench", json.dumps(doc)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise EngineError(f"the scale benchmark at {hosts} hosts failed: {proc.stderr.strip()}")
+    manifest: dict[str, Any] = json.loads(proc.stdout)
+    return manifest
+
+
+def run_scale(sizes: tuple[int, ...] = SIZES, events: float = 3e6) -> list[ScalePoint]:
+    """Run every size for about ``events`` events; the first size is the reference of the ratio."""
+    points: list[ScalePoint] = []
+    for hosts in sizes:
+        m = _measure(hosts, events)
+        sim_s, wall = float(m["sim_s"]), float(m["wall_s"])
+        point = ScalePoint(
+            hosts=hosts,
+            topology="one switch" if hosts <= 128 else "fat tree (2 lv)",
+            sim_s=sim_s,
+            events=float(m["events"]),
+            wall_s=wall,
+            events_per_s=float(m["events_per_s"]),
+            frames_per_s=float(m["frames_per_s"]),
+            sim_s_per_wall_s=float(m["sim_s_per_wall_s"]),
+            wall_s_per_sim_s=wall / sim_s if sim_s > 0 else float("inf"),
+            peak_rss_mib=float(m["peak_rss_bytes"]) / 2**20,
+        )
+        reference = points[0].events_per_s if points else point.events_per_s
+        points.append(ScalePoint(**{**asdict(point), "ratio": point.events_per_s / reference}))
+    return points
+
+
+def _run_one(doc_json: str) -> None:
+    """The child process of one size: run the document, print its manifest as JSON."""
+    from .runner import run
+    from .scenario import Scenario
+
+    doc = json.loads(doc_json)
+    result = run(Scenario(doc, f"scale-{doc['description'].split()[-2]}", "bench"))
+    print(json.dumps(result.manifest))
+
+
+if __name__ == "__main__":  # pragma: no cover (a child of run_scale; tested through it)
+    _run_one(sys.argv[1])

@@ -1,0 +1,46 @@
+"""Issue 14: `cnsim bench --scale` runs the same workload at several sizes in fresh processes
+and reports their speed and memory (a tiny configuration here; docs/performance.md has the
+real one)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cnsim.bench import scale_document
+from cnsim.cli import app
+from typer.testing import CliRunner
+
+pytest.importorskip("cnsim._core")
+runner = CliRunner()
+
+
+def test_scale_documents_keep_the_workload_and_change_the_size() -> None:
+    small, tree = scale_document(16, 0.01), scale_document(512)
+    assert small["topology"] == {"kind": "star", "nodes": 16} and small["duration"] == "10000us"
+    assert tree["topology"]["fat_tree"] == {"radix": 32, "levels": 2, "merged_top": True}
+    for doc in (small, tree):
+        assert doc["traffic"]["load"] == 0.85 and doc["switch"]["pause"] is True and doc["cm"]["scheme"] == "none"
+    with pytest.raises(ValueError, match="no merged-top"):
+        scale_document(1000)
+
+
+def test_bench_scale_writes_every_size(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    res = runner.invoke(app, ["bench", "--scale", "--sizes", "16,32", "--events", "50000", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert [p["hosts"] for p in data["sizes"]] == [16, 32]
+    first, second = data["sizes"]
+    assert first["ratio"] == 1.0 and second["ratio"] == pytest.approx(second["events_per_s"] / first["events_per_s"])
+    for p in data["sizes"]:
+        assert 20_000 < p["events"] < 500_000  # "about" the target: the estimate is coarse
+        assert p["events_per_s"] > 0 and p["peak_rss_mib"] > 10
+        assert p["wall_s_per_sim_s"] == pytest.approx(1 / p["sim_s_per_wall_s"], rel=1e-9)
+    assert "vs first" in res.output
+
+
+def test_bench_scale_bad_sizes_exit_2() -> None:
+    assert runner.invoke(app, ["bench", "--scale", "--sizes", "16,x"]).exit_code == 2
+    assert runner.invoke(app, ["bench", "--scale", "--sizes", "1000"]).exit_code == 2
