@@ -137,4 +137,32 @@ mod tests {
         }
         assert!(q.is_empty());
     }
+
+    #[test]
+    fn deep_heaps_pop_like_a_binary_heap() {
+        // tens of thousands pending, as in a 2,048-host fabric; many equal times
+        use rand::{Rng, SeedableRng};
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u32;
+        for round in 0..200_000u64 {
+            if rng.gen_bool(0.52) || reference.is_empty() {
+                let t = round / 8 + rng.gen_range(0..2_000u64);
+                q.push(SimTime(t), ev(seq));
+                reference.push(Reverse((t, seq)));
+                seq += 1;
+            } else {
+                let Reverse((t, s)) = reference.pop().unwrap();
+                assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
+            }
+        }
+        assert!(q.len() > 5_000, "the heap got deep: {}", q.len());
+        while let Some(Reverse((t, s))) = reference.pop() {
+            assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
+        }
+        assert!(q.is_empty() && q.peek_time().is_none());
+    }
 }
