@@ -165,4 +165,40 @@ mod tests {
         }
         assert!(q.is_empty() && q.peek_time().is_none());
     }
+
+    #[test]
+    fn buckets_the_far_heap_and_the_window_edge_pop_in_key_order() {
+        // times from the same bucket to well beyond the ring's window (268 us), pushed at or
+        // after the last popped time, as the simulator does
+        use rand::{Rng, SeedableRng};
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let (mut now, mut seq) = (0u64, 0u32);
+        for _ in 0..100_000 {
+            if rng.gen_bool(0.5) || reference.is_empty() {
+                let ahead = match rng.gen_range(0..4) {
+                    0 => 0,                                  // the same instant
+                    1 => rng.gen_range(0..70_000),           // the same or the next bucket
+                    2 => rng.gen_range(0..300_000_000),      // up to the window's edge
+                    _ => rng.gen_range(0..5_000_000_000u64), // far beyond it
+                };
+                q.push(SimTime(now + ahead), ev(seq));
+                reference.push(Reverse((now + ahead, seq)));
+                seq += 1;
+            } else {
+                let Reverse((t, s)) = reference.pop().unwrap();
+                assert_eq!(q.peek_time(), Some(SimTime(t)));
+                assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while let Some(Reverse((t, s))) = reference.pop() {
+            assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
+        }
+        assert!(q.is_empty() && q.peek_time().is_none() && q.pop().is_none());
+    }
 }
