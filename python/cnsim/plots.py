@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .rundir import FIGURE_FILES
 from .scenario import Scenario
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class Result(Protocol):
 
 __all__ = ["save_figures", "FIGURES"]
 
-FIGURES = ("throughput.png", "queue.png", "per_flow.png")
+FIGURES = FIGURE_FILES
 _PS = 1e12
 
 

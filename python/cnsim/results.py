@@ -27,7 +27,6 @@ import pyarrow.parquet as pq
 
 from .fairness import fair_shares, fairness_metrics
 from .labels import HEADLINE, fmt, summary_value
-from .plots import figure_png, save_figures
 from .rundir import MANIFEST_FILE, SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE, read_json
 from .scenario import Scenario
 
@@ -200,6 +199,8 @@ class Result:
         for kind in self.kinds:
             pq.write_table(self.series(kind), out / SERIES_DIR / f"{kind}.parquet")
         if plots:
+            from .plots import save_figures  # matplotlib is imported only when figures are drawn
+
             save_figures(self, out)
         return out
 
@@ -210,6 +211,8 @@ class Result:
         """Jupyter's view: the headline metrics of the window and the throughput and queue figures."""
         import base64
         import html
+
+        from .plots import figure_png
 
         s = self.summary
         head = (

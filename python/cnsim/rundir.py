@@ -31,6 +31,7 @@ __all__ = [
     "ERROR_FILE",
     "SERIES_DIR",
     "REPORT_FILE",
+    "FIGURE_FILES",
     "SWEEP_PLAN_FILE",
     "SWEEP_TABLE_FILE",
     "TMP_PREFIX",
@@ -49,6 +50,8 @@ MANIFEST_FILE = "manifest.json"
 SCENARIO_FILE = "scenario.toml"
 SERIES_DIR = "series"
 REPORT_FILE = "report.html"
+#: the default figures of a run folder (drawn by cnsim.plots)
+FIGURE_FILES = ("throughput.png", "queue.png", "per_flow.png")
 #: files of a run folder written by a sweep (besides the run folder of contract "A run folder")
 PARAMS_FILE = "params.json"
 ERROR_FILE = "error.json"

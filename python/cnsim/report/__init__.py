@@ -24,9 +24,8 @@ import pyarrow.parquet as pq
 
 from .._version import __version__
 from ..labels import HEADLINE, fmt, scaled, summary_value
-from ..plots import FIGURES, save_figures
 from ..results import Result
-from ..rundir import REPORT_FILE, SERIES_DIR, find_run_folders, flatten, read_json, run_complete
+from ..rundir import FIGURE_FILES, REPORT_FILE, SERIES_DIR, find_run_folders, flatten, read_json, run_complete
 
 __all__ = [
     "Figure",
@@ -146,9 +145,11 @@ def summary_rows(summary: dict[str, Any]) -> list[list[Any]]:
 
 def ensure_run_figures(folder: Path, draw: bool = True) -> list[Path]:
     """The run's default figures: those in the folder, else (with ``draw``) drawn from its series."""
-    existing = [folder / name for name in FIGURES if (folder / name).is_file()]
+    existing = [folder / name for name in FIGURE_FILES if (folder / name).is_file()]
     if existing or not draw:
         return existing
+    from ..plots import save_figures  # matplotlib is imported only where figures are drawn
+
     if not run_complete(folder) or not (folder / SERIES_DIR).is_dir():
         return []
     return save_figures(Result.load(folder), folder)
