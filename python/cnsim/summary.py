@@ -19,6 +19,7 @@ __all__ = [
     "Latency",
     "EngineStats",
     "Conservation",
+    "Deadlock",
     "Fairness",
 ]
 
@@ -78,6 +79,12 @@ class Conservation(TypedDict):
     in_flight_counted: int
 
 
+#: A cycle of transmitters pausing each other for good (``metrics.deadlock_threshold``): when it
+#: was detected, the cycle as port names, and the PAUSE class (0: 802.3x PAUSE). Functional
+#: syntax, since ``class`` is a keyword.
+Deadlock = TypedDict("Deadlock", {"time_s": float, "cycle": list[str], "class": int})
+
+
 class EngineSummary(TypedDict):
     """What the engine returns (docs/core-config.md "What the engine returns")."""
 
@@ -99,6 +106,7 @@ class EngineSummary(TypedDict):
     bottleneck_utilisation: float
     engine: EngineStats
     conservation: Conservation
+    deadlock: Deadlock | None
 
 
 class Fairness(TypedDict):

@@ -118,6 +118,8 @@ def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
             "hot_port": r.hot_port,
             "queues": list(r.queues),
             "per_flow": [list(p) for p in r.per_flow],
+            "deadlock_threshold_ps": doc.metrics.deadlock_threshold,
+            "stop_on_deadlock": doc.metrics.stop_on_deadlock,
         },
     }
 

@@ -189,6 +189,10 @@ class MetricsSpec(_Model):
     """Further ports whose queues are recorded."""
     per_flow: Literal["named", "hot", "all", "none"] = "named"
     """Which flows get throughput and rate series."""
+    deadlock_threshold: PositiveTime = 10_000_000_000  # 10 ms
+    """A cycle of PAUSE dependencies whose every link has been paused this long is a deadlock."""
+    stop_on_deadlock: bool = False
+    """End the run when a deadlock is detected (it is reported either way)."""
 
 
 class ScenarioDoc(_Model):

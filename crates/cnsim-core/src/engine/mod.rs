@@ -26,4 +26,7 @@ pub enum Event {
     Feedback { nic: u32, frame: FrameId },
     /// A reaction-point timer of flow `flow` at NIC `nic` (scheme specific; `token` detects stale timers).
     CmTimer { nic: u32, flow: u32, token: u32 },
+    /// Look for a PAUSE deadlock (an observer: it changes no state of the model and is not
+    /// counted in the engine's events).
+    DeadlockCheck,
 }

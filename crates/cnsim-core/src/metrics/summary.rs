@@ -42,6 +42,19 @@ pub struct Summary {
     pub bottleneck_utilisation: f64,
     pub engine: EngineStats,
     pub conservation: Conservation,
+    /// The first PAUSE deadlock detected, if any (`net::deadlock`).
+    pub deadlock: Option<Deadlock>,
+}
+
+/// A cycle of transmitters that pause each other for good.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Deadlock {
+    /// When it was detected (every member paused for at least the threshold by then).
+    pub time_s: f64,
+    /// The cycle's transmitters as port names, each waiting on the next.
+    pub cycle: Vec<String>,
+    /// The PAUSE class (0: 802.3x PAUSE, the only class today).
+    pub class: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -169,6 +182,7 @@ mod tests {
             underrun: 0.0,
             bottleneck_utilisation: 1.0,
             engine: EngineStats { events: 10 },
+            deadlock: None,
             conservation: Conservation {
                 generated: 5,
                 delivered: 4,
@@ -187,6 +201,7 @@ mod tests {
         );
         assert!(v["fct_ms"].is_null());
         assert_eq!(v["conservation"]["generated"], 5);
-        assert_eq!(v.as_object().unwrap().len(), 18);
+        assert_eq!(v.as_object().unwrap().len(), 19);
+        assert!(v["deadlock"].is_null());
     }
 }

@@ -6,6 +6,7 @@
 //! arrays addressed by index, turns their answers into events and records, and never lets an
 //! element reach into another (docs/architecture.md).
 
+pub mod deadlock;
 pub mod nic;
 pub mod port;
 pub mod switch;

@@ -138,6 +138,16 @@ pub struct MetricsConfig {
     pub hot_port: String,
     pub queues: Vec<String>,
     pub per_flow: Vec<[String; 2]>,
+    /// A cycle of PAUSE dependencies paused this long is a deadlock (`net::deadlock`).
+    #[serde(default = "default_deadlock_threshold")]
+    pub deadlock_threshold_ps: u64,
+    /// End the run when a deadlock is detected.
+    #[serde(default)]
+    pub stop_on_deadlock: bool,
+}
+
+fn default_deadlock_threshold() -> u64 {
+    10_000_000_000 // 10 ms
 }
 
 fn err<T>(key: &str, value: impl ToString, expected: &str) -> Result<T> {

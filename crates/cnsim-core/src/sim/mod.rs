@@ -3,6 +3,7 @@
 //! any number of them (htsim's global event list is the counter-example).
 
 mod build;
+mod deadlock;
 mod nics;
 mod ports;
 mod summary;
@@ -92,6 +93,11 @@ pub struct Simulator {
     pub(crate) gens_done: usize,
     /// End when every source has stopped and no data frame is left (or at the cap).
     run_to_completion: bool,
+    /// PAUSE deadlock detection (`net::deadlock`): the threshold, whether to stop, and the first
+    /// deadlock found.
+    pub(crate) deadlock_threshold: SimTime,
+    pub(crate) stop_on_deadlock: bool,
+    pub(crate) deadlock: Option<crate::metrics::summary::Deadlock>,
 }
 
 impl Simulator {
@@ -116,6 +122,10 @@ impl Simulator {
         };
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let mut queue = EventQueue::new();
+        let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
+        if cfg.switch.pause {
+            queue.push(deadlock_threshold, Event::DeadlockCheck);
+        }
         for (i, h) in hotspots.iter().enumerate() {
             let index = i as u32;
             queue.push(h.start, Event::Hotspot { index, on: true });
@@ -153,6 +163,9 @@ impl Simulator {
             flows: FlowTracker::default(),
             gens_done,
             run_to_completion: cfg.run_to_completion,
+            deadlock_threshold,
+            stop_on_deadlock: cfg.metrics.stop_on_deadlock,
+            deadlock: None,
         })
     }
 
@@ -209,6 +222,13 @@ impl Simulator {
                 }
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
                 Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
+                Event::DeadlockCheck => {
+                    self.events -= 1; // an observer, not an event of the model
+                    if self.on_deadlock_check() && self.stop_on_deadlock {
+                        self.end = t;
+                        break;
+                    }
+                }
             }
             if self.run_to_completion && self.all_done() {
                 self.end = t;
@@ -218,6 +238,14 @@ impl Simulator {
                 ctl.progress_ps.store(t.0, Ordering::Relaxed);
                 if ctl.interrupt.load(Ordering::Relaxed) {
                     return Err(Error::Interrupted);
+                }
+                if self.sw_params.pause
+                    && self.deadlock.is_none()
+                    && self.detect_deadlock()
+                    && self.stop_on_deadlock
+                {
+                    self.end = t;
+                    break;
                 }
             }
         }

@@ -156,6 +156,7 @@ impl Simulator {
                 events: self.events,
             },
             conservation: self.stats.conservation(in_flight_counted),
+            deadlock: self.deadlock.clone(),
         }
     }
 

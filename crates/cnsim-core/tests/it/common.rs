@@ -76,6 +76,8 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
             hot_port: "S1/1".into(),
             queues: vec![],
             per_flow: vec![],
+            deadlock_threshold_ps: 10 * MS,
+            stop_on_deadlock: false,
         },
     }
 }
