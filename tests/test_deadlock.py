@@ -55,3 +55,15 @@ def test_detection_is_cheap() -> None:
         return best
 
     assert wall("10ms") <= 1.05 * wall("1s") + 0.01
+
+
+def test_the_ring_of_six_deadlocks_around_the_ring() -> None:
+    r = cnsim.run("ring-6-deadlock")
+    deadlock = r.summary["deadlock"]
+    assert deadlock is not None
+    assert deadlock["cycle"] == [f"S{i}/S{i % 6 + 1}" for i in range(1, 7)]
+    assert deadlock["time_s"] <= 0.02
+    assert r.summary["throughput_gbps"]["aggregate"] < 0.1  # nothing moves after the first ms
+    # lighter traffic (each ring link offered 8 Gb/s) flows and never deadlocks
+    light = cnsim.run("ring-6-deadlock", set={f"traffic.flows.{i}.rate": "4Gbps" for i in range(6)})
+    assert light.summary["deadlock"] is None and light.summary["throughput_gbps"]["aggregate"] > 20
