@@ -1,44 +1,58 @@
-//! A FIFO-stable binary min-heap of events keyed by (time, insertion sequence).
+//! The pending-event set: a monotone radix heap over integer-picosecond times with exact FIFO
+//! order among equal times (DESIGN.md "Performance targets": no event list whose cost grows with
+//! the number of pending events).
 //!
-//! Ties at equal time pop in insertion order (like SimPy's `(time, priority, eid)` and nexosim's
-//! `(key, epoch)`), so a run is a pure function of its inputs. `push` and `pop` are O(log n);
-//! the heap holds one entry per pending event, a few per port, so it stays small.
+//! A discrete-event simulator never schedules into the past, so the keys pushed are never below
+//! the last key popped. A radix heap exploits that: bucket `b` holds the events whose time first
+//! differs from `last` (the time of the latest pop) in bit `b - 1`; bucket 0 holds the events at
+//! exactly `last`, in push order. A pop takes bucket 0's front; when bucket 0 is empty the first
+//! non-empty bucket is scanned for its minimum time, which becomes `last`, and its events are
+//! redistributed into lower buckets. An event moves down at most 64 times in its life, so
+//! push and pop cost O(1) amortised in the number of pending events (O(log of the time span)).
+//!
+//! FIFO ties are exact: every bucket is a vector in push order (redistribution only ever fills
+//! empty buckets, in order), and events of equal time always share a bucket, so among equal
+//! times the pop order is the push order — the same sequence the former `(time, seq)` binary
+//! heap produced, hence bit-identical runs.
 
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 use super::Event;
 use crate::time::SimTime;
 
-/// Key = time << 64 | sequence: one integer comparison orders by time, then FIFO.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    key: u128,
+    time: u64,
     event: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// Reversed, so that std's max-heap pops the earliest key.
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.key.cmp(&self.key)
-    }
-}
+/// Buckets 1..=64 (index = bit length of `time ^ last`); bucket 0 is `now`.
+const BUCKETS: usize = 65;
 
 /// The pending-event set.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    seq: u64,
+    /// Events at exactly `last`, FIFO.
+    now: VecDeque<Entry>,
+    /// `buckets[b]` for b in 1..=64; `buckets[0]` is unused (kept so indices read as the spec).
+    buckets: Vec<Vec<Entry>>,
+    /// Bit `b` set ⇔ `buckets[b]` is non-empty.
+    occupied: u128,
+    /// The time of the latest pop (the simulated now); no push may be earlier.
+    last: u64,
+    len: usize,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self {
+            now: VecDeque::new(),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: 0,
+            last: 0,
+            len: 0,
+        }
+    }
 }
 
 impl EventQueue {
@@ -47,40 +61,85 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
-    /// Schedule `event` at `time`. O(log n).
+    #[inline]
+    fn place(&mut self, e: Entry) {
+        let diff = e.time ^ self.last;
+        if diff == 0 {
+            self.now.push_back(e);
+        } else {
+            let b = (64 - diff.leading_zeros()) as usize;
+            self.buckets[b].push(e);
+            self.occupied |= 1 << b;
+        }
+    }
+
+    /// Schedule `event` at `time`, which must not be earlier than the latest pop (the simulator
+    /// never schedules into the past). O(1).
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
-        let key = ((time.0 as u128) << 64) | self.seq as u128;
-        self.seq += 1;
-        self.heap.push(Entry { key, event });
+        assert!(
+            time.0 >= self.last,
+            "event scheduled in the past: {} < {}",
+            time.0,
+            self.last
+        );
+        self.len += 1;
+        self.place(Entry {
+            time: time.0,
+            event,
+        });
     }
 
-    /// The time of the earliest event, if any. O(1).
+    /// Make `now` non-empty if any event is pending: advance `last` to the earliest pending time.
     #[inline]
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
+    fn settle(&mut self) {
+        if !self.now.is_empty() || self.occupied == 0 {
+            return;
+        }
+        let b = self.occupied.trailing_zeros() as usize;
+        let mut bucket = std::mem::take(&mut self.buckets[b]);
+        self.occupied &= !(1 << b);
+        self.last = bucket
+            .iter()
+            .map(|e| e.time)
+            .min()
+            .expect("occupied bucket");
+        for e in bucket.drain(..) {
+            self.place(e);
+        }
+        self.buckets[b] = bucket; // keep its capacity
     }
 
-    /// Remove and return the earliest event (FIFO among equal times). O(log n), with std's
-    /// sift-to-the-bottom pop (one comparison per level).
+    /// The time of the earliest event, if any. O(1) amortised.
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.settle();
+        self.now.front().map(|e| SimTime(e.time))
+    }
+
+    /// Remove and return the earliest event (FIFO among equal times). O(1) amortised.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap
-            .pop()
-            .map(|e| (SimTime((e.key >> 64) as u64), e.event))
+        self.settle();
+        let e = self.now.pop_front()?;
+        self.len -= 1;
+        Some((SimTime(e.time), e.event))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     fn ev(port: u32) -> Event {
         Event::TxDone { port }
@@ -105,37 +164,88 @@ mod tests {
                 (SimTime(30), ev(0)),
             ]
         );
+        assert!(q.is_empty() && q.peek_time().is_none());
     }
 
     #[test]
-    fn matches_a_sorted_reference_on_random_input() {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    fn ties_pushed_before_and_after_a_pop_stay_fifo() {
         let mut q = EventQueue::new();
-        let mut reference = Vec::new();
-        let mut seq = 0u32;
-        for round in 0..2000 {
-            let n = rng.gen_range(0..4);
-            for _ in 0..n {
-                let t = rng.gen_range(0..50u64) + round;
-                q.push(SimTime(t), ev(seq));
-                reference.push((t, seq));
-                seq += 1;
-            }
-            if rng.gen_bool(0.6) {
-                reference.sort();
-                if let Some((t, s)) = (!reference.is_empty()).then(|| reference.remove(0)) {
-                    assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
-                } else {
-                    assert_eq!(q.pop(), None);
+        q.push(SimTime(100), ev(0));
+        q.push(SimTime(5), ev(1));
+        assert_eq!(q.pop(), Some((SimTime(5), ev(1))));
+        q.push(SimTime(100), ev(2)); // same time as ev(0), pushed later, from a different `last`
+        q.push(SimTime(5), ev(3)); // at exactly now
+        q.push(SimTime(100), ev(4));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| (t.0, e))
+            .collect();
+        assert_eq!(
+            order,
+            vec![(5, ev(3)), (100, ev(0)), (100, ev(2)), (100, ev(4))]
+        );
+    }
+
+    #[test]
+    fn far_future_events() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(u64::MAX), ev(0));
+        q.push(SimTime(1 << 40), ev(1));
+        q.push(SimTime(0), ev(2));
+        assert_eq!(q.peek_time(), Some(SimTime(0)));
+        assert_eq!(q.pop(), Some((SimTime(0), ev(2))));
+        assert_eq!(q.pop(), Some((SimTime(1 << 40), ev(1))));
+        q.push(SimTime(u64::MAX), ev(3));
+        assert_eq!(q.pop(), Some((SimTime(u64::MAX), ev(0))));
+        assert_eq!(q.pop(), Some((SimTime(u64::MAX), ev(3))));
+        assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "in the past")]
+    fn refuses_a_push_into_the_past() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(10), ev(0));
+        q.pop();
+        q.push(SimTime(9), ev(1));
+    }
+
+    /// Interleaved pushes (never into the past, many ties, some far ahead) and pops against a
+    /// reference binary heap keyed by (time, sequence) — the former implementation.
+    #[test]
+    fn matches_a_reference_binary_heap_on_random_sequences() {
+        for seed in 0..20 {
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+            let mut q = EventQueue::new();
+            let mut reference = BinaryHeap::new();
+            let mut now = 0u64;
+            let mut seq = 0u32;
+            for _ in 0..5000 {
+                for _ in 0..rng.gen_range(0..4) {
+                    let t = match rng.gen_range(0..10) {
+                        0..=2 => now,
+                        3..=7 => now + rng.gen_range(0..64),
+                        8 => now + rng.gen_range(0..1 << 20),
+                        _ => now + rng.gen_range(0..1u64 << 50),
+                    };
+                    q.push(SimTime(t), ev(seq));
+                    reference.push(Reverse((t, seq)));
+                    seq += 1;
                 }
+                if rng.gen_bool(0.6) {
+                    let want = reference.pop().map(|Reverse((t, s))| (SimTime(t), ev(s)));
+                    assert_eq!(q.peek_time(), want.map(|w| w.0));
+                    assert_eq!(q.pop(), want);
+                    if let Some((t, _)) = want {
+                        now = t.0;
+                    }
+                }
+                assert_eq!(q.len(), reference.len());
             }
+            while let Some(Reverse((t, s))) = reference.pop() {
+                assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
+            }
+            assert!(q.pop().is_none());
         }
-        reference.sort();
-        for (t, s) in reference {
-            assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
-        }
-        assert!(q.is_empty());
     }
 
     #[test]
@@ -147,16 +257,17 @@ mod tests {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
         let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
-        let mut seq = 0u32;
-        for round in 0..200_000u64 {
+        let (mut seq, mut now) = (0u32, 0u64);
+        for _ in 0..200_000u64 {
             if rng.gen_bool(0.52) || reference.is_empty() {
-                let t = round / 8 + rng.gen_range(0..2_000u64);
+                let t = now + rng.gen_range(0..2_000u64); // never into the past
                 q.push(SimTime(t), ev(seq));
                 reference.push(Reverse((t, seq)));
                 seq += 1;
             } else {
                 let Reverse((t, s)) = reference.pop().unwrap();
                 assert_eq!(q.pop(), Some((SimTime(t), ev(s))));
+                now = t;
             }
         }
         assert!(q.len() > 5_000, "the heap got deep: {}", q.len());
