@@ -54,6 +54,8 @@ def test_cli_keys() -> None:
     res = runner.invoke(app, ["keys", "links"])
     assert res.exit_code == 0
     assert "links.delay" in res.stdout and "ONE-WAY" in res.stdout and "switch." not in res.stdout
+    window = runner.invoke(app, ["keys", "metrics.window"])
+    assert '[t0, t1], "hotspot" or "run"' in window.stdout  # not eaten as rich markup
     res = runner.invoke(app, ["keys", "trafic"])
     assert res.exit_code == 2
     assert 'Did you mean "traffic"' in res.output

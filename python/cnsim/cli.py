@@ -158,8 +158,10 @@ def keys_cmd(
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for col in ("key", "type", "default", "allowed", "meaning"):
             table.add_column(col, overflow="fold")
-        for k in found:
-            table.add_row(k.name, k.type, k.default, k.allowed, k.doc)
+        from rich.markup import escape
+
+        for k in found:  # escaped: "[t0, t1]" is text, not a rich style
+            table.add_row(*(escape(cell) for cell in (k.name, k.type, k.default, k.allowed, k.doc)))
         console.print(table)
 
 
