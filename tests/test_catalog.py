@@ -50,6 +50,7 @@ TABLE: dict[str, tuple[float, str, tuple[float, float], list[str]]] = {
     "eval-mh-og-0g": (1.0, "S4/H6", (0.0, 1.0), ["S1/S2", "S2/S3", "S3/S4", "S5/S4"]),
     "eval-fat-tree-64": (1.0, "L0.0/0", (0.0, 1.0), []),
     "scale-ft-2048": (1.0, "L0.0/0", (0.1, 1.0), []),
+    "dcqcn-incast-2to1": (0.2, "S1/H3", (0.05, 0.2), []),  # issue 15's DCQCN check, not a deck row
 }
 
 #: deck prefix → the presets its entries carry (contract "Schemes and presets")
@@ -59,8 +60,13 @@ PRESETS = {
     "qcnp": {"bcn", "qcn", "qcn-sonar", "qcn-plus"},
     "e2cm": {"bcn", "e2cm"},
     "eval": {"bcn", "qcn", "qcn3pt"},
-    "scale": set(),
+    "scale": {"dcqcn"},
+    "dcqcn": {"dcqcn"},
 }
+
+#: entries that also carry a DCQCN preset (issue 15: the DCQCN versions of the hotspots)
+DCQCN_PRESET = {"zhb-og-single-hop", "zhb-og-multi-hop", "zhb-dual-cp-light-heavy", "zhb-dual-cp-heavy-light",
+                "qcnp-parking-lot", "scale-ft-2048", "dcqcn-incast-2to1"}
 
 
 def raw(sid: str) -> tuple[str, dict]:
@@ -83,7 +89,7 @@ def test_entry_defaults_match_the_table(sid: str, tmp_path: Path) -> None:
     assert doc["description"] and "\n" not in doc["description"]
     assert text.startswith("#") and "spec/scenarios.md" in text  # source deck and slide in a comment
     assert doc["cm"]["scheme"] == "none"
-    assert set(doc["cm"].get("presets", {})) == PRESETS[sid.split("-")[0]]
+    assert set(doc["cm"].get("presets", {})) == PRESETS[sid.split("-")[0]] | ({"dcqcn"} if sid in DCQCN_PRESET else set())
     scen = load(sid)
     core = scen.lower()
     r = scen.resolved

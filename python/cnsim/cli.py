@@ -475,7 +475,7 @@ def fluid(
     quiet: bool = typer.Option(False, "--quiet", help="No summary lines."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out folder."),
 ) -> None:
-    """The fluid model of a scenario (BCN, QCN) and its linear stability (docs/fluid.md)."""
+    """The fluid model of a scenario (BCN, QCN, DCQCN) and its linear stability (docs/fluid.md)."""
     from . import outdir
     from .fluid.report import fluid_study, write_outputs
 

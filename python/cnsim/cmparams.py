@@ -2,7 +2,7 @@
 
 Implements the contract's "cm parameter names, per scheme" and step 2 of "Schemes and presets"
 (cnsim's defaults), with values from spec/algorithms.md §10, §3.4, §5.3 (the 802.1Qau MIB
-column) and the decisions D2–D5, D8, D9, D17, D18.
+column), §7 (DCQCN) and the decisions D2–D5, D8, D9, D17, D18.
 
 Each parameter has a *kind* that fixes its unit:
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["Param", "SCHEMES", "SIMULATED_SCHEMES", "params_for", "QCN_FAMILY", "BCN_FAMILY"]
+__all__ = ["Param", "SCHEMES", "SIMULATED_SCHEMES", "params_for", "QCN_FAMILY", "BCN_FAMILY", "DCQCN_FAMILY"]
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,51 @@ _PLUS_EXTRA: Final[dict[str, Param]] = {
     "to_threshold": Param("size", "bc", doc="ToThreshold (max(this, RTT·2·rate))"),
 }
 
+#: DCQCN (algorithms.md §7; defaults §10 and, where §10 is silent, [CODE:ns3-rdma]'s sample
+#: configuration: R_HAI, Rmin). CP §7.1, NP §7.2, RP §7.3 (``rp = "paper"``) or §7.4 (``"nic"``).
+_DCQCN: Final[dict[str, Param]] = {
+    "kmin": Param("size", 5_000, doc="RED Kmin: no marking at or below"),
+    "kmax": Param("size", 200_000, doc="RED Kmax: every data frame marked above"),
+    "pmax": _frac(0.01, doc="marking probability at Kmax"),
+    "mark": _choice("dequeue", "enqueue"),
+    "cnp_interval": Param("time", "50us", doc="NP: at most one CNP per flow per interval (N)"),
+    "cnp_mode": _choice("suppress", "poll"),
+    "rp": _choice("paper", "nic"),
+    "g": _frac(0.00390625, doc="alpha gain g (1/256)"),
+    "alpha_init": _frac(1.0, doc="alpha of a new rate limiter"),
+    "alpha_timer": Param("time", "55us", doc="K: alpha decay period (nic: alpha update period)"),
+    "timer": Param("time", "55us", doc="T: rate-increase timer"),
+    "bc": Param("size", 10_000_000, doc="B: byte counter (paper RP)"),
+    "f": Param("int", 5, lo=1, hi=1000, doc="F: fast-recovery stages"),
+    "r_ai": Param("rate", 40_000_000),
+    "r_hai": Param("rate", 200_000_000),
+    "rmin": Param("rate", 100_000_000),
+    "clamp_target": Param("bool", True, doc="RT := RC on every decrease (else only after an increase)"),
+    "phase_rule": _choice("fired", "joint"),
+    "efr": Param("bool", True, doc="TR/8 clamp of the first increase (paper RP)"),
+    "rate_on_first_cnp": _frac(1.0, doc="nic RP: RC = RT = this x RC at the first CNP"),
+    "decrease_interval": Param("time", "4us", doc="nic RP: rate-decrease check period"),
+}
+
+#: the §7.4 NIC-style preset (``dcqcn-nic``): [CODE:hpcc]'s configuration, its per-speed ECN
+#: table (25/50/100 G: 100/400, 200/800, 400/1600 KB) written as the bytes a link drains in
+#: 32 us / 128 us, and NVIDIA's 4 us between CNPs.
+_DCQCN_NIC: Final[dict[str, Param]] = {
+    **_DCQCN,
+    "kmin": Param("size", "rate*32us/8", doc="RED Kmin (32 us of the link)"),
+    "kmax": Param("size", "rate*128us/8", doc="RED Kmax (128 us of the link)"),
+    "pmax": _frac(0.2),
+    "cnp_interval": Param("time", "4us", doc="NP: min_time_between_cnps"),
+    "rp": _choice("nic", "paper"),
+    "alpha_timer": Param("time", "1us", doc="alpha update period"),
+    "timer": Param("time", "900us", doc="rate-increase timer"),
+    "f": Param("int", 1, lo=1, hi=1000),
+    "r_ai": Param("rate", 50_000_000),
+    "r_hai": Param("rate", 100_000_000),
+    "clamp_target": Param("bool", False),
+    "efr": Param("bool", False),
+}
+
 SCHEMES: Final[dict[str, dict[str, Param]]] = {
     "none": {},
     "bcn": {**_BCN, **_COMMON},
@@ -183,12 +228,15 @@ SCHEMES: Final[dict[str, dict[str, Param]]] = {
     "qcn3pt": {**_QCN, **_QCN3PT_EXTRA, **_COMMON},
     "qcn-sonar": {**_QCN, **_SONAR_EXTRA, **_COMMON},
     "qcn-plus": {**_QCN, **_PLUS_EXTRA, **_COMMON},
+    "dcqcn": {**_DCQCN, **_COMMON},
+    "dcqcn-nic": {**_DCQCN_NIC, **_COMMON},
 }
 
 #: schemes the engine simulates today (the others validate and lower; the engine refuses them)
-SIMULATED_SCHEMES: Final = ("none", "bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
+SIMULATED_SCHEMES: Final = ("none", "bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus", "dcqcn", "dcqcn-nic")
 BCN_FAMILY: Final = ("bcn", "e2cm")
 QCN_FAMILY: Final = ("qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
+DCQCN_FAMILY: Final = ("dcqcn", "dcqcn-nic")
 
 
 def params_for(scheme: str) -> dict[str, Param]:

@@ -1,6 +1,6 @@
 //! The wire layer: what travels in frames, as plain data — the handle of a frame in the pool and
 //! the content of congestion-management control frames (BCN/ECM feedback, QCN CNMs, E2CM probes,
-//! SONAR pings and answers, QCN+ probes) with the CM tags a data frame carries (algorithms.md
+//! SONAR pings and answers, QCN+ probes, DCQCN CNPs) with the CM tags a data frame carries (algorithms.md
 //! §1.5, D6). It imports nothing but `time`, so the engine and the frame pool sit below the
 //! schemes, which build on these types (DESIGN.md: the engine knows no scheme).
 
@@ -20,6 +20,8 @@ pub mod msg {
     pub const PROBE: u8 = 3;
     /// A returned probe or a CP's answer to a probe (backward, class (a)).
     pub const PROBE_REPLY: u8 = 4;
+    /// A DCQCN congestion notification packet from the destination NIC (backward, class (a)), §7.2.
+    pub const CNP: u8 = 5;
 }
 
 /// Content of a CM control frame, and the CM tags a data frame carries. Fields a scheme does
@@ -49,4 +51,6 @@ pub struct CmPayload {
     pub tagged: bool,
     /// Data frames: QCN-3pt discard-eligible bit.
     pub de: bool,
+    /// Data frames: ECN congestion experienced (a DCQCN CP marked it, §7.1).
+    pub ce: bool,
 }

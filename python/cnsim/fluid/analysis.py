@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["dominant_period", "window_mask", "ringing_period"]
+__all__ = ["dominant_period", "window_mask", "ringing_period", "prominent_maxima", "onset_period"]
 
 Array = NDArray[np.float64]
 
@@ -72,3 +72,38 @@ def ringing_period(t: Array, x: Array, level: float, *, min_amplitude: float) ->
     if len(ups) < 2:
         return None
     return float(np.median(np.diff(ups)))
+
+
+def prominent_maxima(t: Array, x: Array, *, smooth_s: float = 5e-4, drop: float = 0.2) -> list[float]:
+    """Times of the maxima of ``x`` that stand out: after a moving average over ``smooth_s``, a
+    maximum counts once the series has fallen ``drop`` × (its range) below it, and the next one
+    only after it has risen as much above the minimum in between (hysteresis). ``t`` uniform."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 3:
+        return []
+    k = max(1, int(round(smooth_s / (t[1] - t[0]))))
+    xs = np.convolve(x, np.ones(k) / k, mode="same") if k > 1 else x
+    h = drop * float(np.max(xs) - np.min(xs))
+    if h <= 0:
+        return []
+    out: list[float] = []
+    rising, ext, at = True, xs[0], 0
+    for i, v in enumerate(xs):
+        if rising:
+            if v > ext:
+                ext, at = v, i
+            elif v < ext - h:
+                out.append(float(t[at]))
+                rising, ext, at = False, v, i
+        elif v < ext:
+            ext, at = v, i
+        elif v > ext + h:
+            rising, ext, at = True, v, i
+    return out
+
+
+def onset_period(t: Array, x: Array, *, smooth_s: float = 5e-4, drop: float = 0.2) -> float | None:
+    """The ringing period of a transient: the time from its first prominent maximum (the onset
+    overshoot) to the next (:func:`prominent_maxima`). None with fewer than two."""
+    peaks = prominent_maxima(t, x, smooth_s=smooth_s, drop=drop)
+    return peaks[1] - peaks[0] if len(peaks) >= 2 else None

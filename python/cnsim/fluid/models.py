@@ -78,6 +78,8 @@ class FluidRun:
     fb: Array
     aggregate: Array
     h: float
+    #: DCQCN: α (T, P, G); its ``fb`` is the marking probability p(q)
+    alpha: Array | None = None
 
 
 class _Grid:
@@ -252,6 +254,10 @@ def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t
     ``record_dt`` (at least every step).
     """
     plist = [params] if isinstance(params, FluidParams) else list(params)
+    if plist[0].scheme == "dcqcn":  # §11.3 has its own state and equations
+        from .dcqcn import simulate_dcqcn
+
+        return simulate_dcqcn(plist, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt, sources=sources)
     if sources not in ("backlog", "clamp"):
         raise ValueError(f"sources must be 'backlog' or 'clamp', not {sources!r}")
     g = _Grid(plist)

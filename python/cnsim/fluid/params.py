@@ -13,6 +13,10 @@ scenario's hot node, ``metrics.hot_port``) gives:
   then, D6, with strict priority so it does not queue); out-of-band feedback replaces the way
   back by ``feedback_delay``;
 * the sampling probability p_s per frame (random sampling: ``ps``; interval sampling: L/S);
+* DCQCN (§11.3): the loop delay τ* runs CP → NP → RP (marked at dequeue, the frame still
+  crosses the hot link before its destination turns the mark into a CNP), the RED profile, the
+  NP's CNP interval τ, the alpha timer τ', T, B, F, R_AI; its "set point" ``qeq`` is the
+  model's own fixed point q* (DCQCN has no Qeq parameter);
 * the scheme's gains, set point, bounds, the buffer size of the hot queue, and how much a
   source's VOQ can hold (``nic.ingress``: unlimited, per VOQ, or shared; the fluid backlog is
   capped there, the excess counts as source drops).
@@ -31,8 +35,8 @@ from ..scenario import Scenario, load
 
 __all__ = ["FlowGroup", "FluidParams", "FLUID_SCHEMES", "fluid_params"]
 
-#: schemes with a fluid model (algorithms.md §11.1, §11.2)
-FLUID_SCHEMES = ("bcn", "qcn")
+#: schemes with a fluid model (algorithms.md §11.1, §11.2, §11.3)
+FLUID_SCHEMES = ("bcn", "qcn", "dcqcn")
 
 _PS = 1e-12
 
@@ -92,6 +96,12 @@ class FluidParams:
     f_stages: float = 5.0
     r_ai: float = 5e6
     min_dec: float = 0.5
+    # DCQCN (§11.3; also bc_frames, timer_s, f_stages, r_ai, rmin, pmax = RED Pmax)
+    kmin: float = 0.0
+    kmax: float = 0.0
+    g: float = 1.0 / 256
+    alpha_timer_s: float = 55e-6
+    cnp_interval_s: float = 50e-6
     extra: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ derived figures
@@ -130,6 +140,12 @@ class FluidParams:
     def with_(self, **changes: Any) -> FluidParams:
         """A copy with fields changed (``tau_s``, ``w``, ``gd`` …); fbmax follows w and qeq."""
         new = replace(self, **changes)
+        if new.scheme == "dcqcn":  # the reference queue is the model's fixed point: it follows
+            if "qeq" not in changes:
+                from .dcqcn import fixed_point
+
+                new = replace(new, qeq=fixed_point(new)["queue_bytes"])
+            return new
         if ("w" in changes or "qeq" in changes) and "fbmax" not in changes:
             new = replace(new, fbmax=(2 * new.w + 1) * new.qeq)
         return new
@@ -158,11 +174,43 @@ class FluidParams:
             "hot_window_s": list(self.hot_window_s),
             **({"bc_frames": self.bc_frames, "timer_s": self.timer_s, "f": self.f_stages,
                 "r_ai_bps": self.r_ai, "min_dec": self.min_dec} if self.scheme == "qcn" else {}),
+            **({"kmin_bytes": self.kmin, "kmax_bytes": self.kmax, "pmax": self.pmax, "g": self.g,
+                "alpha_timer_s": self.alpha_timer_s, "cnp_interval_s": self.cnp_interval_s,
+                "bc_frames": self.bc_frames, "timer_s": self.timer_s, "f": self.f_stages,
+                "r_ai_bps": self.r_ai} if self.scheme == "dcqcn" else {}),
         }
 
 
 def _bad(sid: str, message: str) -> ScenarioError:
     return ScenarioError(f"{sid}: {message}")
+
+
+def _dcqcn_loop_delay(core: dict[str, Any], links: dict[str, Any], groups: tuple[FlowGroup, ...], hot: str,
+                      frame: float) -> float:
+    """τ* of DCQCN (§11.3): a rate change at the source reaches the CP after the data frame's
+    serialisation, the propagation and the switch's processing; the mark it gets at dequeue
+    reaches the NP after the frame's serialisation on the hot link and its propagation; the
+    CNP (class (a), strict priority) goes back through the switch: two serialisations, two
+    propagations and the processing. Out-of-band feedback replaces the CNP's way back by
+    ``feedback_delay``. Marking at enqueue (``mark = "enqueue"``) also waits for the queue
+    ahead of the frame; that delay is not constant and is left out here."""
+    cm = core["cm"]
+    cnp = float(cm["cnm_size"])
+    proc = core["switch"]["processing_delay_ps"] * _PS
+    hl = links[hot]
+    c_hot, d_hot = float(hl["rate_bps"]), hl["delay_ps"] * _PS
+    taus = []
+    for g in groups:
+        for f in g.flows:
+            lk = links[f.split("->")[0]]
+            c, d = float(lk["rate_bps"]), lk["delay_ps"] * _PS
+            forward = 8 * frame / c + d + proc + 8 * frame / c_hot + d_hot
+            if cm["feedback"] == "inband":
+                back = 8 * cnp / c_hot + d_hot + proc + 8 * cnp / c + d
+            else:
+                back = cm["feedback_delay_ps"] * _PS
+            taus.append(forward + back)
+    return sum(taus) / len(taus)
 
 
 def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = None) -> FluidParams:
@@ -178,8 +226,10 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
     sid = scen.id
     if r.scheme not in FLUID_SCHEMES:
         raise _bad(sid, f"cm.scheme = {r.scheme!r} has no fluid model; the fluid models are "
-                   + " and ".join(f'"{s}"' for s in FLUID_SCHEMES) + " (e.g. --set cm.scheme=bcn)")
+                   + ", ".join(f'"{s}"' for s in FLUID_SCHEMES) + " (e.g. --set cm.scheme=bcn)")
     core = scen.lower()
+    if r.scheme == "dcqcn" and core["cm"]["rp"] != "paper":
+        raise _bad(sid, 'cm.rp = "nic": the DCQCN fluid model (§11.3) is the paper\'s reaction point; use cm.rp = "paper"')
     topo = core["topology"]
     if r.doc.topology.kind == "fat_tree" or len(topo["switches"]) != 1:
         what = "a fat tree" if r.doc.topology.kind == "fat_tree" else f"{len(topo['switches'])} switches"
@@ -237,6 +287,8 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
             back = d + 8 * cnm / c if cm.get("feedback", "inband") == "inband" else cm.get("feedback_delay_ps", 0) * _PS
             taus.append(8 * frame / c + d + back)
     tau = sum(taus) / len(taus)
+    if r.scheme == "dcqcn":
+        tau = _dcqcn_loop_delay(core, links, groups, hot, frame)
 
     # buffer: the hot queue's ceiling
     sw = core["switch"]
@@ -259,6 +311,20 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
     else:
         voq = float("inf")
 
+    if r.scheme == "dcqcn":
+        from .dcqcn import fixed_point
+
+        p = FluidParams(
+            scenario=sid, scheme="dcqcn", groups=groups, link_bps=link_bps, mu_windows=mu_windows,
+            frame_bytes=frame, tau_s=tau, buffer_bytes=buf, backlog_cap_bytes=voq, duration_s=end_s,
+            window_s=(r.window_ps[0] * _PS, r.window_ps[1] * _PS), w=0.0, qeq=0.0,
+            ps=float(cm["pmax"]), sampling="red", pmax=float(cm["pmax"]), rmin=float(cm["rmin_bps"]),
+            kmin=float(cm["kmin"]), kmax=float(cm["kmax"]), g=float(cm["g"]),
+            alpha_timer_s=cm["alpha_timer_ps"] * _PS, cnp_interval_s=cm["cnp_interval_ps"] * _PS,
+            bc_frames=float(cm["bc"]) / frame, timer_s=cm["timer_ps"] * _PS, f_stages=float(cm["f"]),
+            r_ai=float(cm["r_ai_bps"]), extra={"alpha_init": float(cm["alpha_init"]), "mark": str(cm["mark"])},
+        )
+        return replace(p, qeq=fixed_point(p)["queue_bytes"])
     w = float(cm["w"])
     qeq = float(cm["qeq"])
     fbmax = (2 * w + 1) * qeq

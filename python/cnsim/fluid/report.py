@@ -1,6 +1,6 @@
 """``cnsim fluid``: the fluid model of a scenario, its stability figures, figures and files.
 
-spec/contract.md "Fluid model output": ``DIR/fluid.json`` (scheme, queue_mean_bytes,
+spec/contract.md "Fluid model output" (and, for DCQCN, algorithms.md §11.3): ``DIR/fluid.json`` (scheme, queue_mean_bytes,
 rate_mean_gbps, phase_margin_rad, crossover_rad_s, period_s, stable, and more),
 ``DIR/fluid.parquet`` (``t_s, quantity, value``), the figures (``fluid.png``, the stability
 maps ``stability_map_w_tau.png`` and ``stability_map_gd_ps.png`` for BCN) and, with
@@ -22,7 +22,8 @@ from matplotlib.figure import Figure
 
 from ..results import dump_json
 from ..scenario import Scenario
-from .analysis import dominant_period, ringing_period, window_mask
+from .analysis import dominant_period, onset_period, ringing_period, window_mask
+from .dcqcn import linear_modes
 from .linear import MAP_AXES, bcn_linear, bcn_phase_margin_grid, w_needed
 from .models import FluidRun, bcn_equilibrium, simulate
 from .params import FluidParams, fluid_params
@@ -67,6 +68,14 @@ def _fluid_figures(p: FluidParams, run: FluidRun) -> dict[str, Any]:
         hm = window_mask(t, (lo, hi))
         period = ringing_period(t[hm], q[hm], p.qeq, min_amplitude=0.02 * p.qeq)
         kind = "decaying transient" if period else None
+    if p.scheme == "dcqcn":
+        # §11.3: the loop rings below its fixed point while α settles, so the onset's first
+        # return is the trajectory's period when there is no limit cycle
+        lo, hi = p.hot_window_s
+        hm = window_mask(t, (lo, hi))
+        out["onset_period_s"] = onset_period(t[hm], q[hm])
+        if kind is None and out["onset_period_s"]:
+            period, kind = out["onset_period_s"], "onset ringing"
     out["period_s"] = period
     out["oscillation"] = kind
     return out
@@ -99,6 +108,13 @@ def fluid_study(
         lin["w_needed"] = w_needed(scenario, p.tau_s, overrides)
         summary["linear"] = lin
         summary["equilibrium"] = bcn_equilibrium(p)
+    elif p.scheme == "dcqcn":
+        # §11.3: no phase margin; period from the trajectory, small-signal modes at the fixed point
+        lin = linear_modes(p)
+        summary.update({"phase_margin_rad": None, "crossover_rad_s": None, "period_s": fl["period_s"],
+                        "stable": fl["oscillation"] != "limit cycle" and lin["stable"] is not False})
+        summary["linear"] = {k: v for k, v in lin.items() if k != "fixed_point"}
+        summary["equilibrium"] = lin["fixed_point"]
     else:
         # §11 solver notes: QCN has no linearisation here; period and stability from the trajectory
         summary.update({"phase_margin_rad": None, "crossover_rad_s": None, "period_s": fl["period_s"],
@@ -162,6 +178,10 @@ def _agreement(p: FluidParams, summary: dict[str, Any], packet: Any) -> dict[str
         },
         "fluid_period_s": fluid_period,
     }
+    if p.scheme == "dcqcn":
+        lo, hi = p.hot_window_s
+        hm = window_mask(ser["t_queue"], (lo, hi))
+        out["packet"]["onset_period_s"] = onset_period(ser["t_queue"][hm], ser["queue"][hm])
     if hot.get("mean") is not None and fl["queue_mean_bytes"] is not None:
         out["queue_mean_rel_diff"] = (fl["queue_mean_bytes"] - hot["mean"]) / hot["mean"] if hot["mean"] else None
     if pk_period and fluid_period:
@@ -172,13 +192,16 @@ def _agreement(p: FluidParams, summary: dict[str, Any], packet: Any) -> dict[str
 # --------------------------------------------------------------------------- files and figures
 def _long_table(study: FluidStudy) -> pa.Table:
     run, p = study.run, study.params
-    cols: list[tuple[str, np.ndarray]] = [("queue_bytes", run.queue[:, 0]), ("fb_bytes", run.fb[:, 0]),
+    fb_name = "mark_probability" if p.scheme == "dcqcn" else "fb_bytes"
+    cols: list[tuple[str, np.ndarray]] = [("queue_bytes", run.queue[:, 0]), (fb_name, run.fb[:, 0]),
                                          ("aggregate_gbps", run.aggregate[:, 0] / 1e9)]
     for gi, g in enumerate(p.groups):
         suffix = "" if len(p.groups) == 1 else f":{g.flows[0]}"
         cols.append((f"rate_gbps{suffix}", run.rates[:, 0, gi] / 1e9))
         if run.target is not None:
             cols.append((f"target_rate_gbps{suffix}", run.target[:, 0, gi] / 1e9))
+        if run.alpha is not None:
+            cols.append((f"alpha{suffix}", run.alpha[:, 0, gi]))
     t = run.t
     return pa.table({
         "t_s": np.concatenate([t for _ in cols]),
@@ -203,7 +226,12 @@ def _trajectory_figure(study: FluidStudy, path: Path, with_packet: bool) -> None
             axr.plot(tt, vv, color="tab:gray", lw=0.5, alpha=0.6,
                      label="packet: per-flow throughput (1 ms average)" if i == 0 else None)
     axq.plot(run.t, run.queue[:, 0] / 1e3, color="tab:blue", lw=1.3, label="fluid model")
-    axq.axhline(p.qeq / 1e3, color="tab:green", ls="--", lw=1, label=f"Qeq = {p.qeq / 1e3:g} KB")
+    if p.scheme == "dcqcn":
+        axq.axhline(p.qeq / 1e3, color="tab:green", ls="--", lw=1, label=f"fixed point q* = {p.qeq / 1e3:.4g} KB")
+        for k, name in ((p.kmin, "Kmin"), (p.kmax, "Kmax")):
+            axq.axhline(k / 1e3, color="tab:purple", ls=":", lw=1, label=f"{name} = {k / 1e3:g} KB")
+    else:
+        axq.axhline(p.qeq / 1e3, color="tab:green", ls="--", lw=1, label=f"Qeq = {p.qeq / 1e3:g} KB")
     axr.plot(run.t, run.rates[:, 0, 0] / 1e9, color="tab:blue", lw=1.3, label="fluid: per-flow sending rate")
     if run.target is not None:
         axr.plot(run.t, run.target[:, 0, 0] / 1e9, color="tab:orange", lw=1, label="fluid: target rate R_T")

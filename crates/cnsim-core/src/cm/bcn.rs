@@ -337,6 +337,7 @@ impl super::SchemeSpec for BcnParams {
     const NAME: &'static str = "bcn";
     type Cp = BcnCp;
     type Rp = BcnRp;
+    type Np = ();
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         super::parse_params(Self::NAME, params)
     }
@@ -346,6 +347,7 @@ impl super::SchemeSpec for BcnParams {
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> BcnRp {
         BcnRp::new(self.clone(), line_rate_bps)
     }
+    fn new_np(self: &Arc<Self>, _node: u32) {}
     fn creates_limiter(&self, m: &CmPayload) -> bool {
         creates_limiter(m)
     }

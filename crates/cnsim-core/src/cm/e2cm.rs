@@ -215,6 +215,7 @@ impl super::SchemeSpec for E2cmParams {
     const NAME: &'static str = "e2cm";
     type Cp = super::bcn::BcnCp;
     type Rp = E2cmRp;
+    type Np = ();
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
         Self::from_map(params)
     }
@@ -224,6 +225,7 @@ impl super::SchemeSpec for E2cmParams {
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> E2cmRp {
         E2cmRp::new(self.clone(), line_rate_bps)
     }
+    fn new_np(self: &Arc<Self>, _node: u32) {}
     fn creates_limiter(&self, m: &CmPayload) -> bool {
         super::bcn::creates_limiter(m)
     }

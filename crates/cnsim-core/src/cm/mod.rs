@@ -6,12 +6,16 @@
 //! scheme: write `cm/<scheme>.rs` with its parameter struct (serde, `deny_unknown_fields`)
 //! implementing [`SchemeSpec`], a CP and an RP type implementing the traits below, and add one
 //! line to the [`registry!`] invocation. The simulator calls the hooks at the points
-//! named in algorithms.md: CP on admission of a data frame with q including it (§1.2, D14); RP on
-//! a message, on each frame leaving the VOQ (QCN's byte counter, §5.3 step 2) and on its timers.
+//! named in algorithms.md: CP on admission of a data frame with q including it (§1.2, D14) and
+//! when it starts leaving (DCQCN's marking at dequeue, §7.1); RP on a message, on each frame
+//! leaving the VOQ (QCN's byte counter, §5.3 step 2) and on its timers; the notification point
+//! (NP) of the destination NIC on each data frame that reaches it and on its own wake-ups
+//! (QCN-3pt reflections, §5.5; DCQCN's CNP generation, §7.2).
 //!
 //! Scheme `none` (PAUSE or drops alone) creates no CP and no RP, so the hot loop skips every hook.
 
 pub mod bcn;
+pub mod dcqcn;
 pub mod e2cm;
 pub mod none;
 pub mod qcn;
@@ -84,8 +88,9 @@ pub trait CongestionPoint {
     ) -> Option<CmPayload> {
         None
     }
-    /// A data frame starts leaving this output queue; `q` still includes it.
-    fn on_dequeue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame) {}
+    /// A counted frame starts leaving this output queue; `q` still includes it. The CP may mark
+    /// it (DCQCN's ECN at dequeue), drawing from the port's CP stream `rng`.
+    fn on_dequeue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame, _rng: &mut SimRng) {}
     /// A forward probe whose `cpid` names this CP reached it (`q` = current queue). Returning an
     /// answer sends it back to the probe's source (class (a)) and consumes the probe.
     fn on_probe(&mut self, _now: SimTime, _q: u64, _probe: &CmPayload) -> Option<CmPayload> {
@@ -126,6 +131,31 @@ pub trait ReactionPoint {
     }
 }
 
+/// What a notification point asks of its NIC.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NpOutput {
+    /// A backward message to the frame's source (class (a), D6).
+    pub reply: Option<CmPayload>,
+    /// Call [`NotificationPoint::on_timer`] about the frame's source at this instant (DCQCN's
+    /// periodic CNP check, §7.2).
+    pub wake: Option<SimTime>,
+}
+
+/// Notification point: what a scheme keeps and does at a destination NIC (only when the scheme
+/// [`SchemeSpec::needs_sink_events`]). Stateless schemes use `()`.
+pub trait NotificationPoint {
+    /// The last bit of data frame `frame` reached this NIC at `now`.
+    fn on_data(&mut self, _now: SimTime, _frame: &Frame, _rng: &mut SimRng) -> NpOutput {
+        NpOutput::default()
+    }
+    /// The wake-up asked for about the flow from node `src` is due: a message to `src`, if any.
+    fn on_timer(&mut self, _now: SimTime, _src: u32) -> Option<CmPayload> {
+        None
+    }
+}
+
+impl NotificationPoint for () {}
+
 /// CPIDs of destinations (E2CM probe feedback names the destination, §4): the node index with
 /// this bit set. CPIDs of congestion points are their egress port index.
 pub const NODE_CPID: u32 = 1 << 31;
@@ -139,12 +169,16 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     const NAME: &'static str;
     type Cp: CongestionPoint + Clone + std::fmt::Debug;
     type Rp: ReactionPoint + Clone + std::fmt::Debug;
+    /// What each destination NIC keeps (`()` for schemes without a notification point).
+    type Np: NotificationPoint + Clone + std::fmt::Debug;
     /// Parse the `[cm]` parameters (unknown keys rejected); errors name the key.
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self>;
     /// The CP of the egress port with id `cpid`.
     fn new_cp(self: &Arc<Self>, cpid: u32, rng: &mut SimRng) -> Self::Cp;
     /// The RP of a flow whose source link runs at `line_rate_bps`.
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> Self::Rp;
+    /// The NP of the NIC of node `node`.
+    fn new_np(self: &Arc<Self>, node: u32) -> Self::Np;
     /// Whether `msg` creates a limiter for a flow that has none (§1.4); other messages for
     /// such a flow are ignored.
     fn creates_limiter(&self, msg: &CmPayload) -> bool;
@@ -164,11 +198,6 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     /// Whether every flow gets a limiter (at line rate) and an RP with its first frame.
     fn limiter_from_start(&self) -> bool {
         false
-    }
-    /// A data frame reached its destination (only with `needs_sink_events`): a backward message
-    /// to its source, if the destination answers.
-    fn sink_data(&self, _frame: &Frame, _rng: &mut SimRng) -> Option<CmPayload> {
-        None
     }
     /// A forward probe reached its destination: the reply to send back to its source, if any.
     fn sink_probe(&self, _now: SimTime, _probe: &CmPayload) -> Option<CmPayload> {
@@ -207,6 +236,12 @@ macro_rules! registry {
         #[derive(Clone, Debug)]
         pub enum AnyRp {
             $($variant(<$spec as SchemeSpec>::Rp)),*
+        }
+
+        /// Static dispatch over notification points.
+        #[derive(Clone, Debug)]
+        pub enum AnyNp {
+            $($variant(<$spec as SchemeSpec>::Np)),*
         }
 
         /// Every scheme name this engine implements, in registry order.
@@ -253,8 +288,8 @@ macro_rules! registry {
             pub fn new_rp(&self, line_rate_bps: f64) -> AnyRp {
                 match self { $(Scheme::$variant(p) => AnyRp::$variant(p.new_rp(line_rate_bps))),* }
             }
-            pub fn sink_data(&self, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
-                match self { $(Scheme::$variant(p) => p.sink_data(frame, rng)),* }
+            pub fn new_np(&self, node: u32) -> AnyNp {
+                match self { $(Scheme::$variant(p) => AnyNp::$variant(p.new_np(node))),* }
             }
             pub fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
                 match self { $(Scheme::$variant(p) => p.sink_probe(now, probe)),* }
@@ -273,11 +308,20 @@ macro_rules! registry {
                 match self { $(AnyCp::$variant(cp) => cp.on_enqueue(now, q, frame, rng)),* }
             }
             #[inline]
-            pub fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame) {
-                match self { $(AnyCp::$variant(cp) => cp.on_dequeue(now, q, frame)),* }
+            pub fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) {
+                match self { $(AnyCp::$variant(cp) => cp.on_dequeue(now, q, frame, rng)),* }
             }
             pub fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
                 match self { $(AnyCp::$variant(cp) => cp.on_probe(now, q, probe)),* }
+            }
+        }
+
+        impl AnyNp {
+            pub fn on_data(&mut self, now: SimTime, frame: &Frame, rng: &mut SimRng) -> NpOutput {
+                match self { $(AnyNp::$variant(np) => np.on_data(now, frame, rng)),* }
+            }
+            pub fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
+                match self { $(AnyNp::$variant(np) => np.on_timer(now, src)),* }
             }
         }
 
@@ -312,6 +356,7 @@ registry! {
     Qcn3pt => qcn3pt::Qcn3ptParams,
     QcnSonar => qcn_sonar::SonarParams,
     QcnPlus => qcn_plus::PlusParams,
+    Dcqcn => dcqcn::DcqcnParams,
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ impl super::SchemeSpec for NoneParams {
     const NAME: &'static str = "none";
     type Cp = NoCp;
     type Rp = NoRp;
+    type Np = ();
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         super::parse_params(Self::NAME, params)
     }
@@ -31,6 +32,7 @@ impl super::SchemeSpec for NoneParams {
     fn new_rp(self: &std::sync::Arc<Self>, _line_rate_bps: f64) -> NoRp {
         NoRp
     }
+    fn new_np(self: &std::sync::Arc<Self>, _node: u32) {}
     fn creates_limiter(&self, _msg: &super::CmPayload) -> bool {
         false
     }

@@ -649,6 +649,7 @@ impl super::SchemeSpec for QcnParams {
     const NAME: &'static str = "qcn";
     type Cp = QcnCp;
     type Rp = QcnReaction;
+    type Np = ();
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
             crate::error::Error::config("cm (qcn)", e, "the parameters of that scheme")
@@ -660,6 +661,7 @@ impl super::SchemeSpec for QcnParams {
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> QcnReaction {
         QcnReaction::new(self.clone(), line_rate_bps)
     }
+    fn new_np(self: &Arc<Self>, _node: u32) {}
     fn creates_limiter(&self, m: &CmPayload) -> bool {
         QcnParams::creates_limiter(self, m)
     }
@@ -1299,16 +1301,20 @@ mod scheme_tests {
         .unwrap();
         assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
         assert_eq!(s.frame_bytes(), 80);
-        // 3pt reflects through the scheme hook
+        // 3pt reflects through the destination's notification point
         let s = Scheme::from_config(&cfg(
             "qcn3pt",
             serde_json::json!({"refp": 1.0, "de_rule": "q_above_qeq"}),
         ))
         .unwrap();
         let mut r = stream(1, StreamKind::Sink, 0);
-        let m = s
-            .sink_data(&Frame::data(2, 7, 1500, SimTime::ZERO), &mut r)
-            .unwrap();
+        let out = s.new_np(7).on_data(
+            SimTime::ZERO,
+            &Frame::data(2, 7, 1500, SimTime::ZERO),
+            &mut r,
+        );
+        assert_eq!(out.wake, None);
+        let m = out.reply.unwrap();
         assert_eq!((m.msg, m.flow_src, m.flow_dst), (msg::REFLECTION, 2, 7));
     }
 }

@@ -183,6 +183,7 @@ impl super::SchemeSpec for Qcn3ptParams {
     const NAME: &'static str = "qcn3pt";
     type Cp = Qcn3ptCp;
     type Rp = Qcn3ptRp;
+    type Np = Qcn3ptNp;
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
             crate::error::Error::config("cm (qcn3pt)", e, "the parameters of that scheme")
@@ -193,6 +194,9 @@ impl super::SchemeSpec for Qcn3ptParams {
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> Qcn3ptRp {
         Qcn3ptRp::new(self, line_rate_bps)
+    }
+    fn new_np(self: &Arc<Self>, _node: u32) -> Qcn3ptNp {
+        Qcn3ptNp { p: self.clone() }
     }
     fn creates_limiter(&self, m: &CmPayload) -> bool {
         Qcn3ptParams::creates_limiter(self, m)
@@ -206,8 +210,20 @@ impl super::SchemeSpec for Qcn3ptParams {
     fn needs_sink_events(&self) -> bool {
         true
     }
-    fn sink_data(&self, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
-        Qcn3ptParams::sink_data(self, frame, rng)
+}
+
+/// The reflection point of a destination NIC (§5.5 step 2): stateless, it holds the parameters.
+#[derive(Clone, Debug)]
+pub struct Qcn3ptNp {
+    p: Arc<Qcn3ptParams>,
+}
+
+impl super::NotificationPoint for Qcn3ptNp {
+    fn on_data(&mut self, _now: SimTime, frame: &Frame, rng: &mut SimRng) -> super::NpOutput {
+        super::NpOutput {
+            reply: self.p.sink_data(frame, rng),
+            wake: None,
+        }
     }
 }
 

@@ -324,6 +324,7 @@ impl super::SchemeSpec for PlusParams {
     const NAME: &'static str = "qcn-plus";
     type Cp = PlusCp;
     type Rp = PlusRp;
+    type Np = ();
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
             crate::error::Error::config("cm (qcn-plus)", e, "the parameters of that scheme")
@@ -335,6 +336,7 @@ impl super::SchemeSpec for PlusParams {
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> PlusRp {
         PlusRp::new(self.clone(), line_rate_bps)
     }
+    fn new_np(self: &Arc<Self>, _node: u32) {}
     fn creates_limiter(&self, m: &CmPayload) -> bool {
         PlusParams::creates_limiter(self, m)
     }

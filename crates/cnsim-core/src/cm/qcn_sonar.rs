@@ -154,7 +154,7 @@ impl CongestionPoint for SonarCp {
         self.observe(now, q);
         self.qcn.on_enqueue(now, q, frame, rng)
     }
-    fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame) {
+    fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame, _rng: &mut SimRng) {
         self.observe(now, q.saturating_sub(frame.size as u64));
     }
     fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
@@ -323,6 +323,7 @@ impl super::SchemeSpec for SonarParams {
     const NAME: &'static str = "qcn-sonar";
     type Cp = SonarCp;
     type Rp = SonarRp;
+    type Np = ();
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
             crate::error::Error::config("cm (qcn-sonar)", e, "the parameters of that scheme")
@@ -334,6 +335,7 @@ impl super::SchemeSpec for SonarParams {
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> SonarRp {
         SonarRp::new(self.clone(), line_rate_bps)
     }
+    fn new_np(self: &Arc<Self>, _node: u32) {}
     fn creates_limiter(&self, m: &CmPayload) -> bool {
         SonarParams::creates_limiter(self, m)
     }
@@ -435,7 +437,7 @@ mod tests {
             ANSWER_CONGESTED
         );
         // the departure start of that frame leaves 13 500 B: below from 12 ms
-        cp.on_dequeue(SimTime::ms(12), 15_000, &mut f);
+        cp.on_dequeue(SimTime::ms(12), 15_000, &mut f, &mut r);
         assert_eq!(cp.below_since, Some(SimTime::ms(12)));
         assert_eq!(
             cp.on_probe(SimTime::us(21_999), 13_500, &ping).unwrap().seq,

@@ -26,6 +26,9 @@ pub enum Event {
     Feedback { nic: u32, frame: FrameId },
     /// A reaction-point timer of flow `flow` at NIC `nic` (scheme specific; `token` detects stale timers).
     CmTimer { nic: u32, flow: u32, token: u32 },
+    /// A wake-up the destination NIC `nic` asked for about the flow from node `src` (DCQCN's
+    /// periodic CNP check, §7.2).
+    SinkTimer { nic: u32, src: u32 },
     /// Look for a PAUSE deadlock (an observer: it changes no state of the model and is not
     /// counted in the engine's events).
     DeadlockCheck,

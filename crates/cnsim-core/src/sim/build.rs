@@ -1,7 +1,7 @@
 //! Building a simulator from a core config (docs/core-config.md), one piece at a time: every
 //! reference by name (nodes, ports, switches) is resolved here, with an error that names the key.
 
-use crate::cm::{AnyCp, Scheme};
+use crate::cm::{AnyCp, AnyNp, Scheme};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
@@ -221,4 +221,13 @@ pub(super) fn recorder(
         rec.port_names.push(name);
     }
     Ok(rec)
+}
+
+/// One notification point per NIC, when the scheme acts at destinations (QCN-3pt reflections,
+/// DCQCN's CNP generation); none otherwise.
+pub(super) fn notification_points(scheme: &Scheme, nics: &[Nic]) -> Vec<AnyNp> {
+    if !scheme.needs_sink_events() {
+        return Vec::new();
+    }
+    nics.iter().map(|nic| scheme.new_np(nic.node)).collect()
 }

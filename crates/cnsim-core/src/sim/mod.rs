@@ -11,7 +11,7 @@ mod switches;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::cm::{AnyCp, Scheme};
+use crate::cm::{AnyCp, AnyNp, Scheme};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::frame::FramePool;
@@ -79,6 +79,8 @@ pub struct Simulator {
     pub(crate) cps_active: bool,
     /// The scheme acts on frames reaching a sink (reflections, probes): arrivals need events.
     pub(crate) sink_events: bool,
+    /// One notification point per NIC (indexed by NIC), when `sink_events`.
+    pub(crate) nps: Vec<AnyNp>,
     pub(crate) cm_frame_bytes: u32,
     pub(crate) frame_size: u32,
     pub(crate) sw_params: SwitchParams,
@@ -114,6 +116,7 @@ impl Simulator {
         let hotspots = build::hotspots(cfg, &topo)?;
         let scheme = Scheme::from_config(&cfg.cm)?;
         let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo);
+        let nps = build::notification_points(&scheme, &nics);
         let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
         let n_nodes = topo.nodes.len();
         let voq_cap = match cfg.nic.ingress {
@@ -148,6 +151,7 @@ impl Simulator {
             scheme,
             cps,
             cp_rngs,
+            nps,
             frame_size: cfg.traffic.frame_size,
             sw_params: SwitchParams {
                 buffer: cfg.switch.buffer,
@@ -221,6 +225,7 @@ impl Simulator {
                     }
                 }
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
+                Event::SinkTimer { nic, src } => self.on_sink_timer(nic, src),
                 Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
                 Event::DeadlockCheck => {
                     self.events -= 1; // an observer, not an event of the model

@@ -292,11 +292,17 @@ impl Simulator {
                     self.now,
                 );
                 if self.sink_events {
-                    if let Some(reply) = self
-                        .scheme
-                        .sink_data(&frame, &mut self.nics[n as usize].rng)
-                    {
+                    let out = self.nps[n as usize].on_data(
+                        self.now,
+                        &frame,
+                        &mut self.nics[n as usize].rng,
+                    );
+                    if let Some(reply) = out.reply {
                         self.send_control(Origin::Nic(n), frame.src, reply);
+                    }
+                    if let Some(t) = out.wake {
+                        let src = frame.src;
+                        self.queue.push(t, Event::SinkTimer { nic: n, src });
                     }
                 }
             }
@@ -397,6 +403,13 @@ impl Simulator {
             voq.rp = None;
             voq.timer_token = voq.timer_token.wrapping_add(1);
             self.nics[n as usize].maybe_recycle(v);
+        }
+    }
+
+    /// A wake-up the notification point of NIC `n` asked for about the flow from `src` (§7.2).
+    pub(crate) fn on_sink_timer(&mut self, n: u32, src: u32) {
+        if let Some(reply) = self.nps[n as usize].on_timer(self.now, src) {
+            self.send_control(Origin::Nic(n), src, reply);
         }
     }
 

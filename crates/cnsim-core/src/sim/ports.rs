@@ -28,7 +28,7 @@ impl Simulator {
                         if let Some(cp) = self.cps[p as usize].as_mut() {
                             let frame = self.pool.get_mut(f);
                             if frame.counted {
-                                cp.on_dequeue(now, q, frame);
+                                cp.on_dequeue(now, q, frame, &mut self.cp_rngs[p as usize]);
                             }
                         }
                     }
