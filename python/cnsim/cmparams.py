@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["Param", "SCHEMES", "SIMULATED_SCHEMES", "params_for", "QCN_FAMILY", "BCN_FAMILY", "DCQCN_FAMILY"]
+__all__ = ["Param", "SCHEMES", "SIMULATED_SCHEMES", "params_for", "QCN_FAMILY", "BCN_FAMILY", "DCQCN_FAMILY", "ENGINE_SCHEME"]
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,8 @@ SIMULATED_SCHEMES: Final = ("none", "bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar",
 BCN_FAMILY: Final = ("bcn", "e2cm")
 QCN_FAMILY: Final = ("qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
 DCQCN_FAMILY: Final = ("dcqcn", "dcqcn-nic")
+#: schemes that are presets of another engine scheme (their parameter table differs only in defaults)
+ENGINE_SCHEME: Final[dict[str, str]] = {"dcqcn-nic": "dcqcn"}
 
 
 def params_for(scheme: str) -> dict[str, Param]:

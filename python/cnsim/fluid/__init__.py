@@ -19,8 +19,9 @@ from the same scenario files the packet simulator runs. See docs/fluid.md.
 from .dcqcn import fixed_point as dcqcn_fixed_point
 from .dcqcn import linear_modes as dcqcn_linear
 from .dde import DdeSolution, solve_dde
+from .grid import FluidRun
 from .linear import bcn_linear, bcn_phase_margin_grid, w_needed
-from .models import FluidRun, bcn_equilibrium, simulate
+from .models import bcn_equilibrium, simulate
 from .params import FLUID_SCHEMES, FluidParams, fluid_params
 from .report import fluid_study, write_outputs
 from .stability import crossover, loop_figures, max_stable_delay, phase_margin, rightmost_root

@@ -26,6 +26,7 @@ Everything is in base units: bytes, bit/s, seconds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -142,8 +143,6 @@ class FluidParams:
         new = replace(self, **changes)
         if new.scheme == "dcqcn":  # the reference queue is the model's fixed point: it follows
             if "qeq" not in changes:
-                from .dcqcn import fixed_point
-
                 new = replace(new, qeq=fixed_point(new)["queue_bytes"])
             return new
         if ("w" in changes or "qeq" in changes) and "fbmax" not in changes:
@@ -181,6 +180,74 @@ class FluidParams:
         }
 
 
+#: (1 − p) is evaluated as exp(n·log1p(−p)) with p capped here (p = 1 above Kmax)
+_P_CAP = 0.999999
+
+
+def _cycles(sigma: float, frames: float) -> float:
+    """σ/((1 − σ)^(−n) − 1): completions of an n-frame cycle per frame (→ 1/n as σ → 0); the
+    scalar form of :func:`.grid._cycles`."""
+    x = min(-frames * math.log1p(-min(sigma, _P_CAP)), 700.0)
+    return 1.0 / max(frames, 1e-300) if x < 1e-9 else sigma / math.expm1(x)
+
+
+# --------------------------------------------------------------------------- DCQCN fixed point
+# Here rather than in .dcqcn: the fixed point is DCQCN's reference queue, a derived figure of
+# the parameters (as fbmax is for BCN and QCN), and .dcqcn builds on this module.
+
+
+def _terms(p: float, r: float, fp: FluidParams) -> tuple[float, float, float, float, float, float]:
+    """(a, α target, b, c, d, e) of the model at marking probability p and frame rate r."""
+    lg = math.log1p(-min(p, _P_CAP))
+    a = -math.expm1(fp.cnp_interval_s * r * lg)
+    alpha = -math.expm1(fp.alpha_timer_s * r * lg)
+    b = _cycles(p, fp.bc_frames)
+    d = _cycles(p, fp.timer_s * r)
+    c = b * math.exp(fp.f_stages * fp.bc_frames * lg)
+    e = d * math.exp(fp.f_stages * fp.timer_s * r * lg)
+    return a, alpha, b, c, d, e
+
+
+def fixed_point(fp: FluidParams) -> dict[str, Any]:
+    """The equilibrium of equations 1–3 with every hot flow at R* = μ/N_h: the marking
+    probability p*, α*, R_T − R_C and the queue q* = RED⁻¹(p*) (Kmax when p* ≥ Pmax: the
+    queue then sits at the step of the profile). ``limited`` is False when a hot flow offers
+    less than R* (then no fixed point of this kind: the queue stays empty)."""
+    rate = fp.fair_bps
+    r = rate / fp.frame_bits
+    limited = min(g.offered_bps for g in fp.groups) > rate
+
+    def excess(p: float) -> float:
+        """Decrease minus increase of R_C at the fixed point of α and R_T (positive: too much marking)."""
+        a, alpha, b, c, d, e = _terms(p, r, fp)
+        gap = fp.r_ai * r * (c + e) * fp.cnp_interval_s / a
+        return rate * alpha * a / (2 * fp.cnp_interval_s) - 0.5 * gap * r * (b + d)
+
+    lo, hi = 1e-12, _P_CAP
+    for _ in range(200):  # bisection in log p (the excess grows with p)
+        mid = math.sqrt(lo * hi)
+        if excess(mid) > 0:
+            hi = mid
+        else:
+            lo = mid
+    p = math.sqrt(lo * hi)
+    a, alpha, *_ = _terms(p, r, fp)
+    b, c, d, e = _terms(p, r, fp)[2:]
+    if fp.kmax <= fp.kmin or p >= fp.pmax:
+        q = fp.kmax
+    else:
+        q = fp.kmin + p / fp.pmax * (fp.kmax - fp.kmin)
+    return {
+        "mark_probability": p,
+        "queue_bytes": q if limited else 0.0,
+        "rate_bps": rate,
+        "alpha": alpha,
+        "target_gap_bps": fp.r_ai * r * (c + e) * fp.cnp_interval_s / a,
+        "cnp_per_s": a / fp.cnp_interval_s,
+        "limited": bool(limited),
+    }
+
+
 def _bad(sid: str, message: str) -> ScenarioError:
     return ScenarioError(f"{sid}: {message}")
 
@@ -209,7 +276,7 @@ def _dcqcn_loop_delay(core: dict[str, Any], links: dict[str, Any], groups: tuple
                 back = 8 * cnp / c_hot + d_hot + proc + 8 * cnp / c + d
             else:
                 back = cm["feedback_delay_ps"] * _PS
-            taus.append(forward + back)
+            taus.append(float(forward + back))
     return sum(taus) / len(taus)
 
 
@@ -312,8 +379,6 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
         voq = float("inf")
 
     if r.scheme == "dcqcn":
-        from .dcqcn import fixed_point
-
         p = FluidParams(
             scenario=sid, scheme="dcqcn", groups=groups, link_bps=link_bps, mu_windows=mu_windows,
             frame_bytes=frame, tau_s=tau, buffer_bytes=buf, backlog_cap_bytes=voq, duration_s=end_s,

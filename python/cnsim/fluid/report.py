@@ -24,8 +24,9 @@ from ..results import dump_json
 from ..scenario import Scenario
 from .analysis import dominant_period, onset_period, ringing_period, window_mask
 from .dcqcn import linear_modes
+from .grid import FluidRun
 from .linear import MAP_AXES, bcn_linear, bcn_phase_margin_grid, w_needed
-from .models import FluidRun, bcn_equilibrium, simulate
+from .models import bcn_equilibrium, simulate
 from .params import FluidParams, fluid_params
 
 __all__ = ["fluid_study", "write_outputs", "stability_map", "FluidStudy"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cmparams import BCN_FAMILY, SCHEMES
+from ..cmparams import BCN_FAMILY, ENGINE_SCHEME, SCHEMES
 from ..errors import ScenarioError
 from .fields import CORE_CONFIG_VERSION
 from .resolver import Resolved
@@ -17,7 +17,8 @@ from .resolver import Resolved
 
 def _lower_cm(r: Resolved) -> dict[str, Any]:
     """``cm`` block: ``scheme`` then every parameter; rates as ``*_bps``, times as ``*_ps``."""
-    out: dict[str, Any] = {"scheme": r.scheme}
+    # a preset of another scheme runs as that scheme (dcqcn-nic: dcqcn with rp = "nic", §7.4)
+    out: dict[str, Any] = {"scheme": ENGINE_SCHEME.get(r.scheme, r.scheme)}
     params = SCHEMES[r.scheme]
     for name, value in r.cm.items():
         kind = params[name].kind
