@@ -1,4 +1,4 @@
-"""Deck reproduction of the qcnp, e2cm and eval decks (issue "Reproduction"): each deck's --quick run
+"""Deck reproduction of the qcnp, e2cm and eval decks and of cnsim's own modern study (issue "Reproduction"): each deck's --quick run
 goes through the CLI, exits 0, writes deck.json, report.html and every figure it lists, and runs every
 study (none pending: their sweep specs and base scenarios are shipped)."""
 
@@ -23,6 +23,8 @@ STUDIES = {
              "e2cm-mixed-speed-og-probing-grid", "e2cm-mixed-speed-ig-grid", "e2cm-mixed-speed-ig-probing-grid"],
     "eval": ["eval-baseline-grid", "eval-baseline-efr", "eval-sh-og-2g-grid", "eval-sh-og-0.5g-grid", "eval-sh-og-0g-grid",
              "eval-mh-og-2g-grid", "eval-mh-og-0.5g-grid", "eval-mh-og-0g-grid", "eval-fat-tree-64-grid"],
+    "modern": ["modern-dcqcn-incast-2to1", "modern-zhb-og-single-hop", "modern-zhb-og-multi-hop", "modern-zhb-dual-cp-light-heavy",
+               "modern-zhb-dual-cp-heavy-light", "modern-qcnp-parking-lot", "modern-scale-ft-2048"],
 }
 
 
@@ -110,3 +112,24 @@ def test_reproduce_eval_quick(tmp_path: Path) -> None:
     t = efr["tables"][0]
     col = t["columns"].index("EFR")
     assert {r[col] for r in t["rows"]} == {"EFR on", "EFR off"}
+
+
+def test_reproduce_modern_quick(tmp_path: Path) -> None:
+    """Issue 15's study: no CM, ECM, QCN and DCQCN side by side, per-flow figures with the max-min
+    share; on the incast every scheme keeps the queue far below the hogging one and DCQCN splits
+    the port fairly."""
+    doc = _run_quick(tmp_path, "modern")
+    assert "modern-zhb-og-multi-hop-per-flow.png" in _figures(doc, "modern-zhb-og-multi-hop")
+    assert "modern-qcnp-parking-lot-per-flow.png" in _figures(doc, "modern-qcnp-parking-lot")
+    incast = doc["studies"][0]["tables"][0]
+    cols = incast["columns"]
+    rows = {r[cols.index("scheme")]: r for r in incast["rows"]}
+    assert set(rows) == {"no CM", "ECM", "QCN", "DCQCN", "DCQCN (NIC)"}
+
+    def num(row: list[str], col: str) -> float:
+        return float(row[cols.index(col)].replace(",", ""))
+
+    for scheme in ("DCQCN", "DCQCN (NIC)"):
+        assert num(rows[scheme], "hot queue mean (KB)") < 0.25 * num(rows["no CM"], "hot queue mean (KB)")
+        for flow in ("H1->H3 (Gb/s)", "H2->H3 (Gb/s)"):
+            assert num(rows[scheme], flow) == pytest.approx(5.0, rel=0.10)

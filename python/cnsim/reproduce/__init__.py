@@ -13,7 +13,8 @@ reason, never an error; it runs once the catalog has it.
 middle, last; or the study's own ``quick_axes``) and the first seed — each deck within 60 s on
 two cores.
 
-Deck modules: :mod:`.zhb`, :mod:`.qcnp`, :mod:`.kd`, :mod:`.e2cm`, :mod:`.eval`.
+Deck modules: :mod:`.zhb`, :mod:`.qcnp`, :mod:`.kd`, :mod:`.e2cm`, :mod:`.eval`, and cnsim's own
+:mod:`.modern` (the 802.1Qau schemes against DCQCN).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure
 
 __all__ = ["DECKS", "Deck", "Study", "get_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
 
-DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval")
+DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval", "modern")
 FigureSpec = TimeFigure | MetricFigure | FlowFigure
 
 
