@@ -124,12 +124,12 @@ def test_reproduce_modern_quick(tmp_path: Path) -> None:
     incast = doc["studies"][0]["tables"][0]
     cols = incast["columns"]
     rows = {r[cols.index("scheme")]: r for r in incast["rows"]}
-    assert set(rows) == {"no CM", "ECM", "QCN", "DCQCN", "DCQCN (NIC)"}
+    assert set(rows) == {"no CM", "ECM", "QCN", "DCQCN", "DCQCN (NIC)", "FECN"}
 
     def num(row: list[str], col: str) -> float:
         return float(row[cols.index(col)].replace(",", ""))
 
-    for scheme in ("DCQCN", "DCQCN (NIC)"):
+    for scheme in ("DCQCN", "DCQCN (NIC)", "FECN"):
         assert num(rows[scheme], "hot queue mean (KB)") < 0.25 * num(rows["no CM"], "hot queue mean (KB)")
         for flow in ("H1->H3 (Gb/s)", "H2->H3 (Gb/s)"):
             assert num(rows[scheme], flow) == pytest.approx(5.0, rel=0.10)

@@ -2,7 +2,7 @@
 
 Implements the contract's "cm parameter names, per scheme" and step 2 of "Schemes and presets"
 (cnsim's defaults), with values from spec/algorithms.md §10, §3.4, §5.3 (the 802.1Qau MIB
-column), §7 (DCQCN) and the decisions D2–D5, D8, D9, D17, D18.
+column), §6 (FECN), §7 (DCQCN) and the decisions D2–D5, D8, D9, D17, D18.
 
 Each parameter has a *kind* that fixes its unit:
 
@@ -220,6 +220,23 @@ _DCQCN_NIC: Final[dict[str, Param]] = {
     "efr": Param("bool", False),
 }
 
+#: FECN (algorithms.md §6: the published switch pseudo-code's defaults; cnsim's readings of its
+#: UNCERTAIN parts in docs/models/fecn.md)
+_FECN: Final[dict[str, Param]] = {
+    "n0": _f(200.0, lo=1.0, doc="initial rate divider N0: sources start and idle ports advertise C0/N0"),
+    "interval": Param("time", "1ms", doc="T: switch measurement interval and source probe interval"),
+    "qeq": Param("size", 24_000, doc="queue equilibrium Qeq (192,000 bits)"),
+    "a": _f(1.1, doc="queue control: f(0) = a"),
+    "b": _f(1.002, doc="queue control above Qeq"),
+    "c": _f(0.1, doc="queue control floor"),
+    "ewma": _frac(0.5, doc="weight of the new rate in the exponential average"),
+    "max_increase": _f(1.0, doc="largest relative rise of the advertised rate per interval while q <= Qeq (cnsim's reading)"),
+    "rmin": Param("rate", "rate/n0", doc="lowest advertised rate (C0/N0)"),
+    "start": _choice("n0", "line", doc="a source starts at C0/N0 or at line rate"),
+    "efecn": Param("bool", False, doc="E-FECN: backward messages from queues above qsc"),
+    "qsc": Param("size", "4*qeq", doc="E-FECN severe-congestion queue Qsc"),
+}
+
 SCHEMES: Final[dict[str, dict[str, Param]]] = {
     "none": {},
     "bcn": {**_BCN, **_COMMON},
@@ -230,10 +247,11 @@ SCHEMES: Final[dict[str, dict[str, Param]]] = {
     "qcn-plus": {**_QCN, **_PLUS_EXTRA, **_COMMON},
     "dcqcn": {**_DCQCN, **_COMMON},
     "dcqcn-nic": {**_DCQCN_NIC, **_COMMON},
+    "fecn": {**_FECN, **_COMMON},
 }
 
 #: schemes the engine simulates today (the others validate and lower; the engine refuses them)
-SIMULATED_SCHEMES: Final = ("none", "bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus", "dcqcn", "dcqcn-nic")
+SIMULATED_SCHEMES: Final = ("none", "bcn", "e2cm", "qcn", "qcn3pt", "qcn-sonar", "qcn-plus", "dcqcn", "dcqcn-nic", "fecn")
 BCN_FAMILY: Final = ("bcn", "e2cm")
 QCN_FAMILY: Final = ("qcn", "qcn3pt", "qcn-sonar", "qcn-plus")
 DCQCN_FAMILY: Final = ("dcqcn", "dcqcn-nic")

@@ -1,7 +1,7 @@
 """The modern comparison (issue 15; cnsim's own study): the 802.1Qau schemes against DCQCN.
 
-No CM, ECM (the ``bcn`` preset of each entry), QCN and DCQCN (algorithms.md §7, the paper's
-constants) on the benchmark's hotspots — the ZHB single-hop and multi-hop output-generated
+No CM, ECM (the ``bcn`` preset of each entry), QCN, DCQCN (algorithms.md §7, the paper's
+constants) and FECN (§6, the published pseudo-code's defaults) on the benchmark's hotspots — the ZHB single-hop and multi-hop output-generated
 hotspots, both dual-congestion-point cases, the parking lot and the 2,048-host fat tree — plus
 the 2-to-1 incast DCQCN was designed around (with the NIC-style ``dcqcn-nic`` preset too). Each
 study: hot queue, aggregate and hot-port throughput versus time, one curve per scheme; per-flow
@@ -16,7 +16,7 @@ from typing import Any
 from . import Deck, Study
 from .figures import FlowFigure, SummaryTable, TimeFigure, label_value
 
-_SCHEMES = {"none": "no CM", "bcn": "ECM", "qcn": "QCN", "dcqcn": "DCQCN", "dcqcn-nic": "DCQCN (NIC)"}
+_SCHEMES = {"none": "no CM", "bcn": "ECM", "qcn": "QCN", "dcqcn": "DCQCN", "fecn": "FECN", "dcqcn-nic": "DCQCN (NIC)"}
 #: the schemes of each study's sweep beyond the default four (python/cnsim/sweeps/modern-*.toml)
 _QUICK_SCHEMES = {"dcqcn-incast-2to1": list(_SCHEMES)}
 _TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps", "jain", "maxmin_err"]
@@ -47,7 +47,7 @@ def _study(base: str, title: str, text: str, *, flows: bool = True, proportional
     # --quick keeps every scheme (the comparison is the point); shorter runs come from quick_set
     return Study(sweep=sweep, title=title, text=text, figures=figures,
                  tables=[SummaryTable(f"{title}: window means per scheme", _TABLE, per_flow=flows)],
-                 quick_set=quick_set or {}, quick_axes=quick_axes or {"cm.scheme": _QUICK_SCHEMES.get(base, list(_SCHEMES)[:4])})
+                 quick_set=quick_set or {}, quick_axes=quick_axes or {"cm.scheme": _QUICK_SCHEMES.get(base, list(_SCHEMES)[:5])})
 
 
 #: --quick on the ZHB entries: 0.12 s with the hotspot (or the flows) at 0.02–0.10 s
@@ -76,6 +76,6 @@ DECK = Deck(
                quick_set={"duration": "0.3s", "metrics.window": ["0.1s", "0.3s"]}),
         _study("scale-ft-2048", "2,048-host fat tree at 85 % uniform load", "Merged-top ZRL fat tree, d-mod-k routing; 0.2 s per "
                "scheme.", flows=False, quick_set={"duration": "5ms", "metrics.window": ["2ms", "5ms"]},
-               quick_axes={"cm.scheme": ["none", "dcqcn"]}),
+               quick_axes={"cm.scheme": ["none", "dcqcn", "fecn"]}),
     ],
 )

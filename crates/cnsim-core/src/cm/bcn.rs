@@ -341,7 +341,7 @@ impl super::SchemeSpec for BcnParams {
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         super::parse_params(Self::NAME, params)
     }
-    fn new_cp(self: &Arc<Self>, cpid: u32, rng: &mut SimRng) -> BcnCp {
+    fn new_cp(self: &Arc<Self>, cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> BcnCp {
         BcnCp::new(self.clone(), cpid, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> BcnRp {

@@ -721,7 +721,7 @@ impl SchemeSpec for DcqcnParams {
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         DcqcnParams::parse(params)
     }
-    fn new_cp(self: &Arc<Self>, _cpid: u32, _rng: &mut SimRng) -> DcqcnCp {
+    fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, _rng: &mut SimRng) -> DcqcnCp {
         DcqcnCp::new(self)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> DcqcnRp {

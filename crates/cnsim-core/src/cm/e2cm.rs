@@ -219,7 +219,12 @@ impl super::SchemeSpec for E2cmParams {
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
         Self::from_map(params)
     }
-    fn new_cp(self: &Arc<Self>, cpid: u32, rng: &mut SimRng) -> super::bcn::BcnCp {
+    fn new_cp(
+        self: &Arc<Self>,
+        cpid: u32,
+        _line_rate_bps: f64,
+        rng: &mut SimRng,
+    ) -> super::bcn::BcnCp {
         super::bcn::BcnCp::new(Arc::new(self.bcn.clone()), cpid, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> E2cmRp {

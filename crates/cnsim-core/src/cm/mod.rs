@@ -17,6 +17,7 @@
 pub mod bcn;
 pub mod dcqcn;
 pub mod e2cm;
+pub mod fecn;
 pub mod none;
 pub mod qcn;
 pub mod qcn3pt;
@@ -91,6 +92,9 @@ pub trait CongestionPoint {
     /// A counted frame starts leaving this output queue; `q` still includes it. The CP may mark
     /// it (DCQCN's ECN at dequeue), drawing from the port's CP stream `rng`.
     fn on_dequeue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame, _rng: &mut SimRng) {}
+    /// The CP's measurement interval ended ([`SchemeSpec::cp_period`]); `q` is the queue now and
+    /// `service_bps` the rate the port serves data at now (a hotspot lowers it, D16).
+    fn on_tick(&mut self, _now: SimTime, _q: u64, _service_bps: f64) {}
     /// A forward probe whose `cpid` names this CP reached it (`q` = current queue). Returning an
     /// answer sends it back to the probe's source (class (a)) and consumes the probe.
     fn on_probe(&mut self, _now: SimTime, _q: u64, _probe: &CmPayload) -> Option<CmPayload> {
@@ -173,8 +177,8 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     type Np: NotificationPoint + Clone + std::fmt::Debug;
     /// Parse the `[cm]` parameters (unknown keys rejected); errors name the key.
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self>;
-    /// The CP of the egress port with id `cpid`.
-    fn new_cp(self: &Arc<Self>, cpid: u32, rng: &mut SimRng) -> Self::Cp;
+    /// The CP of the egress port with id `cpid`, whose link runs at `line_rate_bps`.
+    fn new_cp(self: &Arc<Self>, cpid: u32, line_rate_bps: f64, rng: &mut SimRng) -> Self::Cp;
     /// The RP of a flow whose source link runs at `line_rate_bps`.
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> Self::Rp;
     /// The NP of the NIC of node `node`.
@@ -194,6 +198,11 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     /// records deliveries without an arrival event.
     fn needs_sink_events(&self) -> bool {
         false
+    }
+    /// Every CP's measurement interval (FECN's T, §6): the engine calls
+    /// [`CongestionPoint::on_tick`] at every multiple of it; `None`: CPs have no clock.
+    fn cp_period(&self) -> Option<SimTime> {
+        None
     }
     /// Whether every flow gets a limiter (at line rate) and an RP with its first frame.
     fn limiter_from_start(&self) -> bool {
@@ -270,6 +279,9 @@ macro_rules! registry {
             pub fn needs_sink_events(&self) -> bool {
                 match self { $(Scheme::$variant(p) => p.needs_sink_events()),* }
             }
+            pub fn cp_period(&self) -> Option<SimTime> {
+                match self { $(Scheme::$variant(p) => p.cp_period()),* }
+            }
             pub fn limiter_from_start(&self) -> bool {
                 match self { $(Scheme::$variant(p) => p.limiter_from_start()),* }
             }
@@ -282,8 +294,8 @@ macro_rules! registry {
             pub fn oob_delay(&self) -> Option<SimTime> {
                 match self { $(Scheme::$variant(p) => p.oob_delay()),* }
             }
-            pub fn new_cp(&self, cpid: u32, rng: &mut SimRng) -> AnyCp {
-                match self { $(Scheme::$variant(p) => AnyCp::$variant(p.new_cp(cpid, rng))),* }
+            pub fn new_cp(&self, cpid: u32, line_rate_bps: f64, rng: &mut SimRng) -> AnyCp {
+                match self { $(Scheme::$variant(p) => AnyCp::$variant(p.new_cp(cpid, line_rate_bps, rng))),* }
             }
             pub fn new_rp(&self, line_rate_bps: f64) -> AnyRp {
                 match self { $(Scheme::$variant(p) => AnyRp::$variant(p.new_rp(line_rate_bps))),* }
@@ -313,6 +325,9 @@ macro_rules! registry {
             }
             pub fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
                 match self { $(AnyCp::$variant(cp) => cp.on_probe(now, q, probe)),* }
+            }
+            pub fn on_tick(&mut self, now: SimTime, q: u64, service_bps: f64) {
+                match self { $(AnyCp::$variant(cp) => cp.on_tick(now, q, service_bps)),* }
             }
         }
 
@@ -357,6 +372,7 @@ registry! {
     QcnSonar => qcn_sonar::SonarParams,
     QcnPlus => qcn_plus::PlusParams,
     Dcqcn => dcqcn::DcqcnParams,
+    Fecn => fecn::FecnParams,
 }
 
 #[cfg(test)]

@@ -26,7 +26,12 @@ impl super::SchemeSpec for NoneParams {
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         super::parse_params(Self::NAME, params)
     }
-    fn new_cp(self: &std::sync::Arc<Self>, _cpid: u32, _rng: &mut crate::engine::SimRng) -> NoCp {
+    fn new_cp(
+        self: &std::sync::Arc<Self>,
+        _cpid: u32,
+        _line_rate_bps: f64,
+        _rng: &mut crate::engine::SimRng,
+    ) -> NoCp {
         NoCp
     }
     fn new_rp(self: &std::sync::Arc<Self>, _line_rate_bps: f64) -> NoRp {

@@ -655,7 +655,7 @@ impl super::SchemeSpec for QcnParams {
             crate::error::Error::config("cm (qcn)", e, "the parameters of that scheme")
         })
     }
-    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> QcnCp {
+    fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> QcnCp {
         QcnCp::new(self, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> QcnReaction {
@@ -1278,7 +1278,7 @@ mod scheme_tests {
             assert_eq!(s.frame_bytes(), 64);
             assert_eq!(s.oob_delay(), None);
             let mut r = stream(1, StreamKind::CongestionPoint, 0);
-            let _ = s.new_cp(3, &mut r);
+            let _ = s.new_cp(3, 10e9, &mut r);
             let _ = s.new_rp(10e9);
         }
         // another scheme's keys are rejected, naming the key

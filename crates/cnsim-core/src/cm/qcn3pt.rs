@@ -189,7 +189,7 @@ impl super::SchemeSpec for Qcn3ptParams {
             crate::error::Error::config("cm (qcn3pt)", e, "the parameters of that scheme")
         })
     }
-    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> Qcn3ptCp {
+    fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> Qcn3ptCp {
         Qcn3ptCp::new(self, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> Qcn3ptRp {

@@ -330,7 +330,7 @@ impl super::SchemeSpec for PlusParams {
             crate::error::Error::config("cm (qcn-plus)", e, "the parameters of that scheme")
         })
     }
-    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> PlusCp {
+    fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> PlusCp {
         PlusCp::new(self, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> PlusRp {

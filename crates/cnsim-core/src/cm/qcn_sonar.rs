@@ -329,7 +329,7 @@ impl super::SchemeSpec for SonarParams {
             crate::error::Error::config("cm (qcn-sonar)", e, "the parameters of that scheme")
         })
     }
-    fn new_cp(self: &Arc<Self>, _cpid: u32, rng: &mut SimRng) -> SonarCp {
+    fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> SonarCp {
         SonarCp::new(self, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> SonarRp {

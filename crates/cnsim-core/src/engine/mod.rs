@@ -29,6 +29,8 @@ pub enum Event {
     /// A wake-up the destination NIC `nic` asked for about the flow from node `src` (DCQCN's
     /// periodic CNP check, §7.2).
     SinkTimer { nic: u32, src: u32 },
+    /// The measurement interval of the congestion point at egress `port` ends (FECN's T, §6).
+    CpTick { port: u32 },
     /// Look for a PAUSE deadlock (an observer: it changes no state of the model and is not
     /// counted in the engine's events).
     DeadlockCheck,

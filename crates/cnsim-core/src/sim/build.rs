@@ -151,7 +151,7 @@ pub(super) fn congestion_points(
         .enumerate()
         .map(|(i, p)| match p.spec.owner {
             Device::Switch(s) if !topo.legacy[s as usize] => {
-                Some(scheme.new_cp(i as u32, &mut rngs[i]))
+                Some(scheme.new_cp(i as u32, p.spec.rate.as_f64(), &mut rngs[i]))
             }
             _ => None,
         })

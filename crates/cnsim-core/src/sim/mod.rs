@@ -129,6 +129,11 @@ impl Simulator {
         if cfg.switch.pause {
             queue.push(deadlock_threshold, Event::DeadlockCheck);
         }
+        if let Some(period) = scheme.cp_period() {
+            for (port, _) in cps.iter().enumerate().filter(|(_, cp)| cp.is_some()) {
+                queue.push(period, Event::CpTick { port: port as u32 });
+            }
+        }
         for (i, h) in hotspots.iter().enumerate() {
             let index = i as u32;
             queue.push(h.start, Event::Hotspot { index, on: true });
@@ -226,6 +231,7 @@ impl Simulator {
                 }
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
                 Event::SinkTimer { nic, src } => self.on_sink_timer(nic, src),
+                Event::CpTick { port } => self.on_cp_tick(port),
                 Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
                 Event::DeadlockCheck => {
                     self.events -= 1; // an observer, not an event of the model

@@ -37,6 +37,20 @@ impl Simulator {
         }
     }
 
+    /// The measurement interval of the CP at switch egress `p` ended: the CP sees the queue and
+    /// the port's current data rate; the next interval ends one period later.
+    pub(crate) fn on_cp_tick(&mut self, p: u32) {
+        let now = self.now;
+        let port = &self.ports[p as usize];
+        let (q, service) = (port.q_bytes, port.data_rate.as_f64());
+        if let Some(cp) = self.cps[p as usize].as_mut() {
+            cp.on_tick(now, q, service);
+        }
+        if let Some(period) = self.scheme.cp_period() {
+            self.queue.push(now + period, Event::CpTick { port: p });
+        }
+    }
+
     /// The last bit of the frame in service left `p`.
     pub(crate) fn on_tx_done(&mut self, p: u32) {
         let now = self.now;
