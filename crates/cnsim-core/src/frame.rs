@@ -9,14 +9,17 @@ pub use crate::wire::{CmPayload, FrameId};
 pub const NO_RECORD: u32 = u32::MAX;
 /// `Frame::flow_inst` of a frame that belongs to no tracked finite flow.
 pub const NO_FLOW: u32 = u32::MAX;
+/// The class of an 802.3x PAUSE frame: it stops every class (and CM control) at once.
+pub const ALL_CLASSES: u8 = u8::MAX;
 
 /// What a frame is, which decides its queue and its accounting (algorithms.md D6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameKind {
     /// A data frame of a flow.
     Data,
-    /// 802.3x PAUSE (MAC control): `xoff = true` pauses, `false` resumes (D12).
-    Pause { xoff: bool },
+    /// PAUSE (MAC control): `xoff = true` pauses, `false` resumes (D12); for priority `class`
+    /// only (802.1Qbb PFC), or every frame but MAC control ([`ALL_CLASSES`], 802.3x).
+    Pause { xoff: bool, class: u8 },
     /// A CM backward message, class (a) of D6: strict priority, not counted in buffers.
     Control,
     /// A CM forward probe, class (b) of D6: queues and counts like data.
@@ -39,6 +42,8 @@ pub struct Frame {
     pub src: u32,
     pub dst: u32,
     pub size: u32,
+    /// The 802.1Qbb priority class of a data frame or probe (0 without PFC).
+    pub class: u8,
     /// The input port (local index) of the switch currently holding the frame: its partition.
     pub in_local: u32,
     /// When the generator created it.
@@ -62,6 +67,7 @@ impl Frame {
             src,
             dst,
             size,
+            class: 0,
             in_local: 0,
             gen_time,
             ready_at: SimTime::ZERO,
@@ -141,7 +147,10 @@ mod tests {
         assert_eq!(pool.live_data(), 2);
         pool.free(a);
         let c = pool.alloc(Frame {
-            kind: FrameKind::Pause { xoff: true },
+            kind: FrameKind::Pause {
+                xoff: true,
+                class: ALL_CLASSES,
+            },
             ..Frame::data(0, 0, 64, SimTime::ZERO)
         });
         assert_eq!(c, a);

@@ -33,6 +33,12 @@ def _lower_cm(r: Resolved) -> dict[str, Any]:
     return out
 
 
+def _priority(cls: int) -> dict[str, int]:
+    """A source's PFC class; class 0 is left out (the engine's default), so that configs
+    without PFC stay as they were (and so do their run ids)."""
+    return {"priority": cls} if cls else {}
+
+
 def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
     doc = r.doc
     net = r.network
@@ -48,7 +54,8 @@ def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
         for node in r.nodes:
             load = tr.loads.get(node, tr.load)
             if load > 0:
-                sources.append({"node": node, "load": load, "dst": None, "start_ps": tr.start, "stop_ps": tr.stop, **sizes})
+                sources.append({"node": node, "load": load, "dst": None, "start_ps": tr.start, "stop_ps": tr.stop, **sizes,
+                                **_priority(tr.priority)})
     for f in tr.flows:
         sources.append(
             {
@@ -58,6 +65,7 @@ def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
                 "start_ps": f.start if f.start is not None else tr.start,
                 "stop_ps": f.stop if f.stop is not None else tr.stop,
                 **sizes,
+                **_priority(f.priority if f.priority is not None else tr.priority),
             }
         )
     if net.fat_tree is not None:
@@ -99,6 +107,7 @@ def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
             "oq_limit": r.oq_limit,
             "processing_delay_ps": r.processing_delay_ps,
             "pause": sw.pause,
+            **({"pfc_classes": sw.pfc_classes} if sw.pfc_classes else {}),
             "thresholds": {name: dict(t) for name, t in r.thresholds.items()},
         },
         "nic": {

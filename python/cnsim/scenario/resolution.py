@@ -178,6 +178,13 @@ class Resolution:
             p.append(Problem("nic.ingress_size", nic.ingress_size, f'nic.ingress = "{nic.ingress}" needs a buffer of at least one frame ({doc.traffic.frame_size} B)'))
         elif nic.ingress == "per_voq" and nic.ingress_size // max(len(nodes) - 1, 1) < doc.traffic.frame_size:
             p.append(Problem("nic.ingress_size", nic.ingress_size, f"per_voq splits the buffer over {len(nodes) - 1} VOQs; each must hold at least one frame"))
+        classes = max(1, doc.switch.pfc_classes)
+        allowed = "0 (switch.pfc_classes = 0: one class)" if classes == 1 else f"a class in [0, {classes - 1}] (switch.pfc_classes = {classes})"
+        if doc.traffic.priority >= classes:
+            p.append(Problem("traffic.priority", doc.traffic.priority, allowed))
+        for i, f in enumerate(doc.traffic.flows):
+            if f.priority is not None and f.priority >= classes:
+                p.append(Problem(f"traffic.flows.{i}.priority", f.priority, allowed))
         if doc.switch.pause and doc.switch.buffer == "egress":
             p.append(Problem("switch.pause", True, 'PAUSE is not available with buffer = "egress" (SW-EGDISC has no PAUSE); use "partitioned" or "shared"'))
 

@@ -108,6 +108,8 @@ class SwitchSpec(_Model):
     """PAUSE low watermark ("auto": from xon_rule)."""
     xon_rule: Literal["half", "minus_10KB"] = "half"
     """How "auto" xon follows xoff: xoff/2, or xoff − 10 KB."""
+    pfc_classes: Annotated[int, Field(ge=0, le=8)] = 0
+    """0: 802.3x PAUSE (stops every frame but MAC control); 1–8: PFC (802.1Qbb) with that many priority classes, each paused alone on its equal share of the memory, CM control never paused."""
 
 
 class NicSpec(_Model):
@@ -140,6 +142,8 @@ class FlowSpec(_Model):
     """When the flow starts (default: traffic.start)."""
     stop: Time | None = None
     """When the flow stops (default: traffic.stop)."""
+    priority: Annotated[int, Field(ge=0, le=7)] | None = None
+    """The flow's PFC priority class (default: traffic.priority)."""
 
 
 class TrafficSpec(_Model):
@@ -163,6 +167,8 @@ class TrafficSpec(_Model):
     """When generation stops (default: never)."""
     run_to_completion: bool = False
     """Run until every frame is delivered (duration is then the hard cap)."""
+    priority: Annotated[int, Field(ge=0, le=7)] = 0
+    """The PFC priority class of the uniform traffic and of flows without their own (below switch.pfc_classes)."""
 
 
 class HotspotSpec(_Model):

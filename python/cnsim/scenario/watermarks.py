@@ -24,9 +24,12 @@ class Watermarks:
         self.problems = problems
 
     def switch_xoff(self, res: Resolver, switch: str | None) -> Fraction:
-        """Auto XOFF (scenarios.md §1.1, D12) for ``switch`` (None: the first switch)."""
+        """Auto XOFF (scenarios.md §1.1, D12) for ``switch`` (None: the first switch); with PFC,
+        of one class's share."""
         doc = self.doc
-        memory = Fraction(res.value("switch.memory_per_port"))
+        # PFC: each class has an equal share of every partition (or of the pool) and reserves its
+        # own headroom in it (algorithms.md §2.3 per class)
+        memory = Fraction(res.value("switch.memory_per_port")) / max(1, doc.switch.pfc_classes)
         proc = res.value("switch.processing_delay")
         frame = doc.traffic.frame_size
         if self.net is None:  # fat tree: uniform links

@@ -37,9 +37,11 @@ pub struct Voq {
     pub dst: u32,
     /// Generation time of every queued frame.
     pub frames: VecDeque<SimTime>,
-    /// The finite flows the queued frames belong to, as runs (flow, frames) in queue order
-    /// (`NO_FLOW` runs for frames of no flow).
-    pub runs: VecDeque<(u32, u32)>,
+    /// The finite flows and priority classes of the queued frames, as runs (flow, frames,
+    /// class) in queue order (`NO_FLOW` runs for frames of no flow).
+    pub runs: VecDeque<(u32, u32, u8)>,
+    /// The class of the frame that left last (a probe travels in its flow's class).
+    pub class: u8,
     pub bytes: u64,
     pub state: VoqState,
     /// When the flow's previous frame left the VOQ.
@@ -92,6 +94,9 @@ pub struct Nic {
     waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
     /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
     pub(crate) ob_stopped: bool,
+    /// With PFC and several classes: bytes of each class in the OB, which is then one FIFO per
+    /// class, each of `egress_buffer` bytes (empty otherwise).
+    pub(crate) ob_class: Vec<u64>,
     /// Generators (global indices) at this node.
     pub gens: Vec<u32>,
     pub(crate) wake_at: SimTime,
@@ -118,11 +123,25 @@ impl Nic {
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
             ob_stopped: false,
+            ob_class: Vec::new(),
             gens: Vec::new(),
             wake_at: SimTime::NEVER,
             ingress_bytes: 0,
             blocked: None,
             rng,
+        }
+    }
+
+    /// Give the OB one FIFO per priority class (PFC with `classes` > 1).
+    pub fn set_classes(&mut self, classes: u8) {
+        self.ob_class = vec![0; classes as usize];
+    }
+
+    /// A frame of `class` (`size` bytes) left the OB.
+    #[inline]
+    pub fn ob_class_left(&mut self, class: u8, size: u64) {
+        if let Some(bytes) = self.ob_class.get_mut(class as usize) {
+            *bytes -= size;
         }
     }
 
@@ -136,6 +155,7 @@ impl Nic {
             dst,
             frames,
             runs,
+            class: 0,
             bytes: 0,
             state: VoqState::Idle,
             t_last: SimTime::ZERO,

@@ -3,12 +3,16 @@
 //! (D6). PAUSE stops it after the frame in progress (D12); MAC control is never paused. A
 //! hotspot lowers the rate of data only (D11, D16).
 //!
+//! With PFC (802.1Qbb, algorithms.md §2.1) the data FIFO is one FIFO per priority class, served
+//! in strict priority (the highest class first), and a PAUSE names one class: it stops that
+//! class alone, never CM control. An 802.3x PAUSE ([`ALL_CLASSES`]) stops data and CM control.
+//!
 //! The port owns its state and decides alone; it returns what happened ([`Start`],
 //! [`PauseChange`]) and the simulator's kernel turns that into events and records.
 
 use std::collections::VecDeque;
 
-use crate::frame::{FrameId, FrameKind, FramePool};
+use crate::frame::{FrameId, FrameKind, FramePool, ALL_CLASSES};
 use crate::metrics::PauseRecord;
 use crate::time::{tx_time, BitRate, SimTime};
 use crate::topology::{Device, PortSpec};
@@ -21,16 +25,22 @@ pub struct Port {
     pub busy: bool,
     pub current: FrameId,
     pub tx_start: SimTime,
-    /// Paused by a PAUSE frame from the link partner.
-    pub paused: bool,
+    /// What PAUSE frames from the link partner hold: bit c for data class c, [`CONTROL`] for CM
+    /// control (0: nothing paused).
+    pub paused: u16,
+    /// Since when something has been paused (the paused-time metrics).
     pub paused_since: SimTime,
+    /// Since when each data class has been paused (the deadlock detector, per class).
+    pub class_since: [SimTime; 8],
     pub pause_record: PauseRecord,
     /// MAC control frames (PAUSE) waiting: sent first, never paused.
     pub mac: VecDeque<FrameId>,
     /// CM class (a) backward messages: strict priority over data.
     pub ctrl: VecDeque<FrameId>,
-    /// The data FIFO: a switch output queue, or a NIC's output buffer (OB).
+    /// The data FIFO: a switch output queue, or a NIC's output buffer (OB); with PFC, class 0.
     pub oq: VecDeque<FrameId>,
+    /// With PFC and more than one class: the FIFOs of classes 1, 2, … (empty otherwise).
+    pub hi: Vec<VecDeque<FrameId>>,
     /// Bytes of `oq` plus the data frame in service (the CP's q; the OB occupancy).
     pub q_bytes: u64,
     /// Pending `PortWake` instant, `NEVER` if none.
@@ -51,18 +61,32 @@ impl Port {
             busy: false,
             current: FrameId(u32::MAX),
             tx_start: SimTime::ZERO,
-            paused: false,
+            paused: 0,
             paused_since: SimTime::ZERO,
+            class_since: [SimTime::ZERO; 8],
             pause_record: PauseRecord::default(),
             mac: VecDeque::new(),
             ctrl: VecDeque::new(),
             oq: VecDeque::new(),
+            hi: Vec::new(),
             q_bytes: 0,
             wake_at: SimTime::NEVER,
             queue_rec: None,
             tput_rec: None,
             tx_memo: (0, BitRate(0), SimTime::ZERO),
         }
+    }
+}
+
+/// [`Port::paused`]: CM control (class (a)) is held.
+pub const CONTROL: u16 = 1 << 8;
+
+/// The bits of [`Port::paused`] a PAUSE frame for `class` sets or clears.
+pub fn pause_bits(class: u8) -> u16 {
+    if class == ALL_CLASSES {
+        0xFF | CONTROL
+    } else {
+        1 << class
     }
 }
 
@@ -84,10 +108,12 @@ pub enum Start {
 pub enum PauseChange {
     /// The port was already in the requested state.
     None,
-    /// XOFF: the port stops after the frame in progress.
+    /// XOFF: the port stops after the frame in progress (nothing was paused before).
     Paused,
     /// XON: the port may send again; it had been paused since `since`.
     Resumed { since: SimTime },
+    /// PFC: one class paused or resumed while another stays paused.
+    Class,
 }
 
 impl Port {
@@ -100,11 +126,17 @@ impl Port {
         }
         let (f, rate) = if let Some(f) = self.mac.pop_front() {
             (f, self.spec.rate)
-        } else if self.paused {
-            return Start::Nothing;
-        } else if let Some(f) = self.ctrl.pop_front() {
-            (f, self.spec.rate)
+        } else if self.paused & CONTROL == 0 && !self.ctrl.is_empty() {
+            (self.ctrl.pop_front().expect("not empty"), self.spec.rate)
+        } else if !self.hi.is_empty() {
+            match self.start_class(now, pool) {
+                Ok(f) => (f, self.data_rate),
+                Err(start) => return start,
+            }
         } else {
+            if self.paused & 1 != 0 {
+                return Start::Nothing;
+            }
             let Some(&f) = self.oq.front() else {
                 return Start::Nothing;
             };
@@ -141,6 +173,58 @@ impl Port {
         }
     }
 
+    /// PFC with several classes: take the head of the highest class that is not paused, not
+    /// empty and ready; or say when the earliest such head becomes ready.
+    #[inline(never)]
+    fn start_class(&mut self, now: SimTime, pool: &FramePool) -> Result<FrameId, Start> {
+        if self.data_rate.0 == 0 {
+            return Err(Start::Nothing); // a 0 Gb/s hotspot: data waits (D16)
+        }
+        let mut earliest = SimTime::NEVER;
+        for c in (0..=self.hi.len()).rev() {
+            if self.paused & (1 << c) != 0 {
+                continue;
+            }
+            let queue = if c == 0 {
+                &mut self.oq
+            } else {
+                &mut self.hi[c - 1]
+            };
+            let Some(&f) = queue.front() else { continue };
+            let ready_at = pool.get(f).ready_at;
+            if ready_at <= now {
+                queue.pop_front();
+                return Ok(f);
+            }
+            earliest = earliest.min(ready_at);
+        }
+        if earliest != SimTime::NEVER && self.wake_at > earliest {
+            self.wake_at = earliest;
+            return Err(Start::WakeAt(earliest));
+        }
+        Err(Start::Nothing)
+    }
+
+    /// Queue a data frame or probe of priority `class` (the class FIFOs exist with PFC only).
+    #[inline]
+    pub fn enqueue(&mut self, f: FrameId, class: u8) {
+        if class == 0 || self.hi.is_empty() {
+            self.oq.push_back(f);
+        } else {
+            self.hi[class as usize - 1].push_back(f);
+        }
+    }
+
+    /// Give the port one FIFO per priority class (PFC with `classes` > 1).
+    pub fn set_classes(&mut self, classes: u8) {
+        self.hi = (1..classes).map(|_| VecDeque::new()).collect();
+    }
+
+    /// Every data FIFO, class 0 first.
+    pub fn data_queues(&self) -> impl Iterator<Item = &VecDeque<FrameId>> {
+        std::iter::once(&self.oq).chain(self.hi.iter())
+    }
+
     /// The last bit of the frame in service left: the port is idle again. A frame charged to
     /// the queue (`counted`) leaves the queue's byte count. Returns the frame.
     #[inline(always)]
@@ -152,21 +236,37 @@ impl Port {
         self.current
     }
 
-    /// Apply a received PAUSE (`xoff`) or resume (XON) at `now`.
+    /// Apply a received PAUSE (`xoff`) or resume (XON) for `class` ([`ALL_CLASSES`]: 802.3x) at
+    /// `now`.
     #[inline]
-    pub fn set_paused(&mut self, now: SimTime, xoff: bool) -> PauseChange {
-        if xoff == self.paused {
+    pub fn set_paused(&mut self, now: SimTime, xoff: bool, class: u8) -> PauseChange {
+        let bits = pause_bits(class);
+        let before = self.paused;
+        self.paused = if xoff { before | bits } else { before & !bits };
+        if self.paused == before {
             return PauseChange::None;
         }
-        self.paused = xoff;
-        if xoff {
-            self.paused_since = now;
-            PauseChange::Paused
-        } else {
-            PauseChange::Resumed {
-                since: self.paused_since,
+        for c in 0..8 {
+            if self.paused & !before & (1 << c) != 0 {
+                self.class_since[c] = now;
             }
         }
+        match (before, self.paused) {
+            (0, _) => {
+                self.paused_since = now;
+                PauseChange::Paused
+            }
+            (_, 0) => PauseChange::Resumed {
+                since: self.paused_since,
+            },
+            _ => PauseChange::Class,
+        }
+    }
+
+    /// Whether data class `class` is paused.
+    #[inline]
+    pub fn class_paused(&self, class: u8) -> bool {
+        self.paused & (1 << class) != 0
     }
 
     /// A hotspot window starts or ends: data is served at `fraction` of the link rate (a frame in
@@ -236,7 +336,14 @@ mod tests {
         let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
         let data = frame(&mut pool, FrameKind::Data, 1500);
         let ctrl = frame(&mut pool, FrameKind::Control, 64);
-        let pause = frame(&mut pool, FrameKind::Pause { xoff: true }, 64);
+        let pause = frame(
+            &mut pool,
+            FrameKind::Pause {
+                xoff: true,
+                class: ALL_CLASSES,
+            },
+            64,
+        );
         p.oq.push_back(data);
         p.ctrl.push_back(ctrl);
         p.mac.push_back(pause);
@@ -258,7 +365,10 @@ mod tests {
         let ctrl = frame(&mut pool, FrameKind::Control, 64);
         p.oq.extend([first, second]);
         sent(p.start_next(SimTime::ZERO, &mut pool));
-        assert_eq!(p.set_paused(SimTime(100), true), PauseChange::Paused);
+        assert_eq!(
+            p.set_paused(SimTime(100), true, ALL_CLASSES),
+            PauseChange::Paused
+        );
         assert!(p.busy, "XOFF does not cut the frame in progress");
         assert_eq!(p.finish(1500, false), first);
         p.ctrl.push_back(ctrl);
@@ -267,7 +377,14 @@ mod tests {
             Start::Nothing,
             "paused: control and data wait"
         );
-        let xon = frame(&mut pool, FrameKind::Pause { xoff: false }, 64);
+        let xon = frame(
+            &mut pool,
+            FrameKind::Pause {
+                xoff: false,
+                class: ALL_CLASSES,
+            },
+            64,
+        );
         p.mac.push_back(xon);
         assert_eq!(
             sent(p.start_next(SimTime(300), &mut pool)).0,
@@ -276,15 +393,112 @@ mod tests {
         );
         p.finish(64, false);
         // hysteresis: a repeated XOFF changes nothing and keeps the original start
-        assert_eq!(p.set_paused(SimTime(400), true), PauseChange::None);
         assert_eq!(
-            p.set_paused(SimTime(500), false),
+            p.set_paused(SimTime(400), true, ALL_CLASSES),
+            PauseChange::None
+        );
+        assert_eq!(
+            p.set_paused(SimTime(500), false, ALL_CLASSES),
             PauseChange::Resumed {
                 since: SimTime(100)
             }
         );
-        assert_eq!(p.set_paused(SimTime(600), false), PauseChange::None);
+        assert_eq!(
+            p.set_paused(SimTime(600), false, ALL_CLASSES),
+            PauseChange::None
+        );
         assert_eq!(sent(p.start_next(SimTime(700), &mut pool)).0, ctrl);
+    }
+
+    /// PFC: a PAUSE for one class holds that class alone (and never CM control); the classes are
+    /// served in strict priority, the highest first; a class resume with another still paused
+    /// is a class change, not the end of the paused time.
+    #[test]
+    fn pfc_pauses_one_class_and_serves_classes_in_strict_priority() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        p.set_classes(3);
+        let low = frame(&mut pool, FrameKind::Data, 1500);
+        let mid = frame(&mut pool, FrameKind::Data, 1500);
+        let high = frame(&mut pool, FrameKind::Data, 1500);
+        let ctrl = frame(&mut pool, FrameKind::Control, 64);
+        p.enqueue(low, 0);
+        p.enqueue(mid, 1);
+        p.enqueue(high, 2);
+        assert_eq!(p.set_paused(SimTime(10), true, 2), PauseChange::Paused);
+        assert_eq!(p.set_paused(SimTime(20), true, 1), PauseChange::Class);
+        assert!(p.class_paused(1) && p.class_paused(2) && !p.class_paused(0));
+        assert_eq!(p.class_since[2], SimTime(10));
+        p.ctrl.push_back(ctrl);
+        let mut t = SimTime(30);
+        fn next(p: &mut Port, pool: &mut FramePool, t: &mut SimTime) -> FrameId {
+            let (f, done) = sent(p.start_next(*t, pool));
+            p.finish(0, false);
+            *t = done;
+            f
+        }
+        assert_eq!(
+            next(&mut p, &mut pool, &mut t),
+            ctrl,
+            "PFC never holds CM control"
+        );
+        assert_eq!(
+            next(&mut p, &mut pool, &mut t),
+            low,
+            "classes 1 and 2 are paused"
+        );
+        assert_eq!(p.start_next(t, &mut pool), Start::Nothing);
+        assert_eq!(
+            p.set_paused(t, false, 1),
+            PauseChange::Class,
+            "class 2 is still paused"
+        );
+        assert_eq!(next(&mut p, &mut pool, &mut t), mid);
+        assert_eq!(
+            p.set_paused(t, false, 2),
+            PauseChange::Resumed { since: SimTime(10) }
+        );
+        assert_eq!(next(&mut p, &mut pool, &mut t), high);
+        // strict priority: with every class waiting the highest goes first
+        let (a, b, c) = (
+            frame(&mut pool, FrameKind::Data, 64),
+            frame(&mut pool, FrameKind::Data, 64),
+            frame(&mut pool, FrameKind::Data, 64),
+        );
+        p.enqueue(a, 0);
+        p.enqueue(b, 1);
+        p.enqueue(c, 2);
+        let order: Vec<FrameId> = (0..3).map(|_| next(&mut p, &mut pool, &mut t)).collect();
+        assert_eq!(order, vec![c, b, a]);
+        // 802.3x on the same port: everything but MAC control
+        let d = frame(&mut pool, FrameKind::Data, 64);
+        p.enqueue(d, 0);
+        p.ctrl.push_back(frame(&mut pool, FrameKind::Control, 64));
+        assert_eq!(p.set_paused(t, true, ALL_CLASSES), PauseChange::Paused);
+        assert_eq!(
+            p.start_next(t, &mut pool),
+            Start::Nothing,
+            "802.3x holds CM control too"
+        );
+    }
+
+    /// With classes, a head that is not yet ready lets a ready lower class go, and the port is
+    /// woken for the earliest head otherwise.
+    #[test]
+    fn pfc_classes_wait_for_their_heads_independently() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        p.set_classes(2);
+        let late = frame(&mut pool, FrameKind::Data, 1500);
+        pool.get_mut(late).ready_at = SimTime(10 * US);
+        let early = frame(&mut pool, FrameKind::Data, 1500);
+        pool.get_mut(early).ready_at = SimTime(5 * US);
+        p.enqueue(late, 1);
+        p.enqueue(early, 0);
+        assert_eq!(
+            p.start_next(SimTime(US), &mut pool),
+            Start::WakeAt(SimTime(5 * US))
+        );
+        p.wake_at = SimTime::NEVER;
+        assert_eq!(sent(p.start_next(SimTime(5 * US), &mut pool)).0, early);
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub struct SwitchConfig {
     pub oq_limit: Option<u64>,
     pub processing_delay_ps: u64,
     pub pause: bool,
+    /// 0: 802.3x PAUSE (stops every frame but MAC control); 1–8: PFC with that many priority
+    /// classes, the watermarks in `thresholds` then per class (802.1Qbb, algorithms.md §2.1).
+    #[serde(default)]
+    pub pfc_classes: u8,
     /// Per switch name: admission capacity and PAUSE watermarks in the buffer model's scope.
     pub thresholds: std::collections::BTreeMap<String, Thresholds>,
 }
@@ -107,6 +111,9 @@ pub struct SourceConfig {
     /// Mean flow size in frames (1 for fixed sizes).
     #[serde(default = "one")]
     pub mean_frames: f64,
+    /// The 802.1Qbb priority class of its frames (below `switch.pfc_classes`; 0 without PFC).
+    #[serde(default)]
+    pub priority: u8,
 }
 
 fn one() -> f64 {
@@ -192,6 +199,13 @@ impl CoreConfig {
                 "at least one frame",
             );
         }
+        if self.switch.pfc_classes > 8 {
+            return err(
+                "switch.pfc_classes",
+                self.switch.pfc_classes,
+                "0 (802.3x PAUSE) to 8 classes",
+            );
+        }
         if self.switch.pause && self.switch.buffer == BufferModel::Egress {
             return err(
                 "switch.pause",
@@ -243,6 +257,13 @@ impl CoreConfig {
             );
         }
         for (i, s) in self.traffic.sources.iter().enumerate() {
+            if s.priority >= self.switch.pfc_classes.max(1) {
+                return err(
+                    &format!("traffic.sources.{i}.priority"),
+                    s.priority,
+                    "a class below switch.pfc_classes (0 without PFC)",
+                );
+            }
             if !(0.0..=1.0).contains(&s.load) || s.load.is_nan() {
                 return err(
                     &format!("traffic.sources.{i}.load"),

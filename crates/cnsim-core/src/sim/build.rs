@@ -52,6 +52,7 @@ pub(super) fn switches(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<Switch>>
                 topo.switch_ports[s].clone(),
                 limits,
                 topo.legacy[s],
+                cfg.switch.pfc_classes,
             ))
         })
         .collect()
@@ -98,7 +99,7 @@ pub(super) fn generators(
         let slot = tx_time(cfg.traffic.frame_size as u64, rate);
         let mean = (src.sizes == Sizes::Geometric).then_some(src.mean_frames);
         let n_nodes = topo.nodes.len() as u32;
-        let g = Generator::with_flows(
+        let mut g = Generator::with_flows(
             n,
             dst,
             src.load,
@@ -109,6 +110,7 @@ pub(super) fn generators(
             n_nodes,
             rng,
         );
+        g.priority = src.priority;
         nics[n as usize].gens.push(gens.len() as u32);
         gens.push(g);
     }

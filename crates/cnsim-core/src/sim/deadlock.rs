@@ -24,13 +24,37 @@ impl Simulator {
         false
     }
 
-    /// Look for a PAUSE deadlock now; record the first one found. Returns whether one was found.
+    /// Look for a PAUSE deadlock now, class by class (one class without PFC); record the first
+    /// one found. Returns whether one was found.
     pub(crate) fn detect_deadlock(&mut self) -> bool {
+        let classes = self.switches.first().map_or(1, |s| s.classes) as u8;
+        for class in 0..classes {
+            if let Some(cycle) = self.paused_cycle(class) {
+                self.deadlock = Some(Deadlock {
+                    time_s: self.now.0 as f64 / PS_PER_S as f64,
+                    cycle: cycle
+                        .iter()
+                        .map(|&p| self.ports[p as usize].spec.name.clone())
+                        .collect(),
+                    class: class.into(),
+                });
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A cycle of transmitters paused for `class` for at least the threshold, each waiting on a
+    /// paused egress of the next switch that holds frames of that class it must see leave.
+    fn paused_cycle(&self, class: u8) -> Option<Vec<u32>> {
         let now = self.now;
         let long = |since: crate::time::SimTime| {
             now.0.saturating_sub(since.0) >= self.deadlock_threshold.0
         };
-        let stuck = |p: usize| self.ports[p].paused && long(self.ports[p].paused_since);
+        let stuck = |p: usize| {
+            let port = &self.ports[p];
+            port.class_paused(class) && long(port.class_since[class as usize])
+        };
         let mut waits: Waits = vec![Vec::new(); self.ports.len()];
         let mut any = false;
         for (p, port) in self.ports.iter().enumerate() {
@@ -42,17 +66,16 @@ impl Simulator {
             }
             let input = port.spec.peer_local;
             for &e in &self.switches[y as usize].ports {
-                let egress = &self.ports[e as usize];
                 if !stuck(e as usize) {
                     continue;
                 }
                 // the paused egress holds a frame the paused input waits to see leave
+                let Some(queue) = self.ports[e as usize].data_queues().nth(class as usize) else {
+                    continue;
+                };
                 let holds = match self.sw_params.buffer {
-                    BufferModel::Shared => !egress.oq.is_empty(),
-                    _ => egress
-                        .oq
-                        .iter()
-                        .any(|&f| self.pool.get(f).in_local == input),
+                    BufferModel::Shared => !queue.is_empty(),
+                    _ => queue.iter().any(|&f| self.pool.get(f).in_local == input),
                 };
                 if holds {
                     waits[p].push(e);
@@ -61,19 +84,8 @@ impl Simulator {
             }
         }
         if !any {
-            return false;
+            return None;
         }
-        let Some(cycle) = find_cycle(&waits) else {
-            return false;
-        };
-        self.deadlock = Some(Deadlock {
-            time_s: now.0 as f64 / PS_PER_S as f64,
-            cycle: cycle
-                .iter()
-                .map(|&p| self.ports[p as usize].spec.name.clone())
-                .collect(),
-            class: 0,
-        });
-        true
+        find_cycle(&waits)
     }
 }

@@ -110,8 +110,16 @@ impl Simulator {
         let topo = Topology::build(&cfg.topology)?;
         build::check_connected(&topo)?;
         let mut ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
+
         let switches = build::switches(cfg, &topo)?;
         let mut nics = build::nics(cfg, &topo);
+        if cfg.switch.pfc_classes > 1 {
+            ports
+                .iter_mut()
+                .for_each(|p| p.set_classes(cfg.switch.pfc_classes));
+            nics.iter_mut()
+                .for_each(|n| n.set_classes(cfg.switch.pfc_classes));
+        }
         let gens = build::generators(cfg, &topo, &mut nics)?;
         let hotspots = build::hotspots(cfg, &topo)?;
         let scheme = Scheme::from_config(&cfg.cm)?;
@@ -163,6 +171,7 @@ impl Simulator {
                 oq_limit: cfg.switch.oq_limit,
                 processing_delay: SimTime(cfg.switch.processing_delay_ps),
                 pause: cfg.switch.pause,
+                pfc: cfg.switch.pfc_classes > 0,
             },
             nic_cfg: cfg.nic.clone(),
             voq_cap,

@@ -100,6 +100,7 @@ impl Simulator {
     /// VOQ (ingress model, D15); on a full blocking ingress the rest waits at the generator.
     fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32, frames: u32, flow: u32) {
         let fs = self.frame_size as u64;
+        let class = self.gens[g as usize].priority;
         let v = self.voq(n, dst);
         for i in 0..frames {
             let cfg: &NicConfig = &self.nic_cfg;
@@ -135,8 +136,8 @@ impl Simulator {
             let voq = &mut nic.voqs[v as usize];
             voq.frames.push_back(t);
             match voq.runs.back_mut() {
-                Some(run) if run.0 == flow => run.1 += 1,
-                _ => voq.runs.push_back((flow, 1)),
+                Some(run) if run.0 == flow && run.2 == class => run.1 += 1,
+                _ => voq.runs.push_back((flow, 1, class)),
             }
             voq.bytes += fs;
             nic.ingress_bytes += fs;
@@ -161,6 +162,9 @@ impl Simulator {
 
     /// Move frames from eligible VOQs to the OB, round-robin, while the OB takes them.
     fn nic_transfer(&mut self, n: u32) {
+        if !self.nics[n as usize].ob_class.is_empty() {
+            return self.nic_transfer_classes(n);
+        }
         let now = self.now;
         let fs = self.frame_size as u64;
         let port = self.nics[n as usize].port;
@@ -179,56 +183,98 @@ impl Simulator {
             let Some(v) = nic.ready.pop_front() else {
                 break;
             };
-            let node = nic.node;
-            let voq = &mut nic.voqs[v as usize];
-            let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
-            let run = voq.runs.front_mut().expect("runs cover the frames");
-            let flow_inst = run.0;
-            run.1 -= 1;
-            if run.1 == 0 {
-                voq.runs.pop_front();
-            }
-            voq.bytes -= fs;
-            voq.t_last = now;
-            let dst = voq.dst;
-            nic.ingress_bytes -= fs;
-            let mut frame = Frame::data(node, dst, fs as u32, gen_time);
-            frame.counted = true;
-            frame.ready_at = now;
-            frame.flow_rec = voq.flow_rec;
-            frame.flow_inst = flow_inst;
-            if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
-                frame.cm.tagged = true;
-                frame.cm.cpid = cpid;
-            }
-            let f = self.pool.alloc(frame);
-            let ob = &mut self.ports[port as usize];
-            ob.oq.push_back(f);
-            ob.q_bytes += fs;
-            if ob.q_bytes >= self.nic_cfg.egress_xoff {
-                nic.ob_stopped = true;
-            }
-            let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
-                (Some(rp), Some(rl)) => Some(rp.on_send(now, fs, rl, &mut nic.rng)),
-                _ => None,
-            };
-            if let Some(out) = out {
-                self.apply_rp_output(n, v, out);
-            }
-            let nic = &mut self.nics[n as usize];
-            let voq = &mut nic.voqs[v as usize];
-            if voq.frames.is_empty() {
-                voq.state = VoqState::Idle;
-                nic.maybe_recycle(v);
-            } else {
-                let at = match &voq.limiter {
-                    Some(rl) => SimTime(now.0.saturating_add(pace(fs, rl).0)),
-                    None => now,
-                };
-                nic.schedule_voq(v, at, now);
-            }
-            self.unblock_generator(n);
+            self.move_to_ob(n, v);
         }
+    }
+
+    /// PFC with several classes: the OB is one FIFO of `egress_buffer` bytes per class, so a
+    /// VOQ whose class's FIFO is full waits without holding up the other classes (its place in
+    /// the round robin is kept).
+    #[inline(never)]
+    fn nic_transfer_classes(&mut self, n: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let mut waiting = Vec::new();
+        loop {
+            let nic = &mut self.nics[n as usize];
+            nic.promote(now);
+            let Some(v) = nic.ready.pop_front() else {
+                break;
+            };
+            let voq = &nic.voqs[v as usize];
+            let class = voq.runs.front().map_or(0, |run| run.2);
+            if nic.ob_class[class as usize] + fs > self.nic_cfg.egress_buffer {
+                waiting.push(v);
+                continue;
+            }
+            self.move_to_ob(n, v);
+        }
+        let nic = &mut self.nics[n as usize];
+        for v in waiting.into_iter().rev() {
+            nic.ready.push_front(v);
+        }
+    }
+
+    /// Move the head frame of ready VOQ `v` of NIC `n` into the OB (its limiter's pacing, its
+    /// RP's byte counter, its next eligibility).
+    fn move_to_ob(&mut self, n: u32, v: u32) {
+        let now = self.now;
+        let fs = self.frame_size as u64;
+        let port = self.nics[n as usize].port;
+        let nic = &mut self.nics[n as usize];
+        let node = nic.node;
+        let voq = &mut nic.voqs[v as usize];
+        let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
+        let run = voq.runs.front_mut().expect("runs cover the frames");
+        let (flow_inst, class) = (run.0, run.2);
+        run.1 -= 1;
+        if run.1 == 0 {
+            voq.runs.pop_front();
+        }
+        voq.class = class;
+        voq.bytes -= fs;
+        voq.t_last = now;
+        let dst = voq.dst;
+        nic.ingress_bytes -= fs;
+        let mut frame = Frame::data(node, dst, fs as u32, gen_time);
+        frame.class = class;
+        frame.counted = true;
+        frame.ready_at = now;
+        frame.flow_rec = voq.flow_rec;
+        frame.flow_inst = flow_inst;
+        if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
+            frame.cm.tagged = true;
+            frame.cm.cpid = cpid;
+        }
+        let f = self.pool.alloc(frame);
+        let ob = &mut self.ports[port as usize];
+        ob.enqueue(f, class);
+        ob.q_bytes += fs;
+        if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
+            *bytes += fs;
+        } else if ob.q_bytes >= self.nic_cfg.egress_xoff {
+            nic.ob_stopped = true;
+        }
+        let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
+            (Some(rp), Some(rl)) => Some(rp.on_send(now, fs, rl, &mut nic.rng)),
+            _ => None,
+        };
+        if let Some(out) = out {
+            self.apply_rp_output(n, v, out);
+        }
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
+        if voq.frames.is_empty() {
+            voq.state = VoqState::Idle;
+            nic.maybe_recycle(v);
+        } else {
+            let at = match &voq.limiter {
+                Some(rl) => SimTime(now.0.saturating_add(pace(fs, rl).0)),
+                None => now,
+            };
+            nic.schedule_voq(v, at, now);
+        }
+        self.unblock_generator(n);
     }
 
     /// A blocked generator's frame enters the shared ingress as soon as it fits (AD-CNSIM, D15).
@@ -261,7 +307,8 @@ impl Simulator {
         let fs = self.frame_size as u64;
         let nic = &mut self.nics[n as usize];
         let ob_bytes = self.ports[nic.port as usize].q_bytes;
-        if nic.ob_stopped || ob_bytes + fs > self.nic_cfg.egress_buffer {
+        let single = nic.ob_class.is_empty(); // with classes, another class's FIFO may have room
+        if single && (nic.ob_stopped || ob_bytes + fs > self.nic_cfg.egress_buffer) {
             return; // the next departure services the NIC
         }
         let blocked_gen = nic.blocked.map(|b| b.gen);
@@ -381,10 +428,16 @@ impl Simulator {
             frame.counted = true;
             frame.ready_at = now;
             self.rec.on_cm(now, frame.size as u64);
+            frame.class = nic.voqs[v as usize].class;
+            let class = frame.class;
             let f = self.pool.alloc(frame);
             let ob = &mut self.ports[nic.port as usize];
-            ob.oq.push_back(f);
+            ob.enqueue(f, class);
             ob.q_bytes += self.cm_frame_bytes as u64;
+            let nic = &mut self.nics[n as usize];
+            if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
+                *bytes += self.cm_frame_bytes as u64;
+            }
         }
         let voq = &mut self.nics[n as usize].voqs[v as usize];
         if let Some(t) = out.timer {

@@ -55,9 +55,9 @@ impl Simulator {
     pub(crate) fn on_tx_done(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
-        let (counted, size, in_local, kind) = {
+        let (counted, size, in_local, kind, class) = {
             let fr = self.pool.get(port.current);
-            (fr.counted, fr.size as u64, fr.in_local, fr.kind)
+            (fr.counted, fr.size as u64, fr.in_local, fr.kind, fr.class)
         };
         let f = port.finish(size, counted);
         let owner = port.spec.owner;
@@ -77,8 +77,9 @@ impl Simulator {
                 self.rec.on_hot_departure(now, tx_start, size, q);
             }
             self.pool.get_mut(f).counted = false;
-            if let Device::Switch(s) = owner {
-                self.switch_departed(s, in_local, size);
+            match owner {
+                Device::Switch(s) => self.switch_departed(s, in_local, class, size),
+                Device::Nic(n) => self.nics[n as usize].ob_class_left(class, size),
             }
         }
         match self.ports[p as usize].spec.peer {
@@ -104,10 +105,10 @@ impl Simulator {
     pub(crate) fn on_arrive(&mut self, p: u32, f: FrameId) {
         let spec = &self.ports[p as usize].spec;
         let (peer, peer_local, reverse) = (spec.peer, spec.peer_local, spec.reverse);
-        if let FrameKind::Pause { xoff } = self.pool.get(f).kind {
+        if let FrameKind::Pause { xoff, class } = self.pool.get(f).kind {
             self.pool.free(f);
             // the link partner's transmitter toward us is the reverse port of the one that sent it
-            self.set_paused(reverse, xoff);
+            self.set_paused(reverse, xoff, class);
             return;
         }
         match peer {
@@ -116,14 +117,18 @@ impl Simulator {
         }
     }
 
-    /// Apply a received PAUSE to transmitter `p` (XOFF/XON semantics, D12).
-    fn set_paused(&mut self, p: u32, xoff: bool) {
+    /// Apply a received PAUSE for `class` to transmitter `p` (XOFF/XON semantics, D12).
+    fn set_paused(&mut self, p: u32, xoff: bool, class: u8) {
         let now = self.now;
-        let PauseChange::Resumed { since } = self.ports[p as usize].set_paused(now, xoff) else {
-            return;
-        };
-        self.rec
-            .add_paused(&mut self.ports[p as usize].pause_record, since, now);
+        match self.ports[p as usize].set_paused(now, xoff, class) {
+            PauseChange::None | PauseChange::Paused => return,
+            PauseChange::Resumed { since } => {
+                self.rec
+                    .add_paused(&mut self.ports[p as usize].pause_record, since, now);
+            }
+            // PFC: another class may have been waiting behind the resumed one
+            PauseChange::Class => {}
+        }
         match self.ports[p as usize].spec.owner {
             Device::Switch(_) => self.try_start(p),
             Device::Nic(n) => self.nic_service(n),

@@ -75,7 +75,7 @@ impl Simulator {
         let bins = Bins::new(self.rec.bins.width, end.0.max(1));
         self.rec.fit(bins.n);
         for i in 0..self.ports.len() {
-            if self.ports[i].paused {
+            if self.ports[i].paused != 0 {
                 let since = self.ports[i].paused_since;
                 let mut record = self.ports[i].pause_record;
                 self.rec.add_paused(&mut record, since, end);

@@ -3,7 +3,7 @@
 //! output queue and its records, PAUSE frames on the watermarks the switch signals, and backward
 //! control messages from switches and NICs (D6).
 
-use crate::frame::{Frame, FrameId, FrameKind};
+use crate::frame::{Frame, FrameId, FrameKind, ALL_CLASSES};
 use crate::net::switch::{Origin, PauseSignal};
 use crate::net::PAUSE_FRAME_BYTES;
 
@@ -14,7 +14,7 @@ impl Simulator {
     pub(crate) fn switch_receive(&mut self, s: u32, in_local: u32, f: FrameId) {
         let now = self.now;
         let frame = self.pool.get(f);
-        let (kind, dst, size) = (frame.kind, frame.dst, frame.size as u64);
+        let (kind, dst, size, class) = (frame.kind, frame.dst, frame.size as u64, frame.class);
         let sw = &self.switches[s as usize];
         let Some(out_local) = self.topo.route(s, dst) else {
             unreachable!("routes are complete: the topology is checked to be connected");
@@ -58,7 +58,7 @@ impl Simulator {
         }
         let sw = &mut self.switches[s as usize];
         let legacy = sw.legacy;
-        let xoff = sw.admit(&params, in_local, size);
+        let xoff = sw.admit(&params, in_local, class, size);
         let q = q_out + size;
         self.ports[out as usize].q_bytes = q;
         {
@@ -74,7 +74,7 @@ impl Simulator {
             self.signal_pause(s, xoff, true);
         }
         let port = &mut self.ports[out as usize];
-        port.oq.push_back(f);
+        port.enqueue(f, class);
         if let Some(r) = port.queue_rec {
             self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
         }
@@ -141,38 +141,43 @@ impl Simulator {
         }
     }
 
-    /// A frame held by switch `s` (charged to input `in_local`) has fully left: release its
-    /// memory and decide XON (D12, D14).
-    pub(crate) fn switch_departed(&mut self, s: u32, in_local: u32, size: u64) {
+    /// A frame of `class` held by switch `s` (charged to input `in_local`) has fully left:
+    /// release its memory and decide XON (D12, D14).
+    pub(crate) fn switch_departed(&mut self, s: u32, in_local: u32, class: u8, size: u64) {
         let params = self.sw_params;
-        let xon = self.switches[s as usize].depart(&params, in_local, size);
+        let xon = self.switches[s as usize].depart(&params, in_local, class, size);
         if xon != PauseSignal::None {
             self.signal_pause(s, xon, false); // rare: the common departure crosses no watermark
         }
     }
 
-    /// Send PAUSE (`xoff`) or resume frames upstream on the inputs `signal` names.
+    /// Send PAUSE (`xoff`) or resume frames upstream on the inputs `signal` names: for its class
+    /// with PFC, for everything with 802.3x PAUSE.
     #[cold]
     fn signal_pause(&mut self, s: u32, signal: PauseSignal, xoff: bool) {
+        let pfc = self.sw_params.pfc;
+        let class_of = |c: u8| if pfc { c } else { ALL_CLASSES };
         match signal {
             PauseSignal::None => {}
-            PauseSignal::Input(i) => {
+            PauseSignal::Input(i, c) => {
                 let p = self.switches[s as usize].ports[i as usize];
-                self.send_pause(p, xoff);
+                self.send_pause(p, xoff, class_of(c));
             }
-            PauseSignal::All => {
+            PauseSignal::All(c) => {
+                let class = class_of(c);
                 for i in 0..self.switches[s as usize].ports.len() {
                     let p = self.switches[s as usize].ports[i];
-                    self.send_pause(p, xoff);
+                    self.send_pause(p, xoff, class);
                 }
             }
         }
     }
 
-    /// Queue a PAUSE (`xoff`) or resume frame at the head of egress `p` (toward the upstream).
-    fn send_pause(&mut self, p: u32, xoff: bool) {
+    /// Queue a PAUSE (`xoff`) or resume frame for `class` at the head of egress `p` (toward the
+    /// upstream).
+    fn send_pause(&mut self, p: u32, xoff: bool, class: u8) {
         let mut frame = Frame::data(u32::MAX, u32::MAX, PAUSE_FRAME_BYTES, self.now);
-        frame.kind = FrameKind::Pause { xoff };
+        frame.kind = FrameKind::Pause { xoff, class };
         let f = self.pool.alloc(frame);
         self.rec.pause_frames += 1;
         self.ports[p as usize].mac.push_back(f);

@@ -18,6 +18,8 @@ pub struct Generator {
     /// Fixed destination, or `None` for uniform over the other nodes.
     pub dst: Option<u32>,
     pub load: f64,
+    /// The 802.1Qbb priority class of its frames (0 without PFC).
+    pub priority: u8,
     /// The frame slot: one frame time at the node's link rate.
     pub slot: SimTime,
     /// Instant of the next arrival (`NEVER` once stopped).
@@ -81,6 +83,7 @@ impl Generator {
             node,
             dst,
             load,
+            priority: 0,
             slot,
             next: SimTime::NEVER,
             origin: start,

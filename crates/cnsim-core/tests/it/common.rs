@@ -50,6 +50,7 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
             oq_limit: None,
             processing_delay_ps: 0,
             pause: false,
+            pfc_classes: 0,
             thresholds,
         },
         nic: NicConfig {
@@ -91,6 +92,7 @@ pub fn source(node: &str, dst: Option<&str>, load: f64) -> SourceConfig {
         stop_ps: None,
         sizes: Sizes::Fixed,
         mean_frames: 1.0,
+        priority: 0,
     }
 }
 

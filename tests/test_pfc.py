@@ -1,0 +1,79 @@
+"""Issue 15, item 3: PFC with priority classes (802.1Qbb, algorithms.md §2). With one class PFC
+is today's PAUSE, bit for bit, on every shipped scenario; with several, a PAUSE stops one class
+alone, so traffic in another class is not held behind a hotspot (the victims of the ZHB
+multi-hop case get their 7 Gb/s back); each class has its own watermarks on its share of the
+memory; the deadlock detector works per class."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import cnsim
+import pytest
+from cnsim.scenario import load
+
+pytest.importorskip("cnsim._core")
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("cnsim_golden_pfc", ROOT / "scripts" / "golden.py")
+assert _spec is not None and _spec.loader is not None
+golden = importlib.util.module_from_spec(_spec)
+sys.modules["cnsim_golden_pfc"] = golden
+_spec.loader.exec_module(golden)
+
+NONE_CASES = [(s, d) for s, k, d in golden.cases() if k == "none"]
+
+
+@pytest.mark.parametrize(("sid", "duration"), NONE_CASES, ids=[s for s, _ in NONE_CASES])
+def test_one_pfc_class_is_todays_pause(sid: str, duration: str) -> None:
+    """Summary and every series equal the golden run of 802.3x PAUSE."""
+    want = json.loads((golden.GOLDEN_DIR / f"{golden.case_name(sid, 'none')}.json").read_text(encoding="utf-8"))
+    r = cnsim.run(sid, set={"cm.scheme": "none", "switch.pfc_classes": 1}, seed=1, duration=duration)
+    got = {"scenario": sid, "scheme": "none", "duration": duration,
+           "summary": json.loads(json.dumps(r.summary, sort_keys=True, default=float)), "series": golden.series_digest(r)}
+    assert golden.diff(want, got) == []
+
+
+def _multi_hop(**extra: object) -> dict:
+    flows = load("zhb-og-multi-hop").resolved.doc.traffic.flows
+    culprits = {f"traffic.flows.{i}.priority": 1 for i, f in enumerate(flows) if f.dst == "7"}
+    return cnsim.run("zhb-og-multi-hop", set={"switch.pfc_classes": 2, **culprits, **extra}).summary
+
+
+def test_pfc_isolates_the_victims_of_a_hotspot() -> None:
+    """802.3x PAUSE holds every flow behind the hot link (aggregate 3.8 Gb/s); with the culprits
+    in their own class the three victims keep their 7 Gb/s."""
+    pause = cnsim.run("zhb-og-multi-hop").summary
+    pfc = _multi_hop()
+    flows = pfc["throughput_gbps"]["per_flow"]
+    for victim in ("2->9", "5->3", "10->6"):
+        assert pause["throughput_gbps"]["per_flow"][victim] < 1.0
+        assert flows[victim] == pytest.approx(7.0, rel=0.02)
+    assert pfc["throughput_gbps"]["aggregate"] > 5 * pause["throughput_gbps"]["aggregate"]
+    assert pfc["drops"]["frames"] == 0  # lossless in both classes
+
+
+def test_per_class_watermarks_split_the_memory() -> None:
+    one = load("zhb-og-multi-hop").set_many({"switch.pfc_classes": 1}).lower()["switch"]
+    two = load("zhb-og-multi-hop").set_many({"switch.pfc_classes": 2}).lower()["switch"]
+    assert two["pfc_classes"] == 2 and "pfc_classes" not in load("zhb-og-multi-hop").lower()["switch"]
+    m = two["memory_per_port"]
+    for name, t in two["thresholds"].items():
+        # auto XOFF = share - headroom: half the memory less the same headroom
+        headroom = m - one["thresholds"][name]["xoff"]
+        assert t["xoff"] == m // 2 - headroom and t["capacity"] == one["thresholds"][name]["capacity"]
+
+
+def test_the_deadlock_detector_names_the_class() -> None:
+    ring = cnsim.run("ring-6-deadlock", set={"switch.pfc_classes": 2, "traffic.priority": 1}).summary["deadlock"]
+    assert ring is not None and ring["class"] == 1 and len(ring["cycle"]) == 6
+
+
+def test_classes_must_exist() -> None:
+    with pytest.raises(cnsim.ScenarioError, match="traffic.flows.0.priority"):
+        cnsim.run("zhb-og-multi-hop", set={"traffic.flows.0.priority": 1})
+    with pytest.raises(cnsim.ScenarioError, match="switch.pfc_classes"):
+        cnsim.run("zhb-og-multi-hop", set={"switch.pfc_classes": 9})
