@@ -22,9 +22,11 @@
 //! * **Probes**: stamped when they start leaving the egress (the pseudo-code's "on transmit");
 //!   bits_received counts the data admitted to the output queue during the interval.
 //! * **Source**: starts at C0/N0 (`start = "n0"`) or at line rate (`"line"`); probes every T
-//!   from its first frame (bypassing the limiter, class (b), D6, D17) for the whole run; a
-//!   returned rate of −1 (no FECN switch on the path) means line rate. Every flow is limited
-//!   from its first frame and never released (the probes are its only clock).
+//!   while it sends (a probe goes with the first frame after T has passed, or at the end of T
+//!   if a frame left since the previous probe; bypassing the limiter, class (b), D6, D17), so an
+//!   idle flow costs nothing; a returned rate of −1 (no FECN switch on the path) means line
+//!   rate. Every flow is limited from its first frame and never released (its rate is the last
+//!   one its probes brought back).
 //! * **E-FECN** (`efecn`): on admission of a data frame with q > Qsc, a backward message (class
 //!   (a)) carrying r_i to the frame's source, at most one per source per interval; the source
 //!   takes min(its rate, r_i) at once.
@@ -249,6 +251,8 @@ pub struct FecnRp {
     /// The next probe (`ZERO`: with the flow's first frame).
     pub next_probe: SimTime,
     pub probes: u32,
+    /// A frame left since the previous probe.
+    pub sent: bool,
 }
 
 impl FecnRp {
@@ -263,6 +267,7 @@ impl FecnRp {
             rate,
             next_probe: SimTime::ZERO,
             probes: 0,
+            sent: false,
         }
     }
 
@@ -270,7 +275,7 @@ impl FecnRp {
     fn output(&mut self, now: SimTime, rl: &mut RateLimiter) -> RpOutput {
         rl.rate_bps = self.rate;
         let mut out = RpOutput::default();
-        if now >= self.next_probe {
+        if now >= self.next_probe && std::mem::take(&mut self.sent) {
             self.probes += 1;
             self.next_probe = now + SimTime(self.p.interval_ps);
             out.probe = Some(CmPayload {
@@ -317,6 +322,7 @@ impl ReactionPoint for FecnRp {
         rl: &mut RateLimiter,
         _rng: &mut SimRng,
     ) -> RpOutput {
+        self.sent = true;
         self.output(now, rl)
     }
 
@@ -536,11 +542,21 @@ mod tests {
             .on_send(SimTime::us(500), 1500, &mut rl, &mut r)
             .probe
             .is_none());
-        // the timer: the next probe
+        // the timer: the next probe (a frame left during the interval)
         let out = rp.on_timer(SimTime::us(1005), &mut rl, &mut r);
         assert_eq!(
             (out.probe.unwrap().seq, out.timer),
             (2, Some(SimTime::us(2005)))
+        );
+        // an idle interval: no probe and no further wake-up; the next frame takes one along
+        assert_eq!(
+            rp.on_timer(SimTime::us(2005), &mut rl, &mut r),
+            RpOutput::default()
+        );
+        let out = rp.on_send(SimTime::us(3500), 1500, &mut rl, &mut r);
+        assert_eq!(
+            (out.probe.unwrap().seq, out.timer),
+            (3, Some(SimTime::us(4500)))
         );
         // the returned probe sets the rate, capped at line rate; -1 means line rate
         let back = |fb: f64| CmPayload {
