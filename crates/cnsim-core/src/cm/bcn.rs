@@ -251,13 +251,24 @@ impl BcnRp {
 
     /// §3.3 steps 1–2 for feedback `fb` from CP `cpid`.
     pub fn apply_feedback(&mut self, fb: f64, cpid: u32, rl: &mut RateLimiter) {
-        let (gd, gi, ru, rmin, line) = (
-            self.p.gd,
-            self.gi,
-            self.p.ru_bps,
-            self.p.rmin_bps,
-            rl.line_rate_bps,
-        );
+        let (gd, gi) = (self.p.gd, self.gi);
+        self.aimd(fb, cpid, gd, gi, rl);
+    }
+
+    /// The rate feedback acts on: the limiter's, or while stopped (D4) the rate it will resume
+    /// from (a stopped flow sends nothing, so nothing measured can speak for its rate of 0).
+    pub fn effective_rate(&self, rl: &RateLimiter) -> f64 {
+        if self.stopped_until.is_some() {
+            self.resume_from
+        } else {
+            rl.rate_bps
+        }
+    }
+
+    /// The AIMD of §3.3 with gains `gd` and `gi` (Gi for this RP's link rate): E2CM's probe
+    /// feedback applies it with the per-flow gains (§4 step 3.4).
+    pub fn aimd(&mut self, fb: f64, cpid: u32, gd: f64, gi: f64, rl: &mut RateLimiter) {
+        let (ru, rmin, line) = (self.p.ru_bps, self.p.rmin_bps, rl.line_rate_bps);
         if fb < 0.0 {
             let r = self.rate_mut(rl);
             *r = (*r * (1.0 + gd * fb)).max(rmin);

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::bcn::{fbmax, BcnParams, BcnRp};
+use super::bcn::{fbmax, quantize_fb, BcnParams, BcnRp};
 use super::{msg, CmPayload, RateLimiter, ReactionPoint, RpOutput, NODE_CPID};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
@@ -123,10 +123,12 @@ impl E2cmRp {
         let m = fbmax(w, pp.qeq_flow);
         let fb = (-((q_f - pp.qeq_flow) + w * (q_f - self.q_f_old))).clamp(-m, m);
         self.q_f_old = q_f;
-        if q_f >= pp.qmax_flow {
-            -m
-        } else {
-            fb
+        let fb = if q_f >= pp.qmax_flow { -m } else { fb };
+        // the gains are per quantum when the CPs quantise (fb_bits > 0, D18): the probe's
+        // feedback is quantised the same way, so that gd_flow = gd means the same decrease
+        match self.p.bcn.fb_bits {
+            0 => fb,
+            bits => quantize_fb(fb, m, bits),
         }
     }
 
@@ -151,15 +153,11 @@ impl ReactionPoint for E2cmRp {
             self.bcn.on_message(now, m, rl, rng);
             return self.output(rl);
         }
-        let fb = self.probe_feedback(m, rl.rate_bps);
-        let dst = NODE_CPID | m.flow_dst;
-        let (pp, rmin, ru) = (&self.p.probe, self.p.bcn.rmin_bps, self.p.bcn.ru_bps);
-        if fb < 0.0 {
-            rl.rate_bps = (rl.rate_bps * (1.0 + pp.gd_flow * fb)).max(rmin);
-            self.bcn.cpid = Some(dst);
-        } else if fb > 0.0 && self.bcn.cpid == Some(dst) {
-            rl.rate_bps = (rl.rate_bps + self.gi_flow * fb * ru).min(rl.line_rate_bps);
-        }
+        // a flow held by BCN(0,0) is probed at the rate it will resume from (D4), not at 0
+        let rate = self.bcn.effective_rate(rl);
+        let fb = self.probe_feedback(m, rate);
+        let (gd, gi) = (self.p.probe.gd_flow, self.gi_flow);
+        self.bcn.aimd(fb, NODE_CPID | m.flow_dst, gd, gi, rl);
         self.output(rl)
     }
 
@@ -339,6 +337,84 @@ mod tests {
         let r0 = rl.rate_bps;
         rp.on_message(SimTime::ZERO, &full, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, (r0 * (1.0 + 2.6667e-6 * -187_500.0)).max(1e7));
+    }
+
+    /// Issue 12 audit: with quantised feedback (fb_bits > 0) the gains are per quantum, so the
+    /// probe's feedback is quantised too — before, gd_flow multiplied bytes (2,976× too much
+    /// here: (2w+1)·Qeq/(2^6 − 1) = 187,500/63).
+    #[test]
+    fn probe_feedback_is_quantised_like_the_cps() {
+        let mut map = serde_json::to_value(crate::cm::bcn::tests::zhb())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone();
+        map.insert("fb_bits".into(), serde_json::json!(6));
+        for (k, v) in [
+            ("bcn", true.into()),
+            ("probe_bytes", 75000.0.into()),
+            ("qeq_flow", 37500.0.into()),
+            ("qmax_flow", 150000.0.into()),
+            ("gd_flow", 0.0079f64.into()),
+            ("gi_flow", 0.01f64.into()),
+            ("d0", "known".into()),
+        ]
+        .map(|(k, v): (&str, serde_json::Value)| (k, v))
+        {
+            map.insert(k.into(), v);
+        }
+        let mut rp = E2cmRp::new(Arc::new(E2cmParams::from_map(&map).unwrap()), 1e10);
+        let mut rl = RateLimiter::new(1e10);
+        rl.rate_bps = 2e9;
+        let mut r = stream(1, StreamKind::ReactionPoint, 0);
+        // Fb = −112,500 B as in the test above: QntzFb = −floor(112,500·63/187,500) = −37
+        let reply = CmPayload {
+            msg: msg::PROBE_REPLY,
+            flow_dst: 5,
+            stamp: 1_000_000,
+            stamp2: 211_000_000,
+            base_delay: 10_000_000,
+            ..Default::default()
+        };
+        rp.on_message(SimTime::ZERO, &reply, &mut rl, &mut r);
+        assert_eq!(
+            rl.rate_bps,
+            2e9 * (1.0 + 0.0079 * -37.0),
+            "unquantised it would fall to Rmin"
+        );
+    }
+
+    /// Issue 12 audit: a probe that returns while BCN(0,0) holds the flow measures the rate the
+    /// flow will resume from, not 0 (which read as an empty path and raised the rate), and the
+    /// flow stays held.
+    #[test]
+    fn a_probe_during_a_stop_acts_on_the_resume_rate() {
+        let mut rp = E2cmRp::new(Arc::new(params(true)), 1e10);
+        let mut rl = RateLimiter::new(1e10);
+        rl.rate_bps = 2e9;
+        let mut r = stream(1, StreamKind::ReactionPoint, 0);
+        let stop = CmPayload {
+            msg: msg::STOP,
+            cpid: 3,
+            ..Default::default()
+        };
+        rp.on_message(SimTime::ZERO, &stop, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 0.0);
+        // 200 us of queueing at the resume rate 2 Gb/s: q_f = 50 KB, Fb = −112,500
+        let reply = CmPayload {
+            msg: msg::PROBE_REPLY,
+            flow_dst: 5,
+            stamp: 1_000_000,
+            stamp2: 211_000_000,
+            base_delay: 10_000_000,
+            ..Default::default()
+        };
+        rp.on_message(SimTime(1), &reply, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 0.0, "still held");
+        assert_eq!(
+            rp.bcn.effective_rate(&rl),
+            2e9 * (1.0 + 2.6667e-6 * -112_500.0)
+        );
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub struct Nic {
     waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
     /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
     pub(crate) ob_stopped: bool,
+    /// Forward probes waiting for room in the OB (they go ahead of data, D17).
+    pub(crate) probes: VecDeque<crate::frame::FrameId>,
     /// With PFC and several classes: bytes of each class in the OB, which is then one FIFO per
     /// class, each of `egress_buffer` bytes (empty otherwise).
     pub(crate) ob_class: Vec<u64>,
@@ -124,6 +126,7 @@ impl Nic {
             waiting: BinaryHeap::new(),
             ob_stopped: false,
             ob_class: Vec::new(),
+            probes: VecDeque::new(),
             gens: Vec::new(),
             wake_at: SimTime::NEVER,
             ingress_bytes: 0,

@@ -282,6 +282,13 @@ impl Simulator {
             && self.nics.iter().all(|n| !n.is_blocked())
     }
 
+    /// Bytes queued at the transmitter named `port` (a switch egress: its output queue; a node's
+    /// port: the NIC's output buffer), or `None` for an unknown name. A diagnostic for tests.
+    pub fn queue_bytes(&self, port: &str) -> Option<u64> {
+        let p = self.topo.port_by_name(port)?;
+        Some(self.ports[p as usize].q_bytes)
+    }
+
     /// Data frames inside the network, counted where they are (VOQs, OBs, links, switches, sinks).
     pub fn in_flight_counted(&self) -> u64 {
         let voqs: u64 = self

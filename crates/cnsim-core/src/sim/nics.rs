@@ -175,6 +175,17 @@ impl Simulator {
         }
         loop {
             let nic = &mut self.nics[n as usize];
+            if let Some(&f) = nic.probes.front() {
+                let size = self.pool.get(f).size as u64;
+                if nic.ob_stopped
+                    || self.ports[port as usize].q_bytes + size > self.nic_cfg.egress_buffer
+                {
+                    break;
+                }
+                nic.probes.pop_front();
+                self.push_to_ob(n, f, 0, size);
+                continue;
+            }
             if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer
             {
                 break;
@@ -194,6 +205,17 @@ impl Simulator {
     fn nic_transfer_classes(&mut self, n: u32) {
         let now = self.now;
         let fs = self.frame_size as u64;
+        while let Some(&f) = self.nics[n as usize].probes.front() {
+            let (size, class) = {
+                let fr = self.pool.get(f);
+                (fr.size as u64, fr.class)
+            };
+            if self.nics[n as usize].ob_class[class as usize] + size > self.nic_cfg.egress_buffer {
+                break; // probes keep their order
+            }
+            self.nics[n as usize].probes.pop_front();
+            self.push_to_ob(n, f, class, size);
+        }
         let mut waiting = Vec::new();
         loop {
             let nic = &mut self.nics[n as usize];
@@ -220,7 +242,6 @@ impl Simulator {
     fn move_to_ob(&mut self, n: u32, v: u32) {
         let now = self.now;
         let fs = self.frame_size as u64;
-        let port = self.nics[n as usize].port;
         let nic = &mut self.nics[n as usize];
         let node = nic.node;
         let voq = &mut nic.voqs[v as usize];
@@ -247,14 +268,9 @@ impl Simulator {
             frame.cm.cpid = cpid;
         }
         let f = self.pool.alloc(frame);
-        let ob = &mut self.ports[port as usize];
-        ob.enqueue(f, class);
-        ob.q_bytes += fs;
-        if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
-            *bytes += fs;
-        } else if ob.q_bytes >= self.nic_cfg.egress_xoff {
-            nic.ob_stopped = true;
-        }
+        self.push_to_ob(n, f, class, fs);
+        let nic = &mut self.nics[n as usize];
+        let voq = &mut nic.voqs[v as usize];
         let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
             (Some(rp), Some(rl)) => Some(rp.on_send(now, fs, rl, &mut nic.rng)),
             _ => None,
@@ -275,6 +291,20 @@ impl Simulator {
             nic.schedule_voq(v, at, now);
         }
         self.unblock_generator(n);
+    }
+
+    /// Frame `f` (`size` bytes, priority `class`) enters the OB of NIC `n`: its FIFO, its
+    /// bytes, and the transfer stop at `egress_xoff` (per class FIFO capacity with PFC classes).
+    fn push_to_ob(&mut self, n: u32, f: FrameId, class: u8, size: u64) {
+        let nic = &mut self.nics[n as usize];
+        let ob = &mut self.ports[nic.port as usize];
+        ob.enqueue(f, class);
+        ob.q_bytes += size;
+        if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
+            *bytes += size;
+        } else if ob.q_bytes >= self.nic_cfg.egress_xoff {
+            nic.ob_stopped = true;
+        }
     }
 
     /// A blocked generator's frame enters the shared ingress as soon as it fits (AD-CNSIM, D15).
@@ -429,15 +459,10 @@ impl Simulator {
             frame.ready_at = now;
             self.rec.on_cm(now, frame.size as u64);
             frame.class = nic.voqs[v as usize].class;
-            let class = frame.class;
             let f = self.pool.alloc(frame);
-            let ob = &mut self.ports[nic.port as usize];
-            ob.enqueue(f, class);
-            ob.q_bytes += self.cm_frame_bytes as u64;
-            let nic = &mut self.nics[n as usize];
-            if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
-                *bytes += self.cm_frame_bytes as u64;
-            }
+            // it bypasses the limiter, not the OB: it enters ahead of any data once there is
+            // room (D17; with the default one-frame OB, when the frame before it has left)
+            self.nics[n as usize].probes.push_back(f);
         }
         let voq = &mut self.nics[n as usize].voqs[v as usize];
         if let Some(t) = out.timer {

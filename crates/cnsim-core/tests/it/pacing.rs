@@ -30,3 +30,35 @@ fn a_limiter_paces_a_greedy_flow_and_a_raised_rate_takes_effect() {
     let agg = &tput.columns[0].1;
     assert!((agg[35] - 7.5).abs() < 0.05, "raised rate {}", agg[35]);
 }
+
+/// Issue 12 audit: a forward probe bypasses the rate limiter but not the NIC's output buffer
+/// (D17): with the default one-frame OB it waits until the data frame before it has left, so
+/// the OB never holds more than its 1,500 B — here FECN at line rate with a probe every 100 us.
+#[test]
+fn probes_wait_for_room_in_the_output_buffer() {
+    let mut cfg = star(2, G10, 1_000_000);
+    cfg.duration_ps = 2 * MS;
+    cfg.metrics.window_ps = [0, 2 * MS];
+    cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
+    cfg.metrics.hot_port = "S1/2".into();
+    cfg.cm = cnsim_core::cm::CmConfig {
+        scheme: "fecn".into(),
+        params: serde_json::json!({"n0": 200.0, "interval_ps": 100_000_000u64, "qeq": 24000.0, "a": 1.1, "b": 1.002,
+            "c": 0.1, "ewma": 0.5, "max_increase": 1.0, "rmin_bps": 5e7, "start": "line", "efecn": false, "qsc": 96000.0,
+            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
+        .as_object()
+        .unwrap()
+        .clone(),
+    };
+    let mut sim = Simulator::new(&cfg).unwrap();
+    let ctl = RunControl::default();
+    let (mut most, mut t) = (0, 0);
+    while t < 2 * MS {
+        t += 100_000; // 100 ns
+        sim.run_until(cnsim_core::time::SimTime(t), &ctl).unwrap();
+        most = most.max(sim.queue_bytes("1/S1").unwrap());
+    }
+    assert_eq!(most, 1500, "the OB holds one frame at most");
+    let r = sim.finish();
+    assert!(num(&r.summary.to_value(), "cm.frames") >= 30.0, "probes went out and came back");
+}
