@@ -3,7 +3,7 @@
 
 use crate::cm::{AnyCp, AnyNp, Scheme};
 use crate::engine::rng::{stream, StreamKind};
-use crate::engine::SimRng;
+use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::metrics::{Bins, Counter, LevelTracker, Recorder, Window};
 use crate::net::{Nic, Port, Switch};
@@ -232,4 +232,32 @@ pub(super) fn notification_points(scheme: &Scheme, nics: &[Nic]) -> Vec<AnyNp> {
         return Vec::new();
     }
     nics.iter().map(|nic| scheme.new_np(nic.node)).collect()
+}
+
+/// The events a run starts with: the first deadlock check (with PAUSE), the CPs' first
+/// measurement intervals (schemes with a CP clock), the hotspot windows.
+pub(super) fn first_events(
+    cfg: &CoreConfig,
+    scheme: &Scheme,
+    cps: &[Option<AnyCp>],
+    hotspots: &[Hotspot],
+) -> EventQueue {
+    let mut queue = EventQueue::new();
+    if cfg.switch.pause {
+        queue.push(
+            SimTime(cfg.metrics.deadlock_threshold_ps),
+            Event::DeadlockCheck,
+        );
+    }
+    if let Some(period) = scheme.cp_period() {
+        for (port, _) in cps.iter().enumerate().filter(|(_, cp)| cp.is_some()) {
+            queue.push(period, Event::CpTick { port: port as u32 });
+        }
+    }
+    for (i, h) in hotspots.iter().enumerate() {
+        let index = i as u32;
+        queue.push(h.start, Event::Hotspot { index, on: true });
+        queue.push(h.end, Event::Hotspot { index, on: false });
+    }
+    queue
 }

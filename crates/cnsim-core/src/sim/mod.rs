@@ -132,21 +132,8 @@ impl Simulator {
             _ => u64::MAX,
         };
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
-        let mut queue = EventQueue::new();
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
-        if cfg.switch.pause {
-            queue.push(deadlock_threshold, Event::DeadlockCheck);
-        }
-        if let Some(period) = scheme.cp_period() {
-            for (port, _) in cps.iter().enumerate().filter(|(_, cp)| cp.is_some()) {
-                queue.push(period, Event::CpTick { port: port as u32 });
-            }
-        }
-        for (i, h) in hotspots.iter().enumerate() {
-            let index = i as u32;
-            queue.push(h.start, Event::Hotspot { index, on: true });
-            queue.push(h.end, Event::Hotspot { index, on: false });
-        }
+        let queue = build::first_events(cfg, &scheme, &cps, &hotspots);
         Ok(Simulator {
             now: SimTime::ZERO,
             end: SimTime(cfg.duration_ps),

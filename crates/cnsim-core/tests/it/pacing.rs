@@ -60,5 +60,8 @@ fn probes_wait_for_room_in_the_output_buffer() {
     }
     assert_eq!(most, 1500, "the OB holds one frame at most");
     let r = sim.finish();
-    assert!(num(&r.summary.to_value(), "cm.frames") >= 30.0, "probes went out and came back");
+    assert!(
+        num(&r.summary.to_value(), "cm.frames") >= 30.0,
+        "probes went out and came back"
+    );
 }
