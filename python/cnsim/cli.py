@@ -413,13 +413,14 @@ def sweep(
 
 @app.command()
 def reproduce(
-    deck: str = typer.Argument(..., metavar="DECK", help="zhb | qcnp | kd | e2cm | eval"),
+    deck: str = typer.Argument(..., metavar="DECK", help="zhb | qcnp | kd | e2cm | eval | modern"),
     quick: bool = typer.Option(False, "--quick", help="Shortened runs (CI, smoke tests): at most about a minute per deck."),
     out: Path | None = typer.Option(None, "--out", help="Folder (default results/reproduce-<deck>-<timestamp>/); rerun into it to resume."),
     workers: int | None = typer.Option(None, "--workers", help="Parallel runs (default: all cores)."),
     executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
+    checks: bool = typer.Option(False, "--checks", help="Also run the deck's checks of targets.md (cnsim check) into DIR/checks/ and show them in the report."),
 ) -> None:
     """Reproduce a study deck: run its sweeps, draw its figures, write DIR/report.html."""
     from .executors import make_executor
@@ -434,9 +435,9 @@ def reproduce(
         try:
             if bar is not None:
                 with bar:
-                    doc = run_deck(deck, folder, quick=quick, executor=pool, progress=factory)
+                    doc = run_deck(deck, folder, quick=quick, executor=pool, progress=factory, checks=checks)
             else:
-                doc = run_deck(deck, folder, quick=quick, executor=pool)
+                doc = run_deck(deck, folder, quick=quick, executor=pool, checks=checks)
         except KeyboardInterrupt as err:
             pool.close()
             typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim reproduce {deck} --out {folder}", err=True)
@@ -447,8 +448,59 @@ def reproduce(
             for s in doc["studies"]:
                 note = f"{s.get('runs')} runs, {len(s['figures'])} figures, {s.get('wall_s', 0):.1f} s" if s["status"] != "pending" else s["reason"]
                 typer.echo(f"{s['status']:>8}  {s['sweep']:<28} {note}")
+            if doc.get("checks"):
+                from .check import tally_line
+
+                typer.echo(f"  checks  {tally_line(deck, doc['checks'])}")
             typer.echo(f"reproduce {deck}: {doc['wall_s']:.1f} s → {folder}/report.html")
         if any(s.get("failed") for s in doc["studies"]):
+            raise typer.Exit(1)
+
+
+@app.command()
+def check(
+    deck: str = typer.Argument("all", metavar="[DECK|all]", help="A check deck (zhb, qcnp, kd, eval, e2cm, cross) or all."),
+    quick: bool = typer.Option(False, "--quick", help="One seed, runs cut after the last window measured (docs/fidelity.md)."),
+    seeds: int | None = typer.Option(None, "--seeds", help="Seeds per point (default 3, or 1 with --quick)."),
+    workers: int | None = typer.Option(None, "--workers", help="Parallel runs (default: all cores)."),
+    executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
+    out: Path | None = typer.Option(None, "--out", help="Folder (default results/check-<deck>-<timestamp>/); rerun into it to reuse its runs."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when a check fails."),
+    only: list[str] | None = typer.Option(None, "--only", help="Only these check ids (repeatable), e.g. --only T-K15."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tally."),
+) -> None:
+    """Run and judge the numbered checks of targets.md: DIR/checks.json, checks.parquet, report.html."""
+    from .check import FAIL, deck_names, run_checks, tally_line
+    from .executors import make_executor
+
+    with _guard():
+        names = None if deck == "all" else [deck]
+        if names is not None and deck not in deck_names():
+            raise ScenarioError(f"unknown check deck {deck!r}; decks: {', '.join(deck_names())}, or all")
+        if seeds is not None and seeds < 1:
+            raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
+        folder = _sweep_out(out, f"check-{deck}{'-quick' if quick else ''}")
+        bar, factory = _sweep_progress(quiet, f"check {deck}")
+        pool = make_executor(executor, workers, scheduler)
+        try:
+            if bar is not None:
+                with bar:
+                    doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only,
+                                     progress=factory(f"check {deck}", 0))
+            else:
+                doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only)
+        except KeyboardInterrupt as err:
+            pool.close()
+            typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim check {deck} --out {folder}", err=True)
+            raise typer.Exit(_interrupt_status(err)) from None
+        finally:
+            pool.close()
+        if not quiet:
+            for name, counts in doc["tally"].items():
+                typer.echo(tally_line(name, counts))
+            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now) in {doc['wall_s']:.1f} s → {folder}/report.html")
+        if strict and any(r["verdict"] == FAIL for r in doc["checks"]):
             raise typer.Exit(1)
 
 

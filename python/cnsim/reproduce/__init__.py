@@ -11,7 +11,8 @@ reason, never an error; it runs once the catalog has it.
 ``--quick`` runs shortened versions for CI and smoke tests: the deck's ``quick_set`` overrides
 (a shorter run with the hotspot and window moved earlier), at most three values per axis (first,
 middle, last; or the study's own ``quick_axes``) and the first seed — each deck within 60 s on
-two cores.
+two cores. ``--checks`` adds the deck's checks of targets.md (:mod:`cnsim.check`) to the report;
+they take minutes per deck even with ``--quick``, so they are opt-in.
 
 Deck modules: :mod:`.zhb`, :mod:`.qcnp`, :mod:`.kd`, :mod:`.e2cm`, :mod:`.eval`, and cnsim's own
 :mod:`.modern` (the 802.1Qau schemes against DCQCN).
@@ -125,6 +126,7 @@ def reproduce(
     executor: Any = None,
     workers: int | None = None,
     progress: ProgressFactory | None = None,
+    checks: bool = False,
 ) -> dict[str, Any]:
     """Run every available study of a deck into ``out``; returns the deck.json document."""
     from ..catalog import build
@@ -159,6 +161,14 @@ def reproduce(
             entry["status"] = "failed" if result.failed and len(result.failed) == result.total else "done"
             _draw_study(study, deck, out / study.sweep, entry)
             _write_deck(out, doc, started)
+        if checks:
+            from ..check import deck_names, run_checks
+
+            if deck.name not in deck_names():
+                raise ScenarioError(f"--checks: deck {deck.name!r} has no checks in targets.md; check decks: {', '.join(deck_names())}")
+            hook = progress("checks", 0) if progress is not None else None
+            judged = run_checks([deck.name], out / "checks", quick=quick, executor=executor, progress=hook, catalog=False)
+            doc["checks"] = judged["tally"].get(deck.name, {})
     finally:
         if own:
             executor.close()
@@ -209,6 +219,11 @@ def write_deck_report(folder: str | Path) -> Path:
         overview.rows.append([s["sweep"], s["title"], s["status"], fmt(s.get("runs")), fmt(s.get("wall_s")),
                               s.get("reason") or (f"{len(s.get('failed') or [])} failed runs" if s.get("failed") else "")])
     page.sections.append(Section("Overview", "overview", tables=[overview]))
+    checks_doc = folder / "checks" / "checks.json"
+    if checks_doc.is_file():
+        from ..check.report import checks_sections
+
+        page.sections.extend(checks_sections(folder / "checks", json.loads(checks_doc.read_text(encoding="utf-8"))))
     for s in studies:
         sec = Section(f"{s['sweep']}: {s['title']}", s["sweep"], status=s["status"])
         if s.get("text"):

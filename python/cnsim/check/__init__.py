@@ -1,0 +1,145 @@
+"""``cnsim check``: every numbered check of targets.md, run and judged (issue 12).
+
+The checks are data (:mod:`.spec`, one TOML file per deck in ``decks/``); this package
+
+1. loads and validates them (:mod:`.spec`),
+2. plans the runs they need — run sets of a deck as sweep specs, seeds per §A, ``--quick``
+   shortening — (:mod:`.plan`),
+3. runs what is missing through the sweep machinery (:func:`cnsim.sweep.expand`, an executor of
+   :mod:`cnsim.executors`, :func:`cnsim.sweep.execute_run`): each run in ``DIR/runs/<run_id>/``,
+   cached by its content hash, so a second call (or an interrupted one) only runs what is missing,
+4. measures (:mod:`.extract`, :mod:`.metrics`) and judges each check (:mod:`.evaluate`,
+   :mod:`.condition`),
+5. writes ``DIR/checks.json``, ``DIR/checks.parquet``, ``DIR/figures/<id>.png`` for failed checks,
+   ``DIR/sweep.parquet`` + ``DIR/catalog.duckdb`` (the runs) and ``DIR/report.html`` (:mod:`.report`).
+
+See docs/fidelity.md for how to run it and what it found.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError
+from .evaluate import FAIL, NOT_RUN, PASS, Evaluator, Verdict
+from .plan import Plan, make_plan
+from .report import draw_failure, rows, tally, write_checks_report, write_results
+from .spec import Check, Deck, deck_names, load_decks
+
+__all__ = ["FAIL", "NOT_RUN", "PASS", "deck_names", "load_decks", "run_checks", "select", "tally_line"]
+
+Progress = Callable[[int, int, int], None]
+
+
+def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
+    """The checks of ``decks``, or just the ids in ``only`` (an unknown id is exit-2 input)."""
+    checks = [c for d in decks for c in d.checks]
+    if not only:
+        return checks
+    known = {c.id for c in checks}
+    unknown = [i for i in only if i not in known]
+    if unknown:
+        raise ScenarioError(f"--only: unknown check id(s) {', '.join(unknown)} in the selected decks "
+                            f"({', '.join(d.name for d in decks)}); ids look like T-K15")
+    return [c for c in checks if c.id in set(only)]
+
+
+def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, list[tuple[str, str]]]:
+    """Run the plan's missing runs; returns (total, run now, failed)."""
+    from ..sweep import clean_stale
+
+    runs = out.resolve() / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    clean_stale(runs)
+    tasks = plan.tasks
+    todo = [t for t in tasks if not (runs / t.run_id / "summary.json").is_file()]
+    done, failed = len(tasks) - len(todo), []
+    if progress is not None:
+        progress(done, len(tasks), 0)
+    for outcome in executor.map_runs(todo):
+        if outcome.status == "interrupted":
+            continue
+        done += 1
+        if outcome.status == "failed":
+            failed.append((outcome.run_id, outcome.error or "failed"))
+        if progress is not None:
+            progress(done, len(tasks), len(failed))
+    return len(tasks), len(todo), failed
+
+
+def run_checks(
+    decks: list[str] | None,
+    out: str | Path,
+    quick: bool = False,
+    seeds: int | None = None,
+    executor: Any = None,
+    workers: int | None = None,
+    only: list[str] | None = None,
+    progress: Progress | None = None,
+    catalog: bool = True,
+) -> dict[str, Any]:
+    """Run and judge the checks of ``decks`` (None: all) into ``out``; returns the checks.json document."""
+    from ..executors import LocalExecutor
+    from ..sweep import rebuild_table
+
+    if seeds is not None and seeds < 1:
+        raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
+    started = time.perf_counter()
+    loaded = load_decks(decks)
+    checks = select(loaded, only)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs_dir = out.resolve() / "runs"
+    plan = make_plan(loaded, checks, str(runs_dir), quick=quick, seeds=seeds)
+    own = executor is None
+    if executor is None:
+        executor = LocalExecutor(workers)
+    try:
+        total, ran, failed = _execute(plan, out, executor, progress)
+    finally:
+        if own:
+            executor.close()
+        if plan.tasks:
+            rebuild_table(out, plan.tasks)
+            if catalog:
+                from ..catalog import build
+
+                build(out)
+    evaluator = Evaluator(plan, runs_dir, loaded)
+    verdicts: list[Verdict] = []
+    for deck in loaded:
+        for check in (c for c in checks if c.deck == deck.name):
+            verdict = evaluator.evaluate(check)
+            verdicts.append(verdict)
+            if verdict.verdict == FAIL:
+                draw_failure(verdict, evaluator, out / "figures")
+        evaluator.forget()
+    row_list = rows(verdicts)
+    meta = {
+        "decks": [d.name for d in loaded],
+        "quick": quick,
+        "seeds": plan.seeds,
+        "only": only or [],
+        "executor": getattr(executor, "name", "?"),
+        "runs": total,
+        "ran": ran,
+        "failed_runs": [list(f) for f in failed],
+        "wall_s": time.perf_counter() - started,
+        "run_sets": [
+            {"deck": s.deck, "name": s.name, "base": s.spec.base, "runs": len({t.run_id for t in s.tasks}),
+             "added": s.changes, "spec": s.spec.to_dict()}
+            for s in plan.sets.values()
+        ],
+    }
+    write_results(out, row_list, meta)
+    write_checks_report(out)
+    return {**meta, "tally": tally(row_list), "checks": row_list}
+
+
+def tally_line(deck: str, counts: dict[str, int]) -> str:
+    """``kd: 4 pass, 1 fail, 1 not_run (6 checks)``."""
+    return (f"{deck}: {counts.get(PASS, 0)} pass, {counts.get(FAIL, 0)} fail, {counts.get(NOT_RUN, 0)} not_run "
+            f"({counts.get('total', 0)} checks)")

@@ -1,0 +1,408 @@
+"""cnsim check (issue 12): the deck data, the metrics against analytic inputs, the conditions, the
+evaluator on synthetic run folders (pass / fail / not_run), the planner's --quick rules, and the
+command line on a tiny subset (exit codes 0 / 1 / 2, files written, runs reused)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import cnsim.check as check_pkg
+from cnsim.check import metrics as m
+from cnsim.check.condition import Condition, ConditionError
+from cnsim.check.evaluate import FAIL, NOT_RUN, PASS, Evaluator
+from cnsim.check.plan import make_plan
+from cnsim.check.spec import ID_PATTERN, deck_names, load_decks, parse_deck
+from cnsim.cli import app
+from cnsim.errors import ScenarioError
+from cnsim.results import dump_json
+from cnsim.runner import prepare
+
+runner = CliRunner()
+
+# ------------------------------------------------------------------------------------------
+# The deck data
+# ------------------------------------------------------------------------------------------
+
+#: targets.md §C: how many checks each source has (81 in all)
+_COUNTS = {"Z": 24, "Q": 25, "K": 6, "E": 12, "F": 9, "X": 5}
+_DECK_OF = {"Z": "zhb", "Q": "qcnp", "K": "kd", "E": "eval", "F": "e2cm", "X": "cross"}
+
+
+def test_every_check_of_targets_is_data_exactly_once() -> None:
+    decks = load_decks()
+    assert [d.name for d in decks] == deck_names() == ["zhb", "qcnp", "kd", "eval", "e2cm", "cross"]
+    ids = [c.id for d in decks for c in d.checks]
+    assert len(ids) == 81 and len(set(ids)) == 81
+    assert all(ID_PATTERN.match(i) for i in ids)
+    for letter, count in _COUNTS.items():
+        assert sum(i[2] == letter for i in ids) == count, letter
+    for d in decks:
+        for c in d.checks:
+            assert _DECK_OF[c.id[2]] == d.name, c.id
+            assert re.fullmatch(r"(N1|N2|Q|M)(/(N1|N2|Q|M))*", c.cls), c.id
+            assert c.claim and "\n" not in c.claim and c.expected and c.tolerance and c.source
+            assert c.conditions or c.pending
+
+
+_MINI = '''
+deck = "mini"
+title = "t"
+source = "s"
+[runs.a]
+scenario = "kd-symmetric-single-hs"
+set = { "cm.scheme" = "bcn" }
+axes = { "links.delay" = ["4us", "250us"] }
+[[checks]]
+id = "T-K99"
+class = "Q"
+source = "D"
+claim = "c"
+expected = "e"
+tolerance = "t"
+pass = ["all(hot >= 5)"]
+measure.hot = { run = "a", metric = "hot_port", window = "all" }
+'''
+
+
+def test_a_valid_mini_deck_parses() -> None:
+    deck = parse_deck("mini", _MINI)
+    (c,) = deck.checks
+    assert c.id == "T-K99" and c.measures["hot"].window == "all" and deck.runs["a"].points == [
+        {"links.delay": "4us"}, {"links.delay": "250us"}]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('id = "T-K99"', 'id = "K99"', "does not match T-<letter><two digits>"),
+        ('class = "Q"', 'class = "maybe"', "is not a class"),
+        ('metric = "hot_port"', 'metric = "hot_pot"', "unknown metric"),
+        ('window = "all"', 'window = "later"', "is not a window"),
+        ('run = "a"', 'run = "b"', "is not a run set of this deck"),
+        ('pass = ["all(hot >= 5)"]', 'pass = ["hot + 5"]', "must be a comparison"),
+        ('pass = ["all(hot >= 5)"]', 'pass = ["hot.real > 5"]', "Attribute is not allowed"),
+        ('pass = ["all(hot >= 5)"]', 'pass = ["open(hot) > 5"]', "only the functions"),
+        ('pass = ["all(hot >= 5)"]', 'pass = ["cold > 5"]', "unknown name(s) cold"),
+        ('window = "all" }', 'window = "all", where = { "links.delay" = "7us" } }', "is not a value of the axis"),
+        ('scenario = "kd-symmetric-single-hs"', 'scenario = "kd-nowhere"', "unknown base scenario"),
+        ('metric = "hot_port", window = "all"', 'metric = "underrun", window = "ss"', "holds the run's window only"),
+    ],
+)
+def test_deck_problems_are_named(old: str, new: str, message: str) -> None:
+    assert old in _MINI
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        parse_deck("mini", _MINI.replace(old, new))
+
+
+def test_unknown_deck_is_bad_input() -> None:
+    with pytest.raises(ScenarioError, match="unknown check deck 'nope'"):
+        load_decks(["nope"])
+
+
+# ------------------------------------------------------------------------------------------
+# Metrics against analytic inputs
+# ------------------------------------------------------------------------------------------
+
+
+def test_spectral_period_of_a_sine_with_trend_and_offset() -> None:
+    t = np.arange(1, 30_001) * 10e-6  # 0.3 s sampled every 10 us
+    for period in (3.37e-3, 20.7e-3, 61e-3):
+        q = 150e3 + 2e4 * np.sin(2 * np.pi * t / period + 0.3) + 1e4 * t
+        assert m.spectral_period(t, q) == pytest.approx(period, rel=0.01)
+    assert math.isnan(m.spectral_period(t, np.full_like(t, 5.0)))
+    assert math.isnan(m.spectral_period(t[:4], t[:4]))
+
+
+def test_settle_time_of_a_step_and_of_an_exponential() -> None:
+    t = np.arange(1, 20_001) * 10e-6  # 0.2 s
+    step = np.where(t >= 0.05, 24e3, 0.0)
+    assert m.settle_time(t, step, 0.0, 24e3, tol=0.2, hold=0.005) == pytest.approx(0.05, abs=1e-5)
+    tau = 0.01
+    expo = 24e3 * (1 - np.exp(-t / tau))  # within 20 % once e^(-t/tau) <= 0.2: t = tau ln 5
+    assert m.settle_time(t, expo, 0.0, 24e3) == pytest.approx(tau * math.log(5), abs=2e-5)
+    # a queue that never holds inside the band for 5 ms never settles
+    ringing = 24e3 * (1 + 0.5 * np.sin(2 * np.pi * t / 4e-3))
+    assert m.settle_time(t, ringing, 0.0, 24e3) == math.inf
+
+
+def test_window_statistics_weigh_partial_bins() -> None:
+    t = np.arange(1, 11) * 1e-3  # bins [0,1], [1,2], ... ms
+    v = np.arange(10, dtype=float)  # bin i has value i
+    assert m.bin_width(t) == pytest.approx(1e-3)
+    assert m.window_mean(t, v, (0.002, 0.004)) == pytest.approx(2.5)
+    assert m.window_mean(t, v, (0.0015, 0.0025)) == pytest.approx(1.5)  # half of bin 1, half of bin 2
+    assert m.window_sum(t, np.ones(10), (0.0015, 0.0045)) == pytest.approx(3.0)
+    assert math.isnan(m.window_mean(t, v, (0.02, 0.03)))
+    ts, vs = m.samples_in(t, v, (0.002, 0.004))
+    assert list(vs) == [2.0, 3.0]  # samples at t = 3 ms and 4 ms (0.002 < t <= 0.004)
+    tr, vr = m.rebin(t, v, 5e-3)
+    assert list(vr) == [2.0, 7.0] and list(tr) == pytest.approx([0.005, 0.010])
+    assert m.time_cv([1.0, 3.0]) == pytest.approx(0.5)
+    assert m.linear_slope(t, 3 * t + 1) == pytest.approx(3.0)
+
+
+def test_named_windows_follow_targets_section_a() -> None:
+    w = m.named_windows(0.1, 0.5, 0.6)
+    assert w == {"all": (0.0, 0.6), "ss": pytest.approx((0.2, 0.5)), "tr": pytest.approx((0.1, 0.15)),
+                 "rec": pytest.approx((0.5, 0.6)), "last100": pytest.approx((0.4, 0.5))}
+    assert m.named_windows(None, None, 0.2) == {"all": (0.0, 0.2)}
+    assert "rec" not in m.named_windows(0.1, 0.5, 0.5)  # cut at the hotspot end: no recovery window
+
+
+def test_crossing_and_first_peak() -> None:
+    t = np.arange(1, 101) * 1e-3
+    v = np.where(t > 0.0305, 9.0, 2.0)
+    assert m.crossing_time(t, v, 0.02, 8.5) == pytest.approx(0.011)  # the bin ending at 31 ms
+    assert m.crossing_time(t, v, 0.02, 100.0) == math.inf
+    assert m.crossing_time(t, v, 0.0, 3.0, above=False) == pytest.approx(0.001)
+    ts = np.arange(1, 5001) * 10e-6
+    q = np.exp(-ts / 0.01) * np.sin(2 * np.pi * ts / 0.008) ** 2  # first peak near 2 ms
+    assert m.first_peak_time(ts, q, 0.0, 0.05) == pytest.approx(0.002, abs=2e-4)
+
+
+def test_jain_and_the_lag_delay_ultimate_gain() -> None:
+    assert m.jain([2.0, 2.0, 2.0]) == pytest.approx(1.0)
+    assert m.jain([1.0, 0.0, 0.0, 0.0]) == pytest.approx(0.25)
+    assert list(m.jain(np.array([[1.0, 1.0], [1.0, 0.0]]))) == pytest.approx([1.0, 0.5])
+    x = 2.028757838  # root of atan(x) + x = pi
+    assert m.lag_delay_ultimate_gain(1.0) == pytest.approx(math.sqrt(1 + x * x), rel=1e-6)
+    assert m.lag_delay_ultimate_gain(0.5) > m.lag_delay_ultimate_gain(1.0) > m.lag_delay_ultimate_gain(2.0)
+
+
+# ------------------------------------------------------------------------------------------
+# Conditions
+# ------------------------------------------------------------------------------------------
+
+
+def test_conditions_are_element_wise_and_safe() -> None:
+    env = {"a": np.array([1.0, 2.0, 3.0]), "b": np.array([[1.0, 1.0], [1.0, 0.0]])}
+    assert Condition.compile("all(a >= 1)").evaluate(env)[0]
+    assert not Condition.compile("all(diff(a) < 0)").evaluate(env)[0]
+    assert Condition.compile("1 <= a[0] <= 1 and a[-1] == 3").evaluate(env)[0]
+    assert Condition.compile("all(a * 2 == [2, 4, 6])").evaluate(env)[0]
+    assert Condition.compile("jain(b[1]) < 0.6 and argmax(a) == 2").evaluate(env)[0]
+    assert Condition.compile("all(minimum(a, 2) <= 2) and not any(a > 5)").evaluate(env)[0]
+    assert not Condition.compile("a > 2").evaluate(env)[0]  # holds only when every element does
+    assert Condition.compile("all(isfinite(a))").evaluate({"a": np.array([1.0])})[0]
+    assert not Condition.compile("x > 1").evaluate({"x": np.array([math.nan])})[0]  # nan fails
+    assert Condition.compile("x > 1").evaluate({"x": np.array([math.inf])})[0]  # inf = never: "slower"
+    for bad in ("__import__('os')", "a.sum() > 1", "[x for x in a]", "a", "lambda: 1"):
+        with pytest.raises(ConditionError):
+            Condition.compile(bad)
+    with pytest.raises(ConditionError, match="shapes do not match"):
+        Condition.compile("a > c").evaluate({"a": np.ones(3), "c": np.ones(2)})
+
+
+# ------------------------------------------------------------------------------------------
+# The evaluator on synthetic run folders
+# ------------------------------------------------------------------------------------------
+
+_SYNTH = '''
+deck = "synth"
+title = "t"
+source = "s"
+[runs.kd]
+scenario = "kd-symmetric-single-hs"
+set = { "cm.scheme" = "bcn" }
+axes = { "links.delay" = ["4us", "250us"] }
+[[checks]]
+id = "T-K91"
+class = "Q"
+source = "D"
+claim = "passes"
+expected = "hot port >= 9 Gb/s at 4 us, falls with delay; the queue oscillates with a 3.4 ms period"
+tolerance = "t"
+pass = ["hot[0] >= 9", "hot[1] < hot[0]", "all(abs(period / 3.4e-3 - 1) < 0.02)", "all(q > 1e5)"]
+measure.hot = { run = "kd", metric = "hot_port", window = "all" }
+measure.period = { run = "kd", metric = "period", window = "main" }
+measure.q = { run = "kd", metric = "q_mean", window = "main" }
+[[checks]]
+id = "T-K92"
+class = "Q"
+source = "D"
+claim = "fails"
+expected = "hot port >= 9.9 at every delay"
+tolerance = "t"
+pass = ["all(hot >= 9.9)"]
+measure.hot = { run = "kd", metric = "hot_port", window = "all" }
+[[checks]]
+id = "T-K93"
+class = "Q"
+source = "D"
+claim = "needs a key the engine does not write"
+expected = "e"
+tolerance = "t"
+pass = ["fct > 0"]
+measure.fct = { run = "kd", metric = "summary:fct_ms.hot.mean" }
+[[checks]]
+id = "T-K94"
+class = "M"
+source = "D"
+claim = "pending"
+expected = "e"
+tolerance = "t"
+pending = "the deck gives no number"
+[[checks]]
+id = "T-K95"
+class = "N2"
+source = "B1"
+claim = "scenario metrics need no run"
+expected = "fair share 2.5 Gb/s"
+tolerance = "t"
+pass = ["all(abs(share - 2.5) < 1e-9)"]
+measure.share = { run = "kd", metric = "fair:EP0->EP4" }
+'''
+
+
+def _write_synthetic_run(folder: Path, task, hot_gbps: float) -> None:  # noqa: ANN001 - a RunTask
+    """A run folder whose series are analytic: constant hot-port throughput, a sine queue."""
+    scen = prepare(task.base, task.overrides, task.seed)
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(scen.to_toml(), encoding="utf-8")
+    summary = {"scenario": scen.id, "seed": task.seed, "duration_s": 0.2, "window_s": [0.02, 0.2], "fct_ms": None}
+    (folder / "summary.json").write_text(dump_json(summary), encoding="utf-8")
+    (folder / "series").mkdir()
+    t_ms = np.arange(1, 201) * 1e-3
+    pq.write_table(pa.table({"t_s": t_ms, "entity": ["port:S1/EP4"] * 200, "gbps": np.full(200, hot_gbps)}),
+                   folder / "series" / "throughput.parquet")
+    t_q = np.arange(1, 20_001) * 10e-6
+    q = 1.5e5 + 5e4 * np.sin(2 * np.pi * t_q / 3.4e-3)
+    pq.write_table(pa.table({"t_s": t_q, "queue": ["S1/EP4"] * t_q.size, "bytes": q, "bytes_max": q}),
+                   folder / "series" / "queue.parquet")
+
+
+def test_evaluator_pass_fail_and_not_run(tmp_path: Path) -> None:
+    deck = parse_deck("synth", _SYNTH)
+    runs = tmp_path / "runs"
+    plan = make_plan([deck], deck.checks, str(runs), seeds=2)
+    (planned,) = plan.sets.values()
+    # the period needs 10 us samples; per-flow series stay (a summary key may depend on them)
+    assert planned.changes == {"metrics.bin": "10us"}
+    assert len(plan.tasks) == 4  # 2 delays x 2 seeds
+    for task in plan.tasks:
+        hot = 9.5 if task.params["links.delay"] == "4us" else 8.0
+        _write_synthetic_run(runs / task.run_id, task, hot + 0.1 * task.seed)  # seeds 1, 2: mean hot + 0.15
+    evaluator = Evaluator(plan, runs, [deck])
+    verdicts = {c.id: evaluator.evaluate(c) for c in deck.checks}
+    ok = verdicts["T-K91"]
+    assert ok.verdict == PASS, ok.reason
+    assert list(ok.values["hot"].value) == pytest.approx([9.65, 8.15])  # the seed mean
+    assert len(ok.runs) == 4 and all(r.startswith("runs/") for r in ok.runs)
+    assert "hot = [9.65, 8.15]" in ok.measured_text()
+    bad = verdicts["T-K92"]
+    assert bad.verdict == FAIL and "all(hot >= 9.9)" in bad.reason
+    missing = verdicts["T-K93"]
+    assert missing.verdict == NOT_RUN and "fct_ms.hot.mean" in missing.reason
+    assert verdicts["T-K94"].verdict == NOT_RUN and "pending" in verdicts["T-K94"].reason
+    fair = verdicts["T-K95"]
+    assert fair.verdict == PASS and fair.runs == []
+    # a run that is missing (or failed) makes its checks not_run, never a made-up value
+    import shutil
+
+    shutil.rmtree(runs / plan.tasks[0].run_id)
+    again = Evaluator(plan, runs, [deck]).evaluate(deck.checks[0])
+    assert again.verdict == NOT_RUN and "has not run" in again.reason
+
+
+def test_quick_plan_uses_one_seed_and_cuts_runs_after_the_last_window(tmp_path: Path) -> None:
+    (zhb,) = load_decks(["zhb"])
+    checks = [c for c in zhb.checks if c.id in ("T-Z03", "T-Z07", "T-Z14")]
+    quick = make_plan([zhb], checks, str(tmp_path), quick=True)
+    full = make_plan([zhb], checks, str(tmp_path))
+    assert quick.seeds == 1 and full.seeds == 3
+    og = quick.sets[("zhb", "og_none")]
+    assert og.changes == {"duration": "502000us"}  # W_ss ends at 0.5 s; the run is 0.6 s
+    assert {t.seed for t in og.tasks} == {1} and len(og.tasks) == 2
+    assert quick.sets[("zhb", "gd")].changes["metrics.bin"] == "10us"  # q std: 10 us samples (§A)
+    assert "duration" not in quick.sets[("zhb", "gigrid")].changes  # W_rec reaches the end of the run
+    assert full.sets[("zhb", "og_none")].changes == {}
+    assert len(full.sets[("zhb", "og_none")].tasks) == 6
+
+
+# ------------------------------------------------------------------------------------------
+# The command line
+# ------------------------------------------------------------------------------------------
+
+
+def test_cli_check_kd_subset_files_and_reuse(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    res = runner.invoke(app, ["check", "kd", "--only", "T-K16", "--only", "T-K20", "--quick", "--workers", "1",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "kd: " in res.output and "(2 checks)" in res.output
+    doc = json.loads((out / "checks.json").read_text())
+    assert [r["id"] for r in doc["checks"]] == ["T-K16", "T-K20"]
+    assert doc["seeds"] == 1 and doc["quick"] is True and doc["ran"] == doc["runs"] == 7
+    for r in doc["checks"]:
+        assert r["verdict"] in (PASS, FAIL, NOT_RUN) and r["claim"] and r["expected"]
+    assert doc["checks"][1]["runs"] == []  # T-K20 is the linear model: no run
+    assert all((out / r).is_dir() for r in doc["checks"][0]["runs"])
+    table = pq.read_table(out / "checks.parquet")
+    assert table.num_rows == 2
+    assert {"id", "deck", "class", "claim", "expected", "measured", "tolerance", "verdict", "runs"} <= set(table.column_names)
+    html = (out / "report.html").read_text()
+    assert "T-K16" in html and "Tally per deck" in html
+    assert (out / "sweep.parquet").is_file() and (out / "catalog.duckdb").is_file()
+    res = runner.invoke(app, ["check", "kd", "--only", "T-K16", "--quick", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "checks.json").read_text())["ran"] == 0  # cached by run id
+    res = runner.invoke(app, ["report", str(out)])
+    assert res.exit_code == 0 and (out / "report.html").is_file()
+
+
+def test_cli_strict_exits_1_on_a_failed_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deck = parse_deck("synth", _SYNTH.split("[[checks]]")[0] + "[[checks]]" + _SYNTH.split("[[checks]]")[2])
+    monkeypatch.setattr(check_pkg, "load_decks", lambda names=None: [deck])
+    monkeypatch.setattr(check_pkg, "deck_names", lambda: ["synth"])
+    args = ["check", "synth", "--quick", "--workers", "1", "--out", str(tmp_path / "s")]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output  # failed checks included: it ran
+    assert "synth: 0 pass, 1 fail, 0 not_run (1 checks)" in res.output
+    assert (tmp_path / "s" / "figures" / "T-K92.png").stat().st_size > 5000
+    assert "T-K92.png" not in (tmp_path / "s" / "report.html").read_text()  # embedded, not linked
+    res = runner.invoke(app, [*args, "--strict"])
+    assert res.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "nope"], "unknown check deck 'nope'"),
+        (["check", "kd", "--seeds", "0"], "--seeds: must be at least 1"),
+        (["check", "kd", "--only", "T-Z03"], "unknown check id(s) T-Z03"),
+        (["check", "kd", "--workers", "0"], "--workers: must be at least 1"),
+        (["check", "kd", "--executor", "slurm"], "is not an executor"),
+    ],
+)
+def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str], message: str) -> None:
+    res = runner.invoke(app, [*args, "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+    assert "Traceback" not in res.output
+
+
+def test_reproduce_with_checks_shows_the_decks_checks(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--checks", "--workers", "1", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "checks  kd: " in res.output and "(6 checks)" in res.output
+    doc = json.loads((tmp_path / "checks" / "checks.json").read_text())
+    assert len(doc["checks"]) == 6 and doc["decks"] == ["kd"]
+    html = (tmp_path / "report.html").read_text()
+    assert "Checks: kd" in html and "T-K15" in html and "kd-qeq150-delay" in html
+
+
+def test_recovery_ignores_the_backlog_drain() -> None:
+    t = np.arange(1, 101) * 1e-3  # 100 ms after a hotspot that ended at t = 0
+    drain_then_recover = np.where(t <= 0.003, 10.0, np.where(t <= 0.040, 3.0, 8.6))
+    assert m.sustained_time(t, drain_then_recover, 0.0, 8.5, hold=0.01) == pytest.approx(0.041)
+    assert m.crossing_time(t, drain_then_recover, 0.0, 8.5) == pytest.approx(0.001)  # the naive reading
+    assert m.sustained_time(t, np.where(t <= 0.095, 3.0, 9.0), 0.0, 8.5, hold=0.01) == math.inf  # no room to hold
