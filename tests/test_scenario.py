@@ -561,3 +561,18 @@ def test_geometric_and_completion_need_their_keys() -> None:
 
 def test_core_json_is_json() -> None:
     assert json.loads(load("kd-symmetric-single-hs").core_json())["version"] == 1
+
+
+def test_kd_gains_follow_w_and_qeq_unless_given() -> None:
+    """I-23 (issue 12): the Kwan & Ding gains are the deck's formulas of W and Qeq, so a sweep of w
+    or Qeq recomputes them; a gain given explicitly stays."""
+    from cnsim.scenario import load
+
+    def gains(**over: object) -> tuple[float, float]:
+        cm = load("kd-symmetric-single-hs").set_many({"cm.scheme": "bcn", **over}).lower()["cm"]
+        return cm["gd"], cm["gi"]
+
+    assert gains() == pytest.approx((6.6667e-7, 1.3333e-3), rel=1e-4)  # the printed values at W = 2
+    assert gains(**{"cm.w": 16}) == pytest.approx((0.5 / (33 * 150_000), 0.1 * 1e4 / (33 * 150_000)))
+    assert gains(**{"cm.qeq": "24KB"}) == pytest.approx((4.1667e-6, 8.3333e-3), rel=1e-4)
+    assert gains(**{"cm.w": 16, "cm.gd": 1e-6})[0] == 1e-6
