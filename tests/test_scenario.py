@@ -576,3 +576,20 @@ def test_kd_gains_follow_w_and_qeq_unless_given() -> None:
     assert gains(**{"cm.w": 16}) == pytest.approx((0.5 / (33 * 150_000), 0.1 * 1e4 / (33 * 150_000)))
     assert gains(**{"cm.qeq": "24KB"}) == pytest.approx((4.1667e-6, 8.3333e-3), rel=1e-4)
     assert gains(**{"cm.w": 16, "cm.gd": 1e-6})[0] == 1e-6
+
+
+def test_cp_placement_is_a_scenario_option() -> None:
+    """Issue 12: congestion points on every egress of a CM switch (default) or on named ports."""
+    from cnsim.scenario import load
+
+    base = load("zhb-og-multi-hop").set_many({"cm.scheme": "qcn"})
+    assert "cp_ports" not in base.lower()["switch"]
+    named = load("zhb-og-multi-hop").set_many({"cm.scheme": "qcn", "switch.cp_ports": ["S3/7"]})
+    assert named.lower()["switch"]["cp_ports"] == ["S3/7"]
+    with pytest.raises(cnsim.ScenarioError, match=r"switch\.cp_ports\.1"):
+        load("zhb-og-multi-hop").set_many({"switch.cp_ports": ["S3/7", "S9/7"]}).validate()
+    # only the hot port as a CP: QCN still controls the hotspot, with fewer messages
+    every = cnsim.run("zhb-og-multi-hop", set={"cm.scheme": "qcn"}).summary
+    hot = cnsim.run("zhb-og-multi-hop", set={"cm.scheme": "qcn", "switch.cp_ports": ["S3/7"]}).summary
+    assert hot["throughput_gbps"]["aggregate"] == pytest.approx(every["throughput_gbps"]["aggregate"], rel=0.01)
+    assert 0 < hot["cm"]["frames"] < every["cm"]["frames"]

@@ -108,6 +108,7 @@ def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
             "processing_delay_ps": r.processing_delay_ps,
             "pause": sw.pause,
             **({"pfc_classes": sw.pfc_classes} if sw.pfc_classes else {}),
+            **({"cp_ports": list(sw.cp_ports)} if isinstance(sw.cp_ports, list) else {}),
             "thresholds": {name: dict(t) for name, t in r.thresholds.items()},
         },
         "nic": {

@@ -173,6 +173,11 @@ class Resolution:
             for i, q in enumerate(doc.metrics.queues):
                 if q not in port_set:
                     p.append(Problem(f"metrics.queues.{i}", q, f"unknown port; ports are <switch>/<neighbour>: {shown}"))
+            if isinstance(doc.switch.cp_ports, list):
+                cm_ports = {q for q in ports if q.split("/")[0] not in set(doc.topology.legacy)}
+                for i, q in enumerate(doc.switch.cp_ports):
+                    if q not in cm_ports:
+                        p.append(Problem(f"switch.cp_ports.{i}", q, f"an egress port <switch>/<neighbour> of a CM switch: {shown}"))
         nic = doc.nic
         if nic.ingress != "unlimited" and nic.ingress_size < doc.traffic.frame_size:
             p.append(Problem("nic.ingress_size", nic.ingress_size, f'nic.ingress = "{nic.ingress}" needs a buffer of at least one frame ({doc.traffic.frame_size} B)'))

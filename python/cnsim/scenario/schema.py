@@ -108,6 +108,8 @@ class SwitchSpec(_Model):
     """PAUSE low watermark ("auto": from xon_rule)."""
     xon_rule: Literal["half", "minus_10KB"] = "half"
     """How "auto" xon follows xoff: xoff/2, or xoff − 10 KB."""
+    cp_ports: Literal["all"] | list[str] = "all"
+    """The egress ports that are congestion points when a scheme runs: "all" (every egress of a CM switch) or a list of port names <switch>/<neighbour>."""
     pfc_classes: Annotated[int, Field(ge=0, le=8)] = 0
     """0: 802.3x PAUSE (stops every frame but MAC control); 1–8: PFC (802.1Qbb) with that many priority classes, each paused alone on its equal share of the memory, CM control never paused."""
 

@@ -48,6 +48,10 @@ pub struct SwitchConfig {
     /// classes, the watermarks in `thresholds` then per class (802.1Qbb, algorithms.md §2.1).
     #[serde(default)]
     pub pfc_classes: u8,
+    /// The switch egress ports that are congestion points (by port name); `None`: every egress
+    /// of a CM switch.
+    #[serde(default)]
+    pub cp_ports: Option<Vec<String>>,
     /// Per switch name: admission capacity and PAUSE watermarks in the buffer model's scope.
     pub thresholds: std::collections::BTreeMap<String, Thresholds>,
 }

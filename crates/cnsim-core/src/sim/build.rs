@@ -134,17 +134,38 @@ pub(super) fn hotspots(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<Hotspot>
         .collect()
 }
 
-/// A congestion point on every egress port of a CM switch (legacy switches have none, D6),
-/// each with its own random stream; nothing when the scheme has no CPs.
+/// A congestion point on every egress port of a CM switch (legacy switches have none, D6), or
+/// on the ports `switch.cp_ports` names, each with its own random stream; nothing when the
+/// scheme has no CPs.
 pub(super) fn congestion_points(
     cfg: &CoreConfig,
     scheme: &Scheme,
     ports: &[Port],
     topo: &Topology,
-) -> (Vec<Option<AnyCp>>, Vec<SimRng>) {
+) -> Result<(Vec<Option<AnyCp>>, Vec<SimRng>)> {
     if !scheme.has_congestion_points() {
-        return (Vec::new(), Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
+    let named: Option<Vec<bool>> = match &cfg.switch.cp_ports {
+        None => None,
+        Some(names) => {
+            let mut chosen = vec![false; ports.len()];
+            for (i, name) in names.iter().enumerate() {
+                let p = topo.port_by_name(name).filter(|&p| {
+                    matches!(ports[p as usize].spec.owner, Device::Switch(s) if !topo.legacy[s as usize])
+                });
+                let Some(p) = p else {
+                    return Err(Error::config(
+                        format!("switch.cp_ports.{i}"),
+                        name,
+                        "an egress port <switch>/<neighbour> of a CM switch",
+                    ));
+                };
+                chosen[p as usize] = true;
+            }
+            Some(chosen)
+        }
+    };
     let mut rngs: Vec<SimRng> = (0..ports.len())
         .map(|i| stream(cfg.seed, StreamKind::CongestionPoint, i as u64))
         .collect();
@@ -152,13 +173,15 @@ pub(super) fn congestion_points(
         .iter()
         .enumerate()
         .map(|(i, p)| match p.spec.owner {
-            Device::Switch(s) if !topo.legacy[s as usize] => {
+            Device::Switch(s)
+                if !topo.legacy[s as usize] && named.as_ref().is_none_or(|c| c[i]) =>
+            {
                 Some(scheme.new_cp(i as u32, p.spec.rate.as_f64(), &mut rngs[i]))
             }
             _ => None,
         })
         .collect();
-    (cps, rngs)
+    Ok((cps, rngs))
 }
 
 /// The recorder: bins and window, the recorded flows, the hot port (fixed, or following the

@@ -123,7 +123,7 @@ impl Simulator {
         let gens = build::generators(cfg, &topo, &mut nics)?;
         let hotspots = build::hotspots(cfg, &topo)?;
         let scheme = Scheme::from_config(&cfg.cm)?;
-        let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo);
+        let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo)?;
         let nps = build::notification_points(&scheme, &nics);
         let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
         let n_nodes = topo.nodes.len();

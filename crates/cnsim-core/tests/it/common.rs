@@ -51,6 +51,7 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
             processing_delay_ps: 0,
             pause: false,
             pfc_classes: 0,
+            cp_ports: None,
             thresholds,
         },
         nic: NicConfig {

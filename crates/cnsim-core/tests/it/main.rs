@@ -6,4 +6,5 @@ mod common;
 mod determinism;
 mod pacing;
 mod pause;
+mod placement;
 mod workloads;
