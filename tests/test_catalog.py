@@ -135,10 +135,12 @@ def test_deck_defaults() -> None:
         assert all(src["sizes"] == "geometric" and src["mean_frames"] == 1.0 and src["stop_ps"] == S for src in core["traffic"]["sources"])
         e2cm = load(sid).set("cm.scheme", "e2cm").resolved.cm
         assert e2cm["gd"] == pytest.approx(2.6667e-6) and e2cm["qeq"] == 37_500 and e2cm["qmc"] == 150_000
-    # eval: PAUSE on at 130/110 KB, AD-CNSIM
+    # eval: PAUSE on at 130/110 KB, AD-CNSIM as settled (docs/fidelity.md): VOQs that never
+    # block, the 150 KB NIC buffer as the PAUSE-able output buffer
     for sid in [s for s in TABLE if s.startswith("eval-")]:
         core = load(sid).lower()
-        assert core["switch"]["pause"] is True and core["nic"]["on_full"] == "block", sid
+        assert core["switch"]["pause"] is True and core["nic"]["ingress"] == "unlimited", sid
+        assert core["nic"]["egress_buffer"] == 150_000, sid
         assert {t["xoff"] for t in core["switch"]["thresholds"].values()} == {130_000}
 
 

@@ -9,13 +9,11 @@ import math
 import re
 from pathlib import Path
 
+import cnsim.check as check_pkg
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
-
-import cnsim.check as check_pkg
 from cnsim.check import metrics as m
 from cnsim.check.condition import Condition, ConditionError
 from cnsim.check.evaluate import FAIL, NOT_RUN, PASS, Evaluator
@@ -25,6 +23,7 @@ from cnsim.cli import app
 from cnsim.errors import ScenarioError
 from cnsim.results import dump_json
 from cnsim.runner import prepare
+from typer.testing import CliRunner
 
 runner = CliRunner()
 

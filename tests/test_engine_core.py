@@ -92,8 +92,11 @@ def test_kd_overload_is_dropped_at_the_egress_discard_threshold() -> None:
     assert s["queue_bytes"]["hot"]["max"] <= 600_000
 
 
-def test_eval_generators_block_instead_of_dropping() -> None:
-    s = cnsim.run("eval-sh-og-2g", duration="300ms").summary
+def test_the_blocking_adapter_option_blocks_generators_instead_of_dropping() -> None:
+    """The withdrawn AD-CNSIM reading stays available as an option (D15): one shared 150 KB
+    ingress pool whose generator blocks when it is full."""
+    shared = {"nic.ingress": "shared", "nic.ingress_size": "150KB", "nic.on_full": "block", "nic.egress_buffer": "1500B"}
+    s = cnsim.run("eval-sh-og-2g", duration="300ms", set=shared).summary
     conserved(s)
     assert s["source_drops"]["frames"] == 0
     assert s["source_blocked_fraction"] > 0.0
@@ -129,3 +132,11 @@ def test_the_engine_refuses_an_unknown_scheme_with_the_key() -> None:
     core["cm"] = {"scheme": "warp-drive"}
     with pytest.raises(ValueError, match="cm.scheme = warp-drive"):
         _core.Simulation(json.dumps(core))
+
+
+def test_the_eval_adapter_never_blocks_nor_drops_at_the_source() -> None:
+    """AD-CNSIM as settled (docs/fidelity.md): VOQs that never block one another, the 150 KB NIC
+    buffer as the output buffer — nothing is lost or held at the generator."""
+    s = cnsim.run("eval-sh-og-2g", duration="300ms").summary
+    conserved(s)
+    assert s["source_drops"]["frames"] == 0 and s["source_blocked_fraction"] == 0.0

@@ -180,17 +180,25 @@ def test_a_scheme_without_a_fluid_model_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_max_stable_loop_delay_and_the_w_needed_for_kd() -> None:
-    """PS-BCN-KD (gains fixed when W changes, I-23): τ_max = 118 us at W = 2 and ~365 us at
-    W = 8 and 16 (ω_c grows with W, so the gain in τ_max saturates); at a 200 us loop the W needed
-    is ~3.5, and no W is stable at 500 us."""
-    tmax = {w: bcn_linear(fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.w": w}))["max_stable_delay_s"]
+    """PS-BCN-KD with the W = 2 gains held fixed: τ_max = 118 us at W = 2 and ~365 us at W = 8
+    and 16 (ω_c grows with W, so the gain in τ_max saturates); at a 200 us loop the W needed is
+    ~3.5, and no W is stable at 500 us. With the gains recomputed for each W (I-23, the preset's
+    formulas) a larger W keeps buying delay: ~443 us at W = 8, ~814 us at W = 16, and W ≈ 9 is
+    stable at 500 us — the deck's "larger w helps at long delays"."""
+    fixed = {"cm.scheme": "bcn", "cm.gd": 6.6667e-7, "cm.gi": 1.3333e-3}
+    tmax = {w: bcn_linear(fluid_params("kd-symmetric-single-hs", {**fixed, "cm.w": w}))["max_stable_delay_s"]
             for w in (2, 8, 16)}
     assert tmax[2] == pytest.approx(118e-6, rel=0.02)
     assert tmax[8] == pytest.approx(365e-6, rel=0.02)
     assert tmax[16] == pytest.approx(368e-6, rel=0.02)
-    need = w_needed("kd-symmetric-single-hs", 200e-6, {"cm.scheme": "bcn"})
+    need = w_needed("kd-symmetric-single-hs", 200e-6, fixed)
     assert 3.3 < need["w"] < 3.7
-    assert w_needed("kd-symmetric-single-hs", 500e-6, {"cm.scheme": "bcn"})["w"] is None
+    assert w_needed("kd-symmetric-single-hs", 500e-6, fixed)["w"] is None
+    follow = {w: bcn_linear(fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.w": w}))["max_stable_delay_s"]
+              for w in (2, 8, 16)}
+    assert follow[2] == pytest.approx(tmax[2], rel=1e-4)
+    assert follow[8] == pytest.approx(443e-6, rel=0.02) and follow[16] == pytest.approx(814e-6, rel=0.02)
+    assert 8.5 < w_needed("kd-symmetric-single-hs", 500e-6, {"cm.scheme": "bcn"})["w"] < 9.8
 
 
 # --------------------------------------------------------------------------- the fluid model
@@ -291,7 +299,9 @@ def test_kd_oscillation_period_agrees(kd_grid) -> None:
     grows with its amplitude, which the linearisation ignores."""
     checked = 0
     for key, v in kd_grid.items():
-        if v["packet_period"] is None:
+        # the 9 us loop is stable with a wide margin: its queue is noise, and an autocorrelation
+        # peak there is chance (it comes and goes with a 5e-6 change of the gains)
+        if v["packet_period"] is None or key[0] == "4us":
             continue
         checked += 1
         assert v["fluid_period"] == pytest.approx(v["packet_period"], rel=0.10), key
