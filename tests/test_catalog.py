@@ -141,6 +141,7 @@ def test_deck_defaults() -> None:
         core = load(sid).lower()
         assert core["switch"]["pause"] is True and core["nic"]["ingress"] == "unlimited", sid
         assert core["nic"]["egress_buffer"] == 150_000, sid
+        assert core["switch"]["cp_ports"] == [core["metrics"]["hot_port"]], sid  # S4's congestion point
         assert {t["xoff"] for t in core["switch"]["thresholds"].values()} == {130_000}
 
 

@@ -77,3 +77,17 @@ def test_classes_must_exist() -> None:
         cnsim.run("zhb-og-multi-hop", set={"traffic.flows.0.priority": 1})
     with pytest.raises(cnsim.ScenarioError, match="switch.pfc_classes"):
         cnsim.run("zhb-og-multi-hop", set={"switch.pfc_classes": 9})
+
+
+def test_the_resolved_scenario_keeps_classes_and_cp_ports(tmp_path) -> None:
+    """A run folder's scenario.toml reproduces the run: PFC classes, priorities and CP placement
+    survive the round trip."""
+    scen = load("zhb-og-multi-hop").set_many(
+        {"switch.pfc_classes": 2, "traffic.flows.0.priority": 1, "switch.cp_ports": ["S3/7"], "cm.scheme": "qcn"}
+    )
+    (tmp_path / "s.toml").write_text(scen.to_toml())
+    again = load(tmp_path / "s.toml").lower()
+    core = scen.lower()
+    assert again == core
+    assert core["switch"]["pfc_classes"] == 2 and core["switch"]["cp_ports"] == ["S3/7"]
+    assert core["traffic"]["sources"][0]["priority"] == 1

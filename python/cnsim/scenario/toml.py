@@ -129,6 +129,8 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
         w.kv("xoff", xoff_rule if isinstance(xoff_rule, str) else r.thresholds[next(iter(r.thresholds))]["xoff"])
         w.kv("xon", "auto" if sw.xon == "auto" else r.thresholds[next(iter(r.thresholds))]["xon"])
     w.kv("xon_rule", sw.xon_rule)
+    w.kv("pfc_classes", sw.pfc_classes)
+    w.kv("cp_ports", sw.cp_ports if isinstance(sw.cp_ports, str) else list(sw.cp_ports))
 
     nic = doc.nic
     w.table("nic")
@@ -154,6 +156,8 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
             entry["start"] = format_time(f.start)
         if f.stop is not None:
             entry["stop"] = format_time(f.stop)
+        if f.priority is not None:
+            entry["priority"] = f.priority
         flows.append(entry)
     w.kv("flows", flows)
     w.kv("sizes", tr.sizes)
@@ -161,6 +165,7 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
     w.kv("start", format_time(tr.start))
     w.kv("stop", None if tr.stop is None else format_time(tr.stop))
     w.kv("run_to_completion", tr.run_to_completion)
+    w.kv("priority", tr.priority)
 
     for h in doc.hotspots:
         w.table("hotspots", array=True)
