@@ -112,10 +112,12 @@ def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
 @pytest.mark.parametrize(
     ("module", "forbidden"),
     [
-        ("cnsim.sweep", {"cnsim.report", "cnsim.reproduce", "cnsim.cli"}),  # the sweep engine draws no pages
-        ("cnsim.runtask", {"cnsim.report", "cnsim.sweep", "cnsim.cli"}),
-        ("cnsim.report", {"cnsim.sweep", "cnsim.reproduce", "cnsim.cli"}),
-        ("cnsim.results", {"cnsim.report", "cnsim.sweep", "cnsim.cli"}),
+        ("cnsim.sweep", {"cnsim.report", "cnsim.reproduce", "cnsim.check", "cnsim.cli"}),  # the sweep engine draws no pages
+        ("cnsim.runtask", {"cnsim.report", "cnsim.sweep", "cnsim.check", "cnsim.cli"}),
+        ("cnsim.report", {"cnsim.sweep", "cnsim.reproduce", "cnsim.check", "cnsim.cli"}),
+        ("cnsim.results", {"cnsim.report", "cnsim.sweep", "cnsim.check", "cnsim.cli"}),
+        ("cnsim.rundir", {"cnsim.check", "cnsim.cli"}),
+        ("cnsim.check", {"cnsim.reproduce", "cnsim.rebuild", "cnsim.cli"}),  # checks sit above sweeps, below decks
         ("cnsim.scenario", {"cnsim.results", "cnsim.runner", "cnsim.sweep", "cnsim.report", "cnsim.cli"}),
         ("cnsim.plots", {"cnsim.results", "cnsim.report"}),
     ],

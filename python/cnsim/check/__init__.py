@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
+from ..rundir import run_complete
 from .evaluate import FAIL, NOT_RUN, PASS, Evaluator, Verdict
 from .plan import Plan, make_plan
 from .report import draw_failure, rows, tally, write_checks_report, write_results
@@ -55,7 +56,7 @@ def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) ->
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     tasks = plan.tasks
-    todo = [t for t in tasks if not (runs / t.run_id / "summary.json").is_file()]
+    todo = [t for t in tasks if not run_complete(runs / t.run_id)]
     done, failed = len(tasks) - len(todo), []
     if progress is not None:
         progress(done, len(tasks), 0)
