@@ -64,6 +64,7 @@ __all__ = [
     "run_id_of",
     "execute_run",
     "run_sweep",
+    "run_tasks",
     "rebuild_table",
     "flatten",
 ]
@@ -371,6 +372,23 @@ def clean_stale(runs: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
+def run_tasks(executor: Any, todo: list[RunTask], done: int, total: int, progress: ProgressHook | None = None) -> list[tuple[str, str]]:
+    """Run ``todo`` on ``executor`` (``done`` of ``total`` runs are complete already), reporting
+    progress as (done, total, failed); returns the failed runs as (run_id, error)."""
+    failed: list[tuple[str, str]] = []
+    if progress is not None:
+        progress(done, total, 0)
+    for outcome in executor.map_runs(todo):
+        if outcome.status == "interrupted":
+            continue
+        done += 1
+        if outcome.status == "failed":
+            failed.append((outcome.run_id, outcome.error or "failed"))
+        if progress is not None:
+            progress(done, total, len(failed))
+    return failed
+
+
 def run_sweep(
     spec: SweepSpec | str | Path,
     out: str | Path,
@@ -405,23 +423,12 @@ def run_sweep(
     for run_id in repaired:
         shutil.rmtree(runs / run_id, ignore_errors=True)
     reused = len(unique) - len(todo)
-    failed: list[tuple[str, str]] = []
     started = time.perf_counter()
     own = executor is None
     if executor is None:
         executor = LocalExecutor(workers)
-    done = reused
-    if progress is not None:
-        progress(done, len(unique), 0)
     try:
-        for outcome in executor.map_runs(todo):
-            if outcome.status == "interrupted":
-                continue
-            done += 1
-            if outcome.status == "failed":
-                failed.append((outcome.run_id, outcome.error or "failed"))
-            if progress is not None:
-                progress(done, len(unique), len(failed))
+        failed = run_tasks(executor, todo, reused, len(unique), progress)
     finally:
         if own:
             executor.close()

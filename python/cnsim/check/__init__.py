@@ -50,24 +50,14 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
 
 def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, list[tuple[str, str]]]:
     """Run the plan's missing runs; returns (total, run now, failed)."""
-    from ..sweep import clean_stale
+    from ..sweep import clean_stale, run_tasks
 
     runs = out.resolve() / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     tasks = plan.tasks
     todo = [t for t in tasks if not run_complete(runs / t.run_id)]
-    done, failed = len(tasks) - len(todo), []
-    if progress is not None:
-        progress(done, len(tasks), 0)
-    for outcome in executor.map_runs(todo):
-        if outcome.status == "interrupted":
-            continue
-        done += 1
-        if outcome.status == "failed":
-            failed.append((outcome.run_id, outcome.error or "failed"))
-        if progress is not None:
-            progress(done, len(tasks), len(failed))
+    failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
     return len(tasks), len(todo), failed
 
 

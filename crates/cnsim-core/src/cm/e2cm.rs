@@ -344,26 +344,11 @@ mod tests {
     /// here: (2w+1)·Qeq/(2^6 − 1) = 187,500/63).
     #[test]
     fn probe_feedback_is_quantised_like_the_cps() {
-        let mut map = serde_json::to_value(crate::cm::bcn::tests::zhb())
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .clone();
-        map.insert("fb_bits".into(), serde_json::json!(6));
-        for (k, v) in [
-            ("bcn", true.into()),
-            ("probe_bytes", 75000.0.into()),
-            ("qeq_flow", 37500.0.into()),
-            ("qmax_flow", 150000.0.into()),
-            ("gd_flow", 0.0079f64.into()),
-            ("gi_flow", 0.01f64.into()),
-            ("d0", "known".into()),
-        ]
-        .map(|(k, v): (&str, serde_json::Value)| (k, v))
-        {
-            map.insert(k.into(), v);
-        }
-        let mut rp = E2cmRp::new(Arc::new(E2cmParams::from_map(&map).unwrap()), 1e10);
+        let mut p = params(true);
+        p.bcn.fb_bits = 6;
+        p.probe.gd_flow = 0.0079;
+        p.probe.gi_flow = 0.01;
+        let mut rp = E2cmRp::new(Arc::new(p), 1e10);
         let mut rl = RateLimiter::new(1e10);
         rl.rate_bps = 2e9;
         let mut r = stream(1, StreamKind::ReactionPoint, 0);

@@ -157,3 +157,17 @@ pub fn num(v: &serde_json::Value, path: &str) -> f64 {
     cur.as_f64()
         .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }
+
+/// FECN with the published pseudo-code's constants (algorithms.md §6), sources starting at line
+/// rate and a 100 us interval: a scheme whose probes cross every congestion point.
+pub fn fecn_line_rate() -> CmConfig {
+    CmConfig {
+        scheme: "fecn".into(),
+        params: serde_json::json!({"n0": 200.0, "interval_ps": 100_000_000u64, "qeq": 24000.0, "a": 1.1, "b": 1.002,
+            "c": 0.1, "ewma": 0.5, "max_increase": 1.0, "rmin_bps": 5e7, "start": "line", "efecn": false, "qsc": 96000.0,
+            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    }
+}

@@ -41,15 +41,7 @@ fn probes_wait_for_room_in_the_output_buffer() {
     cfg.metrics.window_ps = [0, 2 * MS];
     cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
     cfg.metrics.hot_port = "S1/2".into();
-    cfg.cm = cnsim_core::cm::CmConfig {
-        scheme: "fecn".into(),
-        params: serde_json::json!({"n0": 200.0, "interval_ps": 100_000_000u64, "qeq": 24000.0, "a": 1.1, "b": 1.002,
-            "c": 0.1, "ewma": 0.5, "max_increase": 1.0, "rmin_bps": 5e7, "start": "line", "efecn": false, "qsc": 96000.0,
-            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
-        .as_object()
-        .unwrap()
-        .clone(),
-    };
+    cfg.cm = fecn_line_rate();
     let mut sim = Simulator::new(&cfg).unwrap();
     let ctl = RunControl::default();
     let (mut most, mut t) = (0, 0);
