@@ -49,7 +49,7 @@ def engine_result(scen: Scenario, per_flow_gbps: dict[str, float] | None = None)
             "entities": queues,
             "bins": bins,
             "bin_s": bin_s,
-            "columns": {"bytes": column([1000.0 * t for _ in queues]), "bytes_max": column([2000.0 * t for _ in queues])},
+            "columns": {"bytes": column([1000.0 * t for _ in queues]), "bytes_max": column([2000.0 * t for _ in queues]), "bytes_mean": column([1500.0 * t for _ in queues])},
         },
         "pause": {"entities": ["port:S1/1"], "bins": bins, "bin_s": bin_s, "columns": {"fraction": column([np.zeros(bins)])}},
     }

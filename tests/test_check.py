@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cnsim.check import metrics as m
+from cnsim import signals as m
 from cnsim.check.condition import Condition, ConditionError
 from cnsim.check.evaluate import FAIL, NOT_RUN, PASS, Evaluator
 from cnsim.check.plan import make_plan

@@ -50,8 +50,8 @@ def test_series_long_format() -> None:
     assert rows[0] == {"t_s": pytest.approx(0.001), "entity": "aggregate", "gbps": 10.0}
     assert rows[bins] ["entity"] == "port:S1/EP4"
     q = r.series("queue")
-    assert q.column_names == ["t_s", "queue", "bytes", "bytes_max"]
-    assert q.to_pylist()[-1] == {"t_s": pytest.approx(0.2), "queue": "S1/EP4", "bytes": pytest.approx(200.0), "bytes_max": pytest.approx(400.0)}
+    assert q.column_names == ["t_s", "queue", "bytes", "bytes_max", "bytes_mean"]
+    assert q.to_pylist()[-1] == {"t_s": pytest.approx(0.2), "queue": "S1/EP4", "bytes": pytest.approx(200.0), "bytes_max": pytest.approx(400.0), "bytes_mean": pytest.approx(300.0)}
     assert r.series("rates").num_rows == 0 and r.series("rates").column_names == ["t_s", "flow", "gbps"]
     with pytest.raises(KeyError):
         r.series("nope")

@@ -29,13 +29,15 @@ from .fairness import fair_shares, fairness_metrics
 from .labels import HEADLINE, fmt, summary_value
 from .rundir import MANIFEST_FILE, SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE, read_json
 from .scenario import Scenario
+from .scenario.resolution import hot_span_ps
+from .units import PS_PER_S
 
 __all__ = ["Result", "SERIES_KINDS", "build_summary", "decode_series", "dump_json"]
 
 #: kind → (name of the entity column, value columns) (contract "series")
 SERIES_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "throughput": ("entity", ("gbps",)),
-    "queue": ("queue", ("bytes", "bytes_max")),
+    "queue": ("queue", ("bytes", "bytes_max", "bytes_mean")),
     "drops": ("entity", ("frames", "bytes")),
     "pause": ("entity", ("fraction",)),
     "cm": ("entity", ("frames", "bytes")),
@@ -121,6 +123,53 @@ def build_summary(scenario: Scenario, engine_summary: dict[str, Any]) -> tuple[d
     return summary, fair
 
 
+#: ``dynamics.recovery_s``: the former hot port is back at this share of its line rate (the
+#: decks' 8.5 Gb/s on 10 Gb/s ports), held ``_RECOVERY_HOLD`` s at 90 % of it
+_RECOVERY_SHARE, _RECOVERY_HOLD = 0.85, 0.01
+
+
+def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, float | None]:
+    """summary.json's ``dynamics`` (docs/metrics.md): the hot queue's dominant period in W_ss,
+    its onset (first peak after the hotspot starts) and settle time (within ±20 % of Qeq for
+    5 ms), and the former hot port's recovery time after the hotspot, from the binned series
+    (bin means of the queue), with :mod:`cnsim.signals`. A figure that does not apply, or a
+    time that never comes inside the run, is ``None``."""
+    from . import signals
+
+    r = scenario.resolved
+    out: dict[str, float | None] = {"period_s": None, "onset_s": None, "settle_s": None, "recovery_s": None}
+    on_ps, off_ps = hot_span_ps(r.doc)
+    if on_ps is None or not r.hot_port:
+        return out
+    t_on = on_ps / PS_PER_S
+    t_off = r.doc.duration / PS_PER_S if off_ps is None else off_ps / PS_PER_S
+    queue = decode_series("queue", raw_series.get("queue"))
+    name = "hotspot" if r.hot_port == "hotspot" else r.hot_port
+    rows = np.asarray(queue.column("queue").to_pylist(), dtype=object) == name
+    t = np.asarray(queue.column("t_s"))[rows]
+    q = np.asarray(queue.column("bytes_mean"))[rows]
+    windows = {k: (a / PS_PER_S, b / PS_PER_S) for k, (a, b) in r.windows_ps.items()}
+
+    def finite(x: float) -> float | None:
+        return x if math.isfinite(x) else None
+
+    if "ss" in windows:
+        out["period_s"] = finite(signals.spectral_period(*signals.samples_in(t, q, windows["ss"])))
+    out["onset_s"] = finite(signals.first_peak_time(t, q, t_on, t_on + 0.05))
+    qeq = r.cm.get("qeq")
+    if isinstance(qeq, (int, float)) and qeq > 0:
+        inside = t <= t_off + 1e-12
+        out["settle_s"] = finite(signals.settle_time(t[inside], q[inside], t_on, float(qeq)))
+    if off_ps is not None and "rec" in windows and r.network is not None and r.hot_port != "hotspot":
+        tput = decode_series("throughput", raw_series.get("throughput"))
+        rows = np.asarray(tput.column("entity").to_pylist(), dtype=object) == f"port:{r.hot_port}"
+        tt, v = np.asarray(tput.column("t_s"))[rows], np.asarray(tput.column("gbps"))[rows]
+        keep = tt <= windows["rec"][1] + 1e-12
+        level = _RECOVERY_SHARE * r.network.port_link(r.hot_port).rate_bps / 1e9
+        out["recovery_s"] = finite(signals.sustained_time(tt[keep], v[keep], t_off, level, _RECOVERY_HOLD))
+    return out
+
+
 class Result:
     """The outcome of one run (contract "Python": ``.summary``, ``.series(kind)``, ``.save(dir)``)."""
 
@@ -146,7 +195,9 @@ class Result:
         raw_summary = engine.get("summary", "{}")
         engine_summary = json.loads(raw_summary) if isinstance(raw_summary, (str, bytes)) else dict(raw_summary)
         summary, fair = build_summary(scenario, engine_summary)
-        return cls(scenario, summary, engine.get("series", {}), manifest, fair)
+        series = engine.get("series", {})
+        summary["dynamics"] = hot_dynamics(scenario, series)
+        return cls(scenario, summary, series, manifest, fair)
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str]) -> Result:

@@ -21,6 +21,10 @@ __all__ = [
     "Conservation",
     "Deadlock",
     "Fairness",
+    "CmCount",
+    "FctGroup",
+    "WindowStats",
+    "Dynamics",
 ]
 
 
@@ -29,6 +33,7 @@ class Throughput(TypedDict):
     hot_port: float
     per_node: dict[str, float]
     per_flow: dict[str, float]
+    per_source_sent: dict[str, float]
 
 
 class QueueStats(TypedDict):
@@ -37,21 +42,39 @@ class QueueStats(TypedDict):
     max: float | None
 
 
+class Count(TypedDict):
+    frames: int
+    bytes: int
+
+
 class Drops(TypedDict):
     frames: int
     bytes: int
     control: int
+    by_place: dict[str, Count]
 
 
-class Count(TypedDict):
+class CmCount(TypedDict):
     frames: int
     bytes: int
+    mbps: float
 
 
 class CmStats(TypedDict):
     frames: int
     bytes: int
     mbps: float
+    by_kind: dict[str, CmCount]
+    by_cp: dict[str, CmCount]
+
+
+class FctGroup(TypedDict):
+    mean: float
+    p50: float
+    p99: float
+    completed: int
+    incomplete: int
+    adapter_wait_ms: float
 
 
 class FctStats(TypedDict):
@@ -60,6 +83,9 @@ class FctStats(TypedDict):
     p99: float
     completed: int
     incomplete: int
+    adapter_wait_ms: float
+    hot: FctGroup
+    cold: FctGroup
 
 
 class Latency(TypedDict):
@@ -85,6 +111,19 @@ class Conservation(TypedDict):
 Deadlock = TypedDict("Deadlock", {"time_s": float, "cycle": list[str], "class": int})
 
 
+class WindowStats(TypedDict):
+    """One named window of targets.md §A (``windows.<name>``, docs/metrics.md)."""
+
+    window_s: list[float]
+    throughput_gbps: Throughput
+    queue_bytes: dict[str, QueueStats]
+    drops: Count
+    source_drops: Count
+    paused_fraction: float
+    paused_fraction_all: float
+    cm: CmCount
+
+
 class EngineSummary(TypedDict):
     """What the engine returns (docs/core-config.md "What the engine returns")."""
 
@@ -107,11 +146,21 @@ class EngineSummary(TypedDict):
     engine: EngineStats
     conservation: Conservation
     deadlock: Deadlock | None
+    windows: dict[str, WindowStats]
 
 
 class Fairness(TypedDict):
     jain: float | None
     maxmin_rel_error: float | None
+
+
+class Dynamics(TypedDict):
+    """The hot queue's and hot port's time figures (:func:`cnsim.results.hot_dynamics`)."""
+
+    period_s: float | None
+    onset_s: float | None
+    settle_s: float | None
+    recovery_s: float | None
 
 
 class Summary(EngineSummary):
@@ -121,3 +170,4 @@ class Summary(EngineSummary):
     scheme: str
     seed: int
     fairness: Fairness
+    dynamics: Dynamics

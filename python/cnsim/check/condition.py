@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import jain
+from ..signals import jain
 
 __all__ = ["FUNCTIONS", "Condition", "ConditionError"]
 

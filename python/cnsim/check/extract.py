@@ -3,7 +3,7 @@
 The registry :data:`METRICS` maps a metric name (``hot_port``, ``q_std``, ``flow:2->1``, ...) to a
 :class:`MetricDef`: what it measures, where it comes from and how. Three sources:
 
-* ``series`` — computed here from the run's saved series (:mod:`cnsim.check.metrics`) in any §A
+* ``series`` — computed here from the run's saved series (:mod:`cnsim.signals`) in any §A
   window (``all``, ``ss``, ``tr``, ``rec``, ``last100``, ``main`` or ``[t0, t1]``);
 * ``summary`` — read from summary.json; only for the run's measurement window ``main`` (the engine
   computes it there, exactly);
@@ -32,10 +32,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .. import signals as m
 from ..rundir import SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE
 from ..scenario import Scenario
+from ..scenario.resolution import hot_span_ps
 from ..units import PS_PER_S
-from . import metrics as m
 
 __all__ = ["METRICS", "MetricDef", "MetricUnavailable", "RunData", "ScenarioData", "Signal", "hot_times", "metric_def"]
 
@@ -79,18 +80,10 @@ class MetricDef:
 
 
 def hot_times(scen: Scenario) -> tuple[float | None, float | None]:
-    """(t_on, t_off) of §A: the hotspots' span, else the span of time-limited offered traffic."""
-    doc = scen.resolved.doc
+    """(t_on, t_off) of §A in seconds (:func:`cnsim.scenario.resolution.hot_span_ps`)."""
+    t_on, t_off = hot_span_ps(scen.resolved.doc)
     s = float(PS_PER_S)
-    if doc.hotspots:
-        return min(h.start for h in doc.hotspots) / s, max(h.end for h in doc.hotspots) / s
-    starts = [f.start for f in doc.traffic.flows if f.start]
-    stops = [f.stop for f in doc.traffic.flows if f.stop is not None]
-    if starts:
-        return min(starts) / s, (max(stops) / s if stops else None)
-    if doc.traffic.start:
-        return doc.traffic.start / s, (doc.traffic.stop / s if doc.traffic.stop is not None else None)
-    return None, None
+    return (None if t_on is None else t_on / s), (None if t_off is None else t_off / s)
 
 
 # ------------------------------------------------------------------------------------------

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..runner import prepare
+from ..signals import named_windows
 from ..sweep import RunTask, SweepSpec, expand
 from ..units import PS_PER_S
 from .extract import FINE_BIN, hot_times
-from .metrics import named_windows
 from .spec import Check, Deck, RunSet
 
 __all__ = ["FULL_SEEDS", "QUICK_SEEDS", "Plan", "PlannedSet", "make_plan"]

@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ScenarioError, format_value
+from ..signals import WINDOW_NAMES
 from ..sweep import SweepSpec, parse_spec, points
 from .condition import Condition, ConditionError
 from .extract import metric_def
-from .metrics import WINDOW_NAMES
 
 __all__ = ["CLASSES", "ID_PATTERN", "Check", "Deck", "Measure", "RunSet", "deck_names", "load_decks", "parse_deck"]
 

@@ -73,6 +73,7 @@ class Resolution:
         thresholds, xoff_note, xon_note = self.marks.switches(res, memory)
         egress = self.marks.nic(proc)
         window_ps, window_note = self._window()
+        windows_ps = named_windows_ps(doc)
         hot_port, hot_node = self._hot_port(net)
         queues = self._queues(hot_port)
         per_flow = self._per_flow(net, hot_port, hot_node)
@@ -103,6 +104,7 @@ class Resolution:
             egress_xon=egress[2],
             window_ps=window_ps,
             window_note=window_note,
+            windows_ps=windows_ps,
             hot_port=hot_port,
             hot_node=hot_node,
             queues=queues,
@@ -306,3 +308,44 @@ def traffic_pairs_into(doc: ScenarioDoc, nodes: list[str], dsts: set[str]) -> li
     return list(dict.fromkeys(pairs))
 
 
+# ---- targets.md §A: the hotspot span and the named windows -------------------------------
+
+#: §A: W_ss starts this long after the hotspot, W_tr lasts this long from it, W_rec this long after it
+SETTLE_PS, TRANSIENT_PS, RECOVERY_PS = 100 * 10**9, 50 * 10**9, 100 * 10**9
+
+
+def hot_span_ps(doc: ScenarioDoc) -> tuple[int | None, int | None]:
+    """(t_on, t_off) of targets.md §A in ps: the hotspots' span, else the span of time-limited
+    offered traffic (named flows with a start, or the traffic's start and stop); ``None`` where
+    the scenario has none."""
+    if doc.hotspots:
+        return min(h.start for h in doc.hotspots), max(h.end for h in doc.hotspots)
+    starts = [f.start for f in doc.traffic.flows if f.start]
+    stops = [f.stop for f in doc.traffic.flows if f.stop is not None]
+    if starts:
+        return min(starts), (max(stops) if stops else None)
+    if doc.traffic.start:
+        return doc.traffic.start, doc.traffic.stop
+    return None, None
+
+
+def named_windows_ps(doc: ScenarioDoc) -> dict[str, tuple[int, int]]:
+    """The named windows of §A, clipped to the run: ``all`` = the run; with a hotspot (or a
+    time-limited overload) [t_on, t_off], also ``ss`` = [t_on + 100 ms, t_off], ``tr`` =
+    [t_on, t_on + 50 ms] and ``rec`` = [t_off, t_off + 100 ms]. A window empty after clipping
+    is left out."""
+    dur = doc.duration
+    out = {"all": (0, dur)}
+    t_on, t_off = hot_span_ps(doc)
+    if t_on is None:
+        return out
+    end = dur if t_off is None else min(t_off, dur)
+    for name, (a, b) in {
+        "ss": (t_on + SETTLE_PS, end),
+        "tr": (t_on, t_on + TRANSIENT_PS),
+        "rec": (end, end + RECOVERY_PS),
+    }.items():
+        a, b = min(a, dur), min(b, dur)
+        if b > a:
+            out[name] = (a, b)
+    return out

@@ -136,6 +136,8 @@ class Resolved:
     egress_xon: int
     window_ps: tuple[int, int]
     window_note: str
+    #: targets.md §A's named windows (``windows.*`` in summary.json), in ps
+    windows_ps: dict[str, tuple[int, int]]
     hot_port: str
     hot_node: str | None
     queues: list[str]

@@ -2,6 +2,12 @@
 //! time of its last frame minus its arrival (the generation time of its first frame). A flow that
 //! loses a frame never completes; one unfinished at the end of the run is incomplete too
 //! (contract: `fct_ms`). Only flows in progress hold a slot.
+//!
+//! Each flow also records when its last frame left the source adapter (the last bit onto the
+//! source link): its *adapter wait* is that instant minus its arrival, so FCT = adapter wait +
+//! the last frame's time in the network. S3's "load compression" (T-F06) is a flow whose FCT is
+//! mostly adapter wait. Flows into a hot node (the hotspot's node, or the node behind the hot
+//! port) are reported apart as `hot`, the others as `cold` (T-F04, T-F05).
 
 use crate::time::SimTime;
 
@@ -10,29 +16,58 @@ pub use crate::frame::NO_FLOW;
 #[derive(Clone, Copy, Debug)]
 struct Flow {
     arrival: SimTime,
+    /// When the last of its frames to leave so far left the source adapter.
+    left_adapter: SimTime,
     remaining: u32,
     lost: bool,
+    hot: bool,
+}
+
+/// Completion time and adapter wait (ps) of the completed flows of one group.
+#[derive(Debug, Default)]
+pub struct FctGroupRecord {
+    pub fcts: Vec<u64>,
+    pub waits: Vec<u64>,
+    pub started: u64,
 }
 
 #[derive(Debug, Default)]
 pub struct FlowTracker {
     slots: Vec<Flow>,
     free: Vec<u32>,
-    /// Completion times (ps) of the flows that completed, in completion order.
-    pub fcts: Vec<u64>,
+    /// Completed flows into a hot node and into every other node, in completion order.
+    pub hot: FctGroupRecord,
+    pub cold: FctGroupRecord,
     /// Flows that lost a frame.
     pub lost: u64,
     pub started: u64,
+    /// Per node: flows into it are hot.
+    pub hot_nodes: Vec<bool>,
 }
 
 impl FlowTracker {
-    /// A flow of `frames` frames arrived at `t`.
-    pub fn start(&mut self, t: SimTime, frames: u32) -> u32 {
+    /// A tracker whose flows into the nodes flagged in `hot_nodes` are hot.
+    pub fn new(hot_nodes: Vec<bool>) -> Self {
+        FlowTracker {
+            hot_nodes,
+            ..FlowTracker::default()
+        }
+    }
+
+    /// A flow of `frames` frames arrived at `t`; `hot`: its destination is a hot node.
+    pub fn start(&mut self, t: SimTime, frames: u32, hot: bool) -> u32 {
         self.started += 1;
+        if hot {
+            self.hot.started += 1;
+        } else {
+            self.cold.started += 1;
+        }
         let f = Flow {
             arrival: t,
+            left_adapter: t,
             remaining: frames,
             lost: false,
+            hot,
         };
         match self.free.pop() {
             Some(i) => {
@@ -46,6 +81,13 @@ impl FlowTracker {
         }
     }
 
+    /// A data frame of flow `id` left the source adapter at `t` (its last bit onto the link).
+    #[inline]
+    pub fn frame_left_adapter(&mut self, id: u32, t: SimTime) {
+        let f = &mut self.slots[id as usize];
+        f.left_adapter = f.left_adapter.max(t);
+    }
+
     /// One frame of flow `id` was delivered at `t` (`delivered`) or lost.
     pub fn frame_done(&mut self, id: u32, t: SimTime, delivered: bool) {
         let f = &mut self.slots[id as usize];
@@ -55,14 +97,38 @@ impl FlowTracker {
             if f.lost {
                 self.lost += 1;
             } else {
-                self.fcts.push(t.0 - f.arrival.0);
+                let group = if f.hot { &mut self.hot } else { &mut self.cold };
+                group.fcts.push(t.0 - f.arrival.0);
+                group.waits.push(f.left_adapter.0 - f.arrival.0);
             }
             self.free.push(id);
         }
     }
 
-    /// `fct_ms`: mean, p50, p99 over completed flows; incomplete = lost or unfinished.
+    /// `fct_ms`: every completed flow, and the hot and cold groups apart.
     pub fn summary(&self) -> super::summary::FctStats {
+        let all = FctGroupRecord {
+            fcts: [&self.hot.fcts[..], &self.cold.fcts[..]].concat(),
+            waits: [&self.hot.waits[..], &self.cold.waits[..]].concat(),
+            started: self.started,
+        };
+        let s = all.summary();
+        super::summary::FctStats {
+            mean: s.mean,
+            p50: s.p50,
+            p99: s.p99,
+            completed: s.completed,
+            incomplete: s.incomplete,
+            adapter_wait_ms: s.adapter_wait_ms,
+            hot: self.hot.summary(),
+            cold: self.cold.summary(),
+        }
+    }
+}
+
+impl FctGroupRecord {
+    /// Mean, p50, p99 of the FCTs (ms, nearest rank), counts, and the mean adapter wait (ms).
+    pub fn summary(&self) -> super::summary::FctGroup {
         let mut ms: Vec<f64> = self.fcts.iter().map(|&ps| ps as f64 / 1e9).collect();
         ms.sort_by(f64::total_cmp);
         let pct = |p: f64| -> f64 {
@@ -73,18 +139,26 @@ impl FlowTracker {
             let rank = ((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len());
             ms[rank - 1]
         };
-        let mean = if ms.is_empty() {
-            0.0
-        } else {
-            ms.iter().sum::<f64>() / ms.len() as f64
+        let mean_ms = |v: &[u64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().map(|&ps| ps as f64 / 1e9).sum::<f64>() / v.len() as f64
+            }
         };
         let completed = self.fcts.len() as u64;
-        super::summary::FctStats {
-            mean,
+        super::summary::FctGroup {
+            // summed in ascending order, so the mean does not depend on completion order
+            mean: if ms.is_empty() {
+                0.0
+            } else {
+                ms.iter().sum::<f64>() / ms.len() as f64
+            },
             p50: pct(0.5),
             p99: pct(0.99),
             completed,
             incomplete: self.started - completed,
+            adapter_wait_ms: mean_ms(&self.waits),
         }
     }
 }
@@ -96,14 +170,14 @@ mod tests {
     #[test]
     fn completion_loss_and_percentiles() {
         let mut t = FlowTracker::default();
-        let a = t.start(SimTime::ms(1), 2);
-        let b = t.start(SimTime::ms(2), 1);
-        let c = t.start(SimTime::ms(3), 2);
+        let a = t.start(SimTime::ms(1), 2, false);
+        let b = t.start(SimTime::ms(2), 1, false);
+        let c = t.start(SimTime::ms(3), 2, false);
         t.frame_done(a, SimTime::ms(4), true);
         t.frame_done(b, SimTime::ms(3), true); // 1 ms
         t.frame_done(a, SimTime::ms(5), true); // 4 ms
         t.frame_done(c, SimTime::ms(6), false);
-        let _d = t.start(SimTime::ms(7), 3); // reuses a slot, never finishes
+        let _d = t.start(SimTime::ms(7), 3, false); // reuses a slot, never finishes
         let s = t.summary();
         assert_eq!(s.completed, 2);
         assert_eq!(s.incomplete, 2, "one lost, one still in progress");
@@ -111,5 +185,28 @@ mod tests {
         assert_eq!(s.p50, 1.0);
         assert_eq!(s.p99, 4.0);
         assert_eq!(t.slots.len(), 3);
+    }
+
+    #[test]
+    fn hot_and_cold_flows_and_the_adapter_wait() {
+        let mut t = FlowTracker::default();
+        let hot = t.start(SimTime::ms(0), 2, true);
+        let cold = t.start(SimTime::ms(0), 1, false);
+        let never = t.start(SimTime::ms(0), 1, true);
+        // the hot flow's frames leave the adapter at 3 and 7 ms (the limiter held them), arrive
+        // 1 ms later; the cold one leaves at once
+        t.frame_left_adapter(hot, SimTime::ms(3));
+        t.frame_left_adapter(hot, SimTime::ms(7));
+        t.frame_done(hot, SimTime::ms(4), true);
+        t.frame_done(hot, SimTime::ms(8), true);
+        t.frame_left_adapter(cold, SimTime::ms(1));
+        t.frame_done(cold, SimTime::ms(2), true);
+        t.frame_left_adapter(never, SimTime::ms(1));
+        let s = t.summary();
+        assert_eq!((s.hot.completed, s.hot.incomplete), (1, 1));
+        assert_eq!((s.hot.mean, s.hot.adapter_wait_ms), (8.0, 7.0));
+        assert_eq!((s.cold.completed, s.cold.incomplete), (1, 0));
+        assert_eq!((s.cold.mean, s.cold.adapter_wait_ms), (2.0, 1.0));
+        assert_eq!((s.completed, s.mean, s.adapter_wait_ms), (2, 5.0, 4.0));
     }
 }

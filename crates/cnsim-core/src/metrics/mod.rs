@@ -122,8 +122,16 @@ pub struct LevelTracker {
     max_window: u64,
     cur_bin: usize,
     bin_max: u64,
+    /// Integrals of the level and its square over the current bin so far (byte·ps, byte²·ps).
+    bin_integral: u128,
+    bin_integral_sq: u128,
     pub end_values: Vec<f64>,
     pub max_values: Vec<f64>,
+    /// Per closed bin: the integrals of the level and of its square, so that the statistics of
+    /// any window made of whole bins are exact (`windows.*` in summary.json) and the series
+    /// can give each bin's time average.
+    pub bin_integrals: Vec<u128>,
+    pub bin_integrals_sq: Vec<u128>,
 }
 
 impl LevelTracker {
@@ -137,8 +145,12 @@ impl LevelTracker {
             max_window: 0,
             cur_bin: 0,
             bin_max: 0,
+            bin_integral: 0,
+            bin_integral_sq: 0,
             end_values: Vec::new(),
             max_values: Vec::new(),
+            bin_integrals: Vec::new(),
+            bin_integrals_sq: Vec::new(),
         }
     }
 
@@ -158,13 +170,26 @@ impl LevelTracker {
             self.max_window = self.max_window.max(self.value);
         }
         let b = bins.index(now);
+        let v = self.value as u128;
+        let mut from = self.last.0;
         // the bins before `cur_bin` are closed and stored: `end_values.len() == cur_bin`
         while self.cur_bin < b {
+            let bin_end = (self.cur_bin as u64 + 1) * bins.width;
+            let dt = (bin_end - from) as u128;
             self.end_values.push(self.value as f64);
             self.max_values.push(self.bin_max as f64);
+            self.bin_integrals.push(self.bin_integral + v * dt);
+            self.bin_integrals_sq
+                .push(self.bin_integral_sq + v * v * dt);
+            self.bin_integral = 0;
+            self.bin_integral_sq = 0;
+            from = bin_end;
             self.cur_bin += 1;
             self.bin_max = self.value;
         }
+        let dt = (now.0 - from) as u128;
+        self.bin_integral += v * dt;
+        self.bin_integral_sq += v * v * dt;
         self.value = new;
         self.last = now;
         self.bin_max = self.bin_max.max(new);
@@ -179,6 +204,8 @@ impl LevelTracker {
         self.set(bins, window, end, v);
         self.end_values.push(v as f64);
         self.max_values.push(self.bin_max as f64);
+        self.bin_integrals.push(self.bin_integral);
+        self.bin_integrals_sq.push(self.bin_integral_sq);
         let span = (window.t1 - window.t0) as f64;
         if span <= 0.0 {
             return (v as f64, 0.0, v as f64);
@@ -186,6 +213,32 @@ impl LevelTracker {
         let mean = self.integral as f64 / span;
         let var = (self.integral_sq as f64 / span - mean * mean).max(0.0);
         (mean, var.sqrt(), self.max_window as f64)
+    }
+}
+
+impl LevelTracker {
+    /// Time-weighted mean, standard deviation and maximum over bins `[b0, b1)` (closed by
+    /// `finish`), whose span is `span_ps`.
+    pub fn bin_range_stats(&self, b0: usize, b1: usize, span_ps: u64) -> (f64, f64, f64) {
+        if b1 <= b0 || span_ps == 0 {
+            return (f64::NAN, f64::NAN, f64::NAN);
+        }
+        let int: u128 = self.bin_integrals[b0..b1].iter().sum();
+        let int_sq: u128 = self.bin_integrals_sq[b0..b1].iter().sum();
+        let span = span_ps as f64;
+        let mean = int as f64 / span;
+        let var = (int_sq as f64 / span - mean * mean).max(0.0);
+        let max = self.max_values[b0..b1].iter().copied().fold(0.0, f64::max);
+        (mean, var.sqrt(), max)
+    }
+
+    /// Each closed bin's time average of the level.
+    pub fn bin_means(&self, bins: &Bins) -> Vec<f64> {
+        self.bin_integrals
+            .iter()
+            .enumerate()
+            .map(|(i, &int)| int as f64 / bins.len_ps(i) as f64)
+            .collect()
     }
 }
 
@@ -222,11 +275,17 @@ impl SampledLevel {
     }
 }
 
-/// Paused time of one transmitter.
+/// At most this many named windows (`windows.*` in summary.json: all, ss, tr, rec).
+pub const MAX_NAMED_WINDOWS: usize = 4;
+
+/// Paused time of one transmitter, in the main window and in each named window.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PauseRecord {
     pub window_ps: u64,
     pub paused_in_window: bool,
+    pub named_ps: [u64; MAX_NAMED_WINDOWS],
+    /// Bit i: paused at some instant of named window i.
+    pub named_paused: u8,
 }
 
 /// Time-binned series of one kind, entity-major, ready for the Python side.

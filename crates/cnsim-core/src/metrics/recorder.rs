@@ -6,6 +6,47 @@ use rustc_hash::FxHashMap;
 use super::{Bins, Counter, LevelTracker, PauseRecord, SampledLevel, Window};
 use crate::time::SimTime;
 
+/// Kinds of CM control frames, as `cm.by_kind` names them (index = [`cm_kind`]).
+pub const CM_KINDS: [&str; 7] = [
+    "negative",
+    "positive",
+    "stop",
+    "reflection",
+    "probe",
+    "probe_reply",
+    "cnp",
+];
+
+/// Where a data frame was dropped, as `drops.by_place` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropPlace {
+    /// Its input partition was full (partitioned memory).
+    Partition,
+    /// The shared memory was full.
+    Pool,
+    /// Its egress buffer was full (egress-buffered switch).
+    Egress,
+    /// Its output queue was at `switch.oq_limit`.
+    OqLimit,
+}
+
+impl DropPlace {
+    pub const ALL: [DropPlace; 4] = [
+        DropPlace::Partition,
+        DropPlace::Pool,
+        DropPlace::Egress,
+        DropPlace::OqLimit,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            DropPlace::Partition => "partition",
+            DropPlace::Pool => "pool",
+            DropPlace::Egress => "egress",
+            DropPlace::OqLimit => "oq_limit",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Recorder {
     pub bins: Bins,
@@ -26,6 +67,16 @@ pub struct Recorder {
     pub source_drop_bytes: Counter,
     pub cm_frames: Counter,
     pub cm_bytes: Counter,
+    /// CM frames and bytes in the window by kind ([`CM_KINDS`]) and by origin: switch egress
+    /// port `p` at index `p`, node `n` at `ports + n` (grown as needed).
+    pub cm_by_kind: [(u64, u64); 7],
+    pub cm_by_origin: Vec<(u64, u64)>,
+    /// Data frames and bytes dropped in the network, whole run, by [`DropPlace`].
+    pub drops_by_place: [(u64, u64); 4],
+    /// Data bytes each source node put on its link.
+    pub sent: Vec<Counter>,
+    /// The named windows (`windows.*`), on bin edges.
+    pub named: Vec<(String, Window)>,
     /// Paused transmitter-picoseconds per bin.
     pub paused_bins: Vec<u64>,
     pub pause_frames: u64,
@@ -70,6 +121,11 @@ impl Recorder {
             source_drop_bytes: Counter::new(),
             cm_frames: Counter::new(),
             cm_bytes: Counter::new(),
+            cm_by_kind: [(0, 0); 7],
+            cm_by_origin: Vec::new(),
+            drops_by_place: [(0, 0); 4],
+            sent: (0..n_nodes).map(|_| Counter::new()).collect(),
+            named: Vec::new(),
             paused_bins: Vec::new(),
             pause_frames: 0,
             blocked_since: vec![None; n_nodes],
@@ -106,13 +162,22 @@ impl Recorder {
         }
     }
 
-    pub fn on_drop(&mut self, t: SimTime, bytes: u64, control: bool) {
+    pub fn on_drop(&mut self, t: SimTime, bytes: u64, control: bool, place: DropPlace) {
         if control {
             self.control_drops += 1;
             return;
         }
         self.drop_frames.add(&self.bins, &self.window, t, 1);
         self.drop_bytes.add(&self.bins, &self.window, t, bytes);
+        let by = &mut self.drops_by_place[place as usize];
+        by.0 += 1;
+        by.1 += bytes;
+    }
+
+    /// A data frame of `bytes` left source `node`'s adapter at `t` (its last bit on the link).
+    #[inline]
+    pub fn on_sent(&mut self, t: SimTime, node: u32, bytes: u64) {
+        self.sent[node as usize].add(&self.bins, &self.window, t, bytes);
     }
 
     pub fn on_source_drop(&mut self, t: SimTime, bytes: u64) {
@@ -121,10 +186,22 @@ impl Recorder {
             .add(&self.bins, &self.window, t, bytes);
     }
 
-    /// A CM control frame was generated (each counted once, contract "cm").
-    pub fn on_cm(&mut self, t: SimTime, bytes: u64) {
+    /// A CM control frame of kind `kind` ([`cm_kind`]) was generated at `origin` (the
+    /// [`Recorder::cm_by_origin`] index), each counted once (contract "cm").
+    pub fn on_cm(&mut self, t: SimTime, bytes: u64, kind: usize, origin: usize) {
         self.cm_frames.add(&self.bins, &self.window, t, 1);
         self.cm_bytes.add(&self.bins, &self.window, t, bytes);
+        if self.window.contains(t) {
+            let k = &mut self.cm_by_kind[kind];
+            k.0 += 1;
+            k.1 += bytes;
+            if origin >= self.cm_by_origin.len() {
+                self.cm_by_origin.resize(origin + 1, (0, 0));
+            }
+            let o = &mut self.cm_by_origin[origin];
+            o.0 += 1;
+            o.1 += bytes;
+        }
     }
 
     /// The rate limiter of flow (src, dst) is now `gbps` (NaN: no limiter).
@@ -171,6 +248,7 @@ impl Recorder {
             &mut self.hot_tput,
         ])
         .chain(self.nodes.iter_mut())
+        .chain(self.sent.iter_mut())
         .chain(self.flows.iter_mut())
         .chain(self.ports.iter_mut())
         {
@@ -183,6 +261,8 @@ impl Recorder {
         {
             q.end_values.truncate(n);
             q.max_values.truncate(n);
+            q.bin_integrals.truncate(n);
+            q.bin_integrals_sq.truncate(n);
         }
         for r in self.rates.iter_mut() {
             r.end_values.truncate(n);
@@ -197,6 +277,13 @@ impl Recorder {
             record.paused_in_window = true;
         }
         record.window_ps += w;
+        for (i, (_, named)) in self.named.iter().enumerate() {
+            let w = named.overlap(from, to);
+            if w > 0 || named.contains(from) {
+                record.named_paused |= 1 << i;
+            }
+            record.named_ps[i] += w;
+        }
         if to <= from {
             return;
         }
@@ -226,7 +313,7 @@ mod tests {
         };
         let mut rec = Recorder::new(bins, window, 4, &[(0, 1, "0->1".into())]);
         rec.on_delivered(SimTime(3), 0, 1, 1500, SimTime(0));
-        rec.on_drop(SimTime(5), 64, false);
+        rec.on_drop(SimTime(5), 64, false, DropPlace::Pool);
         rec.hot_queue.set(&rec.bins, &rec.window, SimTime(4), 3000);
         let mut pause = PauseRecord::default();
         rec.add_paused(&mut pause, SimTime(2), SimTime(4));

@@ -44,6 +44,25 @@ pub struct Summary {
     pub conservation: Conservation,
     /// The first PAUSE deadlock detected, if any (`net::deadlock`).
     pub deadlock: Option<Deadlock>,
+    /// The named windows of targets.md §A (`all`, `ss`, `tr`, `rec`), each with the main window's
+    /// throughput, queue, drop, pause and CM keys (docs/metrics.md "Named windows").
+    pub windows: BTreeMap<String, WindowStats>,
+}
+
+/// The throughput, queue, drop, pause and CM figures of one named window. Its edges are on
+/// series bin edges (`window_s` says where), so every figure is exact from the binned records.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WindowStats {
+    pub window_s: [f64; 2],
+    pub throughput_gbps: Throughput,
+    pub queue_bytes: BTreeMap<String, QueueStats>,
+    /// Frames dropped in the network inside the window.
+    pub drops: Count,
+    /// Frames refused by full source ingress buffers inside the window.
+    pub source_drops: Count,
+    pub paused_fraction: f64,
+    pub paused_fraction_all: f64,
+    pub cm: CmCount,
 }
 
 /// A cycle of transmitters that pause each other for good.
@@ -63,6 +82,8 @@ pub struct Throughput {
     pub hot_port: f64,
     pub per_node: BTreeMap<String, f64>,
     pub per_flow: BTreeMap<String, f64>,
+    /// Data each source put on its link (last bit out of its adapter), per source node.
+    pub per_source_sent: BTreeMap<String, f64>,
 }
 
 /// Time-weighted mean and standard deviation and the maximum of a queue over the window (bytes).
@@ -73,11 +94,15 @@ pub struct QueueStats {
     pub max: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Drops {
     pub frames: u64,
     pub bytes: u64,
     pub control: u64,
+    /// Data frames dropped, whole run, by where: `partition` (a full input partition), `pool`
+    /// (full shared memory), `egress` (a full egress buffer), `oq_limit` (the output-queue
+    /// limit), `source` (a full NIC ingress buffer; the `source_drops` figures).
+    pub by_place: BTreeMap<String, Count>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -86,8 +111,23 @@ pub struct Count {
     pub bytes: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CmStats {
+    pub frames: u64,
+    pub bytes: u64,
+    pub mbps: f64,
+    /// The same by message kind: `negative`, `positive` (BCN/ECM feedback, QCN CNMs), `stop`
+    /// (BCN(0,0)), `reflection` (QCN-3pt), `probe` (forward probes and pings), `probe_reply`
+    /// (returned probes, CP answers), `cnp` (DCQCN). Kinds that sent nothing are left out.
+    pub by_kind: BTreeMap<String, CmCount>,
+    /// The same by origin: a switch egress (`S1/1`, the CP) or a node (`node:<n>`: reflections,
+    /// probes and their returns, CNPs).
+    pub by_cp: BTreeMap<String, CmCount>,
+}
+
+/// CM control frames and their rate over a window.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CmCount {
     pub frames: u64,
     pub bytes: u64,
     pub mbps: f64,
@@ -100,6 +140,23 @@ pub struct FctStats {
     pub p99: f64,
     pub completed: u64,
     pub incomplete: u64,
+    /// Mean time from a completed flow's arrival until its last frame left the source adapter.
+    pub adapter_wait_ms: f64,
+    /// Flows into a hot node (the hotspots' nodes, or the node behind the hot port).
+    pub hot: FctGroup,
+    /// Every other flow.
+    pub cold: FctGroup,
+}
+
+/// Flow completion times of one group of flows (`fct_ms.hot`, `fct_ms.cold`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FctGroup {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub completed: u64,
+    pub incomplete: u64,
+    pub adapter_wait_ms: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -146,6 +203,7 @@ mod tests {
                 hot_port: 2.0,
                 per_node: BTreeMap::from([("1".into(), 2.0)]),
                 per_flow: BTreeMap::new(),
+                per_source_sent: BTreeMap::new(),
             },
             queue_bytes: BTreeMap::from([(
                 "hot".into(),
@@ -159,6 +217,7 @@ mod tests {
                 frames: 1,
                 bytes: 1500,
                 control: 0,
+                by_place: BTreeMap::new(),
             },
             drops_window: Count {
                 frames: 0,
@@ -176,6 +235,8 @@ mod tests {
                 frames: 0,
                 bytes: 0,
                 mbps: 0.0,
+                by_kind: BTreeMap::new(),
+                by_cp: BTreeMap::new(),
             },
             fct_ms: None,
             latency_us: Latency { mean: 1.5 },
@@ -183,6 +244,7 @@ mod tests {
             bottleneck_utilisation: 1.0,
             engine: EngineStats { events: 10 },
             deadlock: None,
+            windows: BTreeMap::new(),
             conservation: Conservation {
                 generated: 5,
                 delivered: 4,
@@ -201,7 +263,7 @@ mod tests {
         );
         assert!(v["fct_ms"].is_null());
         assert_eq!(v["conservation"]["generated"], 5);
-        assert_eq!(v.as_object().unwrap().len(), 19);
+        assert_eq!(v.as_object().unwrap().len(), 20);
         assert!(v["deadlock"].is_null());
     }
 }

@@ -17,6 +17,7 @@
 //! alone; it says which inputs to pause or resume ([`PauseSignal`]) and the simulator's kernel
 //! sends the frames.
 
+use crate::metrics::recorder::DropPlace;
 use crate::scenario::{BufferModel, Thresholds};
 use crate::time::SimTime;
 
@@ -93,14 +94,33 @@ impl Switch {
     /// `q_out` bytes fit (the buffer model's capacity, then the OQ limit)?
     #[inline]
     pub fn admits(&self, params: &SwitchParams, in_local: u32, size: u64, q_out: u64) -> bool {
-        let fits = match params.buffer {
-            BufferModel::Partitioned => {
-                self.occ_in[in_local as usize] + size <= self.limits.capacity
-            }
-            BufferModel::Shared => self.pool + size <= self.limits.capacity,
-            BufferModel::Egress => q_out + size <= self.limits.capacity,
+        self.refusal(params, in_local, size, q_out).is_none()
+    }
+
+    /// Why a frame of `size` bytes from input `in_local` into an output queue of `q_out` bytes
+    /// would be dropped (its memory is full, or the output-queue limit), if it would.
+    pub fn refusal(
+        &self,
+        params: &SwitchParams,
+        in_local: u32,
+        size: u64,
+        q_out: u64,
+    ) -> Option<DropPlace> {
+        let (fits, place) = match params.buffer {
+            BufferModel::Partitioned => (
+                self.occ_in[in_local as usize] + size <= self.limits.capacity,
+                DropPlace::Partition,
+            ),
+            BufferModel::Shared => (self.pool + size <= self.limits.capacity, DropPlace::Pool),
+            BufferModel::Egress => (q_out + size <= self.limits.capacity, DropPlace::Egress),
         };
-        fits && params.oq_limit.is_none_or(|limit| q_out + size <= limit)
+        if !fits {
+            return Some(place);
+        }
+        if params.oq_limit.is_some_and(|limit| q_out + size > limit) {
+            return Some(DropPlace::OqLimit);
+        }
+        None
     }
 
     /// Charge an admitted frame of priority `class` to input `in_local` and the memory; returns

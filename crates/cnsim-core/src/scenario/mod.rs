@@ -155,6 +155,18 @@ pub struct MetricsConfig {
     /// End the run when a deadlock is detected.
     #[serde(default)]
     pub stop_on_deadlock: bool,
+    /// Named windows (targets.md §A: `all`, `ss`, `tr`, `rec`) reported beside the main one as
+    /// `windows.<name>`; their edges are moved to the nearest bin edge.
+    #[serde(default)]
+    pub windows: Vec<NamedWindowConfig>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedWindowConfig {
+    pub name: String,
+    pub start_ps: u64,
+    pub end_ps: u64,
 }
 
 fn default_deadlock_threshold() -> u64 {
@@ -195,6 +207,22 @@ impl CoreConfig {
                 format!("{:?}", self.metrics.window_ps),
                 "[t0, t1] with t0 <= t1",
             );
+        }
+        for (i, w) in self.metrics.windows.iter().enumerate() {
+            if w.name.is_empty() || self.metrics.windows[..i].iter().any(|o| o.name == w.name) {
+                return err(
+                    &format!("metrics.windows.{i}.name"),
+                    &w.name,
+                    "a non-empty name used once",
+                );
+            }
+            if w.end_ps < w.start_ps {
+                return err(
+                    &format!("metrics.windows.{i}"),
+                    format!("[{}, {}]", w.start_ps, w.end_ps),
+                    "[t0, t1] with t0 <= t1",
+                );
+            }
         }
         if self.nic.egress_buffer < self.traffic.frame_size as u64 {
             return err(

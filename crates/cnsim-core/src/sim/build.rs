@@ -5,7 +5,7 @@ use crate::cm::{AnyCp, AnyNp, Scheme};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
-use crate::metrics::{Bins, Counter, LevelTracker, Recorder, Window};
+use crate::metrics::{Bins, Counter, LevelTracker, Recorder, Window, MAX_NAMED_WINDOWS};
 use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Sizes};
 use crate::time::{tx_time, SimTime};
@@ -204,6 +204,7 @@ pub(super) fn recorder(
         flows.push((sn, dn, format!("{s}->{d}")));
     }
     let mut rec = Recorder::new(bins, window, topo.nodes.len(), &flows);
+    rec.named = named_windows(cfg, &bins)?;
     let port_named = |key: &str, name: &str| {
         topo.port_by_name(name)
             .ok_or_else(|| Error::config(key, name, "a port name <switch>/<neighbour>"))
@@ -246,6 +247,35 @@ pub(super) fn recorder(
         rec.port_names.push(name);
     }
     Ok(rec)
+}
+
+/// The named windows (`windows.*`) on the bin edges nearest to theirs, so that the binned
+/// records give them exactly.
+fn named_windows(cfg: &CoreConfig, bins: &Bins) -> Result<Vec<(String, Window)>> {
+    if cfg.metrics.windows.len() > MAX_NAMED_WINDOWS {
+        return Err(Error::config(
+            "metrics.windows",
+            cfg.metrics.windows.len(),
+            format!("at most {MAX_NAMED_WINDOWS} named windows"),
+        ));
+    }
+    let edge = |t: u64| {
+        let w = bins.width;
+        ((t.saturating_add(w / 2)) / w * w).min(cfg.duration_ps)
+    };
+    Ok(cfg
+        .metrics
+        .windows
+        .iter()
+        .map(|w| {
+            let t0 = edge(w.start_ps);
+            let window = Window {
+                t0,
+                t1: edge(w.end_ps).max(t0),
+            };
+            (w.name.clone(), window)
+        })
+        .collect())
 }
 
 /// One notification point per NIC, when the scheme acts at destinations (QCN-3pt reflections,

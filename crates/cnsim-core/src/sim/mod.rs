@@ -134,6 +134,13 @@ impl Simulator {
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots);
+        // FCT groups: flows into the node behind a hotspot or the hot port are hot
+        let mut hot_nodes = vec![false; n_nodes];
+        for p in hotspots.iter().map(|h| h.port).chain(rec.hot_port) {
+            if let Device::Nic(n) = ports[p as usize].spec.peer {
+                hot_nodes[n as usize] = true;
+            }
+        }
         Ok(Simulator {
             now: SimTime::ZERO,
             end: SimTime(cfg.duration_ps),
@@ -165,7 +172,7 @@ impl Simulator {
             rec,
             stats: Stats::default(),
             events: 0,
-            flows: FlowTracker::default(),
+            flows: FlowTracker::new(hot_nodes),
             gens_done,
             run_to_completion: cfg.run_to_completion,
             deadlock_threshold,
@@ -338,6 +345,21 @@ impl Simulator {
 }
 
 /// Parse, build and run a core config (JSON) to the end.
+/// The `cm.by_kind` index ([`crate::metrics::recorder::CM_KINDS`]) of a control frame carrying
+/// message `msg` with feedback `fb` (negative Fb is congestion, §1.2).
+pub(crate) fn cm_kind(msg: u8, fb: f64) -> usize {
+    use crate::wire::msg;
+    match msg {
+        msg::FEEDBACK if fb > 0.0 => 1,
+        msg::FEEDBACK => 0,
+        msg::STOP => 2,
+        msg::REFLECTION => 3,
+        msg::PROBE => 4,
+        msg::PROBE_REPLY => 5,
+        _ => 6,
+    }
+}
+
 pub fn run_json(text: &str, ctl: &RunControl) -> Result<RunResult> {
     let cfg = CoreConfig::from_json(text)?;
     let mut sim = Simulator::new(&cfg)?;

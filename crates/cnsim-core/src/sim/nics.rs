@@ -85,7 +85,13 @@ impl Simulator {
         let gen = &mut self.gens[g as usize];
         let (t, dst, frames) = gen.pop_arrival();
         let flow = if gen.makes_flows() {
-            self.flows.start(t, frames)
+            let hot = self
+                .flows
+                .hot_nodes
+                .get(dst as usize)
+                .copied()
+                .unwrap_or(false);
+            self.flows.start(t, frames, hot)
         } else {
             NO_FLOW
         };
@@ -457,7 +463,13 @@ impl Simulator {
             frame.cm = probe;
             frame.counted = true;
             frame.ready_at = now;
-            self.rec.on_cm(now, frame.size as u64);
+            let origin = self.ports.len() + n as usize;
+            self.rec.on_cm(
+                now,
+                frame.size as u64,
+                super::cm_kind(probe.msg, probe.fb),
+                origin,
+            );
             frame.class = nic.voqs[v as usize].class;
             let f = self.pool.alloc(frame);
             // it bypasses the limiter, not the OB: it enters ahead of any data once there is

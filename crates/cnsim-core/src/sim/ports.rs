@@ -79,7 +79,17 @@ impl Simulator {
             self.pool.get_mut(f).counted = false;
             match owner {
                 Device::Switch(s) => self.switch_departed(s, in_local, class, size),
-                Device::Nic(n) => self.nics[n as usize].ob_class_left(class, size),
+                Device::Nic(n) => {
+                    self.nics[n as usize].ob_class_left(class, size);
+                    if kind == FrameKind::Data {
+                        // the frame left its source adapter (per_source_sent, FCT adapter wait)
+                        self.rec.on_sent(now, n, size);
+                        let flow = self.pool.get(f).flow_inst;
+                        if flow != crate::frame::NO_FLOW {
+                            self.flows.frame_left_adapter(flow, now);
+                        }
+                    }
+                }
             }
         }
         match self.ports[p as usize].spec.peer {

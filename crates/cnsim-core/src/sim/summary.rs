@@ -4,8 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::metrics::recorder::{DropPlace, CM_KINDS};
 use crate::metrics::summary::{
-    CmStats, Conservation, Count, Drops, EngineStats, Latency, QueueStats, Summary, Throughput,
+    CmCount, CmStats, Conservation, Count, Drops, EngineStats, Latency, QueueStats, Summary,
+    Throughput, WindowStats,
 };
 use crate::metrics::{gbps_bins, Bins, Counter, Series, Window};
 use crate::time::{SimTime, PS_PER_S};
@@ -109,6 +111,9 @@ impl Simulator {
         let queue_bytes = self.queue_stats(end, window, bins);
         let shares = self.pause_shares(window);
         let throughput_gbps = self.throughput(gbps, hot.gbps);
+        let windows = self.named_windows(end, bins);
+        let cm = self.cm_stats(len_s);
+        let drops = self.drops();
         let rec = &self.rec;
         let delivered_window = rec.aggregate.window / self.frame_size as u64;
         let latency_us = if delivered_window > 0 {
@@ -124,26 +129,14 @@ impl Simulator {
             ],
             throughput_gbps,
             queue_bytes,
-            drops: Drops {
-                frames: rec.drop_frames.total,
-                bytes: rec.drop_bytes.total,
-                control: rec.control_drops,
-            },
+            drops,
             drops_window: Count::of(&rec.drop_frames, &rec.drop_bytes, |c| c.window),
             source_drops: Count::of(&rec.source_drop_frames, &rec.source_drop_bytes, |c| c.total),
             source_blocked_fraction: shares.blocked,
             paused_fraction: shares.paused,
             paused_fraction_all: shares.paused_all,
             pause_frames: rec.pause_frames,
-            cm: CmStats {
-                frames: rec.cm_frames.window,
-                bytes: rec.cm_bytes.window,
-                mbps: if len_s > 0.0 {
-                    rec.cm_bytes.window as f64 * 8.0 / len_s / 1e6
-                } else {
-                    0.0
-                },
-            },
+            cm,
             fct_ms: self
                 .gens
                 .iter()
@@ -157,6 +150,75 @@ impl Simulator {
             },
             conservation: self.stats.conservation(in_flight_counted),
             deadlock: self.deadlock.clone(),
+            windows,
+        }
+    }
+
+    /// CM frames in the window, in all and by kind and origin.
+    fn cm_stats(&self, len_s: f64) -> CmStats {
+        let rec = &self.rec;
+        let mbps = |bytes: u64| {
+            if len_s > 0.0 {
+                bytes as f64 * 8.0 / len_s / 1e6
+            } else {
+                0.0
+            }
+        };
+        let cm_count = |(frames, bytes): (u64, u64)| CmCount {
+            frames,
+            bytes,
+            mbps: mbps(bytes),
+        };
+        let by_kind = CM_KINDS
+            .iter()
+            .zip(rec.cm_by_kind)
+            .filter(|(_, c)| c.0 > 0)
+            .map(|(k, c)| (k.to_string(), cm_count(c)))
+            .collect();
+        let n_ports = self.ports.len();
+        let by_cp = rec
+            .cm_by_origin
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.0 > 0)
+            .map(|(i, &c)| {
+                let name = if i < n_ports {
+                    self.topo.ports[i].name.clone()
+                } else {
+                    format!("node:{}", self.topo.nodes[i - n_ports])
+                };
+                (name, cm_count(c))
+            })
+            .collect();
+        CmStats {
+            frames: rec.cm_frames.window,
+            bytes: rec.cm_bytes.window,
+            mbps: mbps(rec.cm_bytes.window),
+            by_kind,
+            by_cp,
+        }
+    }
+
+    /// Whole-run drops, in all and by place.
+    fn drops(&self) -> Drops {
+        let rec = &self.rec;
+        let mut by_place: BTreeMap<String, Count> = DropPlace::ALL
+            .iter()
+            .zip(rec.drops_by_place)
+            .filter(|(_, c)| c.0 > 0)
+            .map(|(p, (frames, bytes))| (p.name().to_string(), Count { frames, bytes }))
+            .collect();
+        if rec.source_drop_frames.total > 0 {
+            by_place.insert(
+                "source".into(),
+                Count::of(&rec.source_drop_frames, &rec.source_drop_bytes, |c| c.total),
+            );
+        }
+        Drops {
+            frames: rec.drop_frames.total,
+            bytes: rec.drop_bytes.total,
+            control: rec.control_drops,
+            by_place,
         }
     }
 
@@ -175,7 +237,150 @@ impl Simulator {
             hot_port,
             per_node: per(&self.topo.nodes, &rec.nodes),
             per_flow: per(&rec.flow_names, &rec.flows),
+            per_source_sent: self.per_source(&rec.sent, |c| gbps(c.window)),
         }
+    }
+
+    /// A figure per node that has traffic generators (`per_source_sent`).
+    fn per_source(
+        &self,
+        counters: &[Counter],
+        f: impl Fn(&Counter) -> f64,
+    ) -> BTreeMap<String, f64> {
+        self.nics
+            .iter()
+            .filter(|n| !n.gens.is_empty())
+            .map(|n| {
+                (
+                    self.topo.nodes[n.node as usize].clone(),
+                    f(&counters[n.node as usize]),
+                )
+            })
+            .collect()
+    }
+
+    /// The named windows (`windows.*`): every figure from the binned records over the
+    /// window's whole bins, so exact (its edges were put on bin edges when the run was built).
+    fn named_windows(&self, end: SimTime, bins: &Bins) -> BTreeMap<String, WindowStats> {
+        let rec = &self.rec;
+        let mut out = BTreeMap::new();
+        for (i, (name, w)) in rec.named.iter().enumerate() {
+            let t1 = w.t1.min(end.0);
+            let t0 = w.t0.min(t1);
+            // bins [b0, b1): the edges are bin edges, except a run's end inside its last bin
+            let b0 = ((t0 / bins.width) as usize).min(bins.n);
+            let b1 = (t1.div_ceil(bins.width) as usize).min(bins.n).max(b0);
+            let span_ps = t1 - t0;
+            let len_s = span_ps as f64 / PS_PER_S as f64;
+            let sum = |c: &Counter| c.bins[b0..b1].iter().sum::<u64>();
+            let gbps = |c: &Counter| {
+                if len_s > 0.0 {
+                    sum(c) as f64 * 8.0 / len_s / 1e9
+                } else {
+                    0.0
+                }
+            };
+            let per = |names: &[String], counters: &[Counter]| {
+                names
+                    .iter()
+                    .zip(counters)
+                    .map(|(n, c)| (n.clone(), gbps(c)))
+                    .collect()
+            };
+            let hot_port = match rec.hot_port {
+                Some(h) => {
+                    gbps(&rec.ports[self.ports[h as usize].tput_rec.expect("recorded") as usize])
+                }
+                None => gbps(&rec.hot_tput),
+            };
+            let queue_bytes = self.window_queues(b0, b1, span_ps);
+            let (paused, paused_all) = self.window_pause(i, span_ps);
+            let cm_bytes = sum(&rec.cm_bytes);
+            out.insert(
+                name.clone(),
+                WindowStats {
+                    window_s: [t0 as f64 / PS_PER_S as f64, t1 as f64 / PS_PER_S as f64],
+                    throughput_gbps: Throughput {
+                        aggregate: gbps(&rec.aggregate),
+                        hot_port,
+                        per_node: per(&self.topo.nodes, &rec.nodes),
+                        per_flow: per(&rec.flow_names, &rec.flows),
+                        per_source_sent: self.per_source(&rec.sent, gbps),
+                    },
+                    queue_bytes,
+                    drops: Count {
+                        frames: sum(&rec.drop_frames),
+                        bytes: sum(&rec.drop_bytes),
+                    },
+                    source_drops: Count {
+                        frames: sum(&rec.source_drop_frames),
+                        bytes: sum(&rec.source_drop_bytes),
+                    },
+                    paused_fraction: paused,
+                    paused_fraction_all: paused_all,
+                    cm: CmCount {
+                        frames: sum(&rec.cm_frames),
+                        bytes: cm_bytes,
+                        mbps: if len_s > 0.0 {
+                            cm_bytes as f64 * 8.0 / len_s / 1e6
+                        } else {
+                            0.0
+                        },
+                    },
+                },
+            );
+        }
+        out
+    }
+
+    /// Queue statistics over bins [b0, b1) spanning `span_ps`, by name plus `hot`.
+    fn window_queues(&self, b0: usize, b1: usize, span_ps: u64) -> BTreeMap<String, QueueStats> {
+        let rec = &self.rec;
+        let stats = |(mean, std, max): (f64, f64, f64)| QueueStats { mean, std, max };
+        let mut out = BTreeMap::new();
+        let hot_q = rec
+            .hot_port
+            .and_then(|h| self.ports[h as usize].queue_rec)
+            .map(|r| r as usize);
+        if rec.hot_port.is_none() {
+            out.insert(
+                "hot".into(),
+                stats(rec.hot_queue.bin_range_stats(b0, b1, span_ps)),
+            );
+        }
+        for (qi, q) in rec.queues.iter().enumerate() {
+            let st = stats(q.bin_range_stats(b0, b1, span_ps));
+            if Some(qi) == hot_q {
+                out.insert("hot".into(), st);
+            }
+            out.insert(q.name.clone(), st);
+        }
+        out
+    }
+
+    /// (paused_fraction, paused_fraction_all) of named window `i`, which spans `span_ps`.
+    fn window_pause(&self, i: usize, span_ps: u64) -> (f64, f64) {
+        if span_ps == 0 {
+            return (0.0, 0.0);
+        }
+        let span = span_ps as f64;
+        let touched: Vec<f64> = self
+            .ports
+            .iter()
+            .filter(|p| p.pause_record.named_paused & (1 << i) != 0)
+            .map(|p| p.pause_record.named_ps[i] as f64)
+            .collect();
+        let all: f64 = self
+            .ports
+            .iter()
+            .map(|p| p.pause_record.named_ps[i] as f64)
+            .sum();
+        let paused = if touched.is_empty() {
+            0.0
+        } else {
+            touched.iter().sum::<f64>() / touched.len() as f64 / span
+        };
+        (paused, all / self.ports.len().max(1) as f64 / span)
     }
 
     /// Throughput of the hot port (fixed, or following the hotspot), its underrun and its
@@ -297,6 +502,30 @@ impl Simulator {
         }
     }
 
+    /// The queue series: each recorded queue's value at bin end, maximum and mean in the bin.
+    fn queue_series(&self, bins: &Bins) -> Series {
+        let rec = &self.rec;
+        let hot = rec.hot_port;
+        let mut queue = Series::new(&["bytes", "bytes_max", "bytes_mean"]);
+        if hot.is_none() {
+            queue.push(
+                "hotspot".into(),
+                &[
+                    &rec.hot_queue.end_values,
+                    &rec.hot_queue.max_values,
+                    &rec.hot_queue.bin_means(bins),
+                ],
+            );
+        }
+        for q in &rec.queues {
+            queue.push(
+                q.name.clone(),
+                &[&q.end_values, &q.max_values, &q.bin_means(bins)],
+            );
+        }
+        queue
+    }
+
     /// The binned series of every kind, entity-major (docs/core-config.md).
     fn series(&self, bins: &Bins) -> Vec<(String, Series)> {
         let rec = &self.rec;
@@ -319,16 +548,7 @@ impl Simulator {
                 &[&gbps_bins(bins, &rec.hot_tput.bins)],
             );
         }
-        let mut queue = Series::new(&["bytes", "bytes_max"]);
-        if hot.is_none() {
-            queue.push(
-                "hotspot".into(),
-                &[&rec.hot_queue.end_values, &rec.hot_queue.max_values],
-            );
-        }
-        for q in &rec.queues {
-            queue.push(q.name.clone(), &[&q.end_values, &q.max_values]);
-        }
+        let queue = self.queue_series(bins);
         let mut drops = Series::new(&["frames", "bytes"]);
         drops.push(
             "network".into(),

@@ -44,8 +44,8 @@ impl Simulator {
         }
         let params = self.sw_params;
         let q_out = self.ports[out as usize].q_bytes;
-        if !sw.admits(&params, in_local, size, q_out) {
-            self.rec.on_drop(now, size, kind != FrameKind::Data);
+        if let Some(place) = sw.refusal(&params, in_local, size, q_out) {
+            self.rec.on_drop(now, size, kind != FrameKind::Data, place);
             if kind == FrameKind::Data {
                 self.stats.dropped += 1;
                 let flow = self.pool.get(f).flow_inst;
@@ -115,7 +115,16 @@ impl Simulator {
         let mut frame = Frame::data(src, target, self.cm_frame_bytes, now);
         frame.kind = FrameKind::Control;
         frame.cm = msg;
-        self.rec.on_cm(now, frame.size as u64);
+        let origin_slot = match origin {
+            Origin::Nic(n) => self.ports.len() + n as usize,
+            Origin::Switch(_) => msg.cpid as usize,
+        };
+        self.rec.on_cm(
+            now,
+            frame.size as u64,
+            super::cm_kind(msg.msg, msg.fb),
+            origin_slot,
+        );
         let f = self.pool.alloc(frame);
         if let Some(delay) = self.scheme.oob_delay() {
             self.queue.push(

@@ -80,6 +80,7 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
             per_flow: vec![],
             deadlock_threshold_ps: 10 * MS,
             stop_on_deadlock: false,
+            windows: Vec::new(),
         },
     }
 }

@@ -7,4 +7,5 @@ mod determinism;
 mod pacing;
 mod pause;
 mod placement;
+mod windows;
 mod workloads;

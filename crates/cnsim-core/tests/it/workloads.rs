@@ -31,6 +31,15 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
             expect_ps,
             "{k} frames"
         );
+        // its last bit left the source adapter k·1.2 us after the flow arrived; the node behind
+        // the hot port receives it, so it is a hot flow
+        assert_eq!(
+            (num(sm, "fct_ms.adapter_wait_ms") * 1e9).round(),
+            k * 1_200_000.0
+        );
+        assert_eq!(num(sm, "fct_ms.hot.completed"), 1.0);
+        assert_eq!(num(sm, "fct_ms.cold.completed"), 0.0);
+        assert_eq!(num(sm, "fct_ms.hot.mean"), num(sm, "fct_ms.mean"));
         return;
     }
     panic!("no seed produced a flow in the first slot");

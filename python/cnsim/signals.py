@@ -1,8 +1,10 @@
-"""Metrics of targets.md §A computed in Python from a run's saved series (issue 12, item 2).
+"""Signal metrics of targets.md §A on binned series (issue 12, item 2): periods, onsets,
+settling and recovery times, time statistics.
 
 Pure functions on numpy arrays, independent of run folders, so each one is tested against
 analytic inputs (tests/test_check.py: a pure sine's period, a step's settle time, ...).
-:mod:`cnsim.check.extract` applies them to the series of a run folder.
+:func:`cnsim.results.build_summary` applies them to a run's series for summary.json's
+``dynamics``; :mod:`cnsim.check.extract` to the series of a run folder for the checks.
 
 Series conventions (spec/contract.md "series"): a *binned* signal (throughput in Gb/s, drop and
 CM counts) holds one value per bin, reported at the bin's end ``t``; bin *i* covers

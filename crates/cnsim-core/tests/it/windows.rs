@@ -1,0 +1,143 @@
+//! The figures summary.json adds for targets.md (issue 12, item 2): named windows, sent
+//! throughput per source, drops by place, CM frames by kind and origin.
+
+use cnsim_core::scenario::{BufferModel, HotspotConfig, NamedWindowConfig};
+use cnsim_core::CoreConfig;
+
+use crate::common::*;
+
+fn named(name: &str, t0: u64, t1: u64) -> NamedWindowConfig {
+    NamedWindowConfig {
+        name: name.into(),
+        start_ps: t0,
+        end_ps: t1,
+    }
+}
+
+/// Two sources at 8 Gb/s each into node 3, whose port serves 2 Gb/s from 10 to 40 ms.
+fn hotspot_run(buffer: BufferModel, pause: bool) -> CoreConfig {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 60 * MS;
+    cfg.metrics.window_ps = [10 * MS, 40 * MS];
+    cfg.metrics.windows = vec![
+        named("same", 10 * MS, 40 * MS),
+        named("after", 40 * MS, 60 * MS),
+        named("odd", 10 * MS + 400_000_000, 20 * MS + 600_000_000),
+    ];
+    set_thresholds(&mut cfg, buffer, 300_000, 150_000, 100_000, pause);
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.8), source("2", Some("3"), 0.8)];
+    cfg.metrics.hot_port = "S1/3".into();
+    cfg.hotspots = vec![HotspotConfig {
+        node: "3".into(),
+        rate: 0.2,
+        start_ps: 10 * MS,
+        end_ps: 40 * MS,
+    }];
+    cfg
+}
+
+#[test]
+fn a_named_window_equal_to_the_main_one_gives_its_figures_exactly() {
+    for (buffer, pause) in [
+        (BufferModel::Partitioned, true),
+        (BufferModel::Egress, false),
+    ] {
+        let out = run(&hotspot_run(buffer, pause));
+        let sm = &out.summary;
+        let w = &sm["windows"]["same"];
+        assert_eq!(w["window_s"], serde_json::json!([0.01, 0.04]));
+        for key in [
+            "throughput_gbps.aggregate",
+            "throughput_gbps.hot_port",
+            "throughput_gbps.per_node.3",
+            "paused_fraction",
+            "paused_fraction_all",
+            "cm.frames",
+        ] {
+            assert_eq!(num(w, key), num(sm, key), "{key}");
+        }
+        assert_eq!(w["drops"], sm["drops_window"]);
+        for stat in ["mean", "std", "max"] {
+            let (a, b) = (
+                num(w, &format!("queue_bytes.hot.{stat}")),
+                num(sm, &format!("queue_bytes.hot.{stat}")),
+            );
+            assert!(
+                (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                "{stat}: {a} vs {b}"
+            );
+        }
+        assert!(num(sm, "throughput_gbps.hot_port") > 1.99);
+        if pause {
+            assert!(num(sm, "paused_fraction") > 0.1, "the inputs were paused");
+            assert_eq!(num(sm, "drops.frames"), 0.0);
+        } else {
+            // 16 Gb/s offered, 2 served: the egress buffer overflows
+            assert!(num(sm, "drops_window.frames") > 0.0);
+            assert_eq!(
+                sm["drops"]["by_place"]["egress"]["frames"],
+                sm["drops"]["frames"]
+            );
+        }
+        // after the hotspot the port serves at line rate again and the queue drains
+        let after = &sm["windows"]["after"];
+        assert!(num(after, "throughput_gbps.hot_port") > 9.0);
+        // a window between bin edges moves to the nearest ones
+        assert_eq!(
+            sm["windows"]["odd"]["window_s"],
+            serde_json::json!([0.01, 0.021])
+        );
+    }
+}
+
+#[test]
+fn each_source_reports_what_it_sent_and_drops_name_their_place() {
+    let mut cfg = hotspot_run(BufferModel::Partitioned, false);
+    cfg.metrics.window_ps = [0, 10 * MS];
+    let out = run(&cfg);
+    let sm = &out.summary;
+    // before the hotspot nothing holds the sources back: 8 Gb/s each; node 3 sends nothing
+    for n in ["1", "2"] {
+        let sent = num(sm, &format!("throughput_gbps.per_source_sent.{n}"));
+        assert!((sent - 8.0).abs() < 0.2, "{n}: {sent}");
+    }
+    assert!(sm["throughput_gbps"]["per_source_sent"]["3"].is_null());
+    // without PAUSE the 300 KB partitions overflow during the hotspot
+    let by_place = &sm["drops"]["by_place"];
+    assert!(num(sm, "drops.frames") > 0.0);
+    assert_eq!(by_place["partition"]["frames"], sm["drops"]["frames"]);
+    assert_eq!(by_place["partition"]["bytes"], sm["drops"]["bytes"]);
+    assert_eq!(by_place.as_object().unwrap().len(), 1);
+}
+
+#[test]
+fn control_frames_are_counted_by_kind_and_by_origin() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.cm = fecn_line_rate();
+    cfg.duration_ps = 20 * MS;
+    cfg.metrics.window_ps = [0, 20 * MS];
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.8), source("2", Some("3"), 0.8)];
+    cfg.metrics.hot_port = "S1/3".into();
+    let out = run(&cfg);
+    let cm = &out.summary["cm"];
+    let total = num(cm, "frames");
+    assert!(total > 0.0);
+    let sum = |m: &serde_json::Value| {
+        m.as_object()
+            .unwrap()
+            .values()
+            .map(|c| c["frames"].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    assert_eq!(sum(&cm["by_kind"]), total);
+    assert_eq!(sum(&cm["by_cp"]), total);
+    // FECN: each source probes, each destination returns the probes
+    assert!(num(cm, "by_kind.probe.frames") > 0.0);
+    assert_eq!(
+        num(cm, "by_kind.probe.frames"),
+        num(cm, "by_kind.probe_reply.frames")
+    );
+    for origin in ["node:1", "node:2", "node:3"] {
+        assert!(num(cm, &format!("by_cp.{origin}.frames")) > 0.0, "{origin}");
+    }
+}
