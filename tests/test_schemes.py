@@ -142,3 +142,15 @@ def test_a_larger_gd_holds_the_queue_closer_to_qeq_on_a_short_loop() -> None:
     lo, hi = (_zhb_gd(m).summary for m in (1.0, 10.0))
     assert abs(hi["queue_bytes"]["hot"]["mean"] - 150_000) < abs(lo["queue_bytes"]["hot"]["mean"] - 150_000)
     assert hi["queue_bytes"]["hot"]["std"] < lo["queue_bytes"]["hot"]["std"]
+
+
+@pytest.mark.parametrize("scheme", ["qcn", "qcn3pt"])
+def test_the_eval_qcn_presets_halve_the_timer_at_stage_f(scheme: str) -> None:
+    """Issue 12 audit: PS-EVAL-QCN's timer used to never halve (halving = "hai" with HAI off).
+    Its AIByteCnt is the active-increase byte cycle itself; the timer halves at its own stage F."""
+    from cnsim.runner import prepare
+
+    cm = prepare("eval-sh-og-2g", set={"cm.scheme": scheme}).resolved.cm
+    assert cm["halving"] == "own"
+    assert cm["ai_byte_count"] == 37_500
+    assert cm["hai"] is False

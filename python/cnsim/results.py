@@ -29,7 +29,7 @@ from .fairness import fair_shares, fairness_metrics
 from .labels import HEADLINE, fmt, summary_value
 from .rundir import MANIFEST_FILE, SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE, read_json
 from .scenario import Scenario
-from .scenario.resolution import hot_span_ps
+from .scenario.hot import hot_span_ps
 from .units import PS_PER_S
 
 __all__ = ["Result", "SERIES_KINDS", "build_summary", "decode_series", "dump_json"]

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from .. import signals as m
 from ..rundir import SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE
 from ..scenario import Scenario
-from ..scenario.resolution import hot_span_ps
+from ..scenario.hot import hot_span_ps
 from ..units import PS_PER_S
 
 __all__ = ["METRICS", "MetricDef", "MetricUnavailable", "RunData", "ScenarioData", "Signal", "hot_times", "metric_def"]

@@ -126,6 +126,7 @@ def lower_core(r: Resolved, sid: str) -> dict[str, Any]:
         "metrics": {
             "bin_ps": doc.metrics.bin,
             "window_ps": list(r.window_ps),
+            "hot_nodes": list(r.hot_nodes),
             "windows": [{"name": k, "start_ps": a, "end_ps": b} for k, (a, b) in r.windows_ps.items()],
             "hot_port": r.hot_port,
             "queues": list(r.queues),

@@ -13,6 +13,7 @@ from ..units import (
     format_rate,
     format_time,
 )
+from .hot import hot_nodes, named_windows_ps
 from .network import build_network, per_switch
 from .resolver import EvalProblem, Resolved, Resolver
 from .schema import ScenarioDoc
@@ -77,6 +78,7 @@ class Resolution:
         hot_port, hot_node = self._hot_port(net)
         queues = self._queues(hot_port)
         per_flow = self._per_flow(net, hot_port, hot_node)
+        hot = hot_nodes(doc, nodes, net, hot_node)
         if memory == 0:
             self.problems.append(Problem("switch.memory_per_port", 0, "must be greater than zero"))
         if oq_limit is not None and oq_limit < doc.traffic.frame_size:
@@ -105,6 +107,7 @@ class Resolution:
             window_ps=window_ps,
             window_note=window_note,
             windows_ps=windows_ps,
+            hot_nodes=hot,
             hot_port=hot_port,
             hot_node=hot_node,
             queues=queues,
@@ -307,45 +310,3 @@ def traffic_pairs_into(doc: ScenarioDoc, nodes: list[str], dsts: set[str]) -> li
     pairs.extend((f.src, f.dst) for f in doc.traffic.flows if f.dst in dsts)
     return list(dict.fromkeys(pairs))
 
-
-# ---- targets.md §A: the hotspot span and the named windows -------------------------------
-
-#: §A: W_ss starts this long after the hotspot, W_tr lasts this long from it, W_rec this long after it
-SETTLE_PS, TRANSIENT_PS, RECOVERY_PS = 100 * 10**9, 50 * 10**9, 100 * 10**9
-
-
-def hot_span_ps(doc: ScenarioDoc) -> tuple[int | None, int | None]:
-    """(t_on, t_off) of targets.md §A in ps: the hotspots' span, else the span of time-limited
-    offered traffic (named flows with a start, or the traffic's start and stop); ``None`` where
-    the scenario has none."""
-    if doc.hotspots:
-        return min(h.start for h in doc.hotspots), max(h.end for h in doc.hotspots)
-    starts = [f.start for f in doc.traffic.flows if f.start]
-    stops = [f.stop for f in doc.traffic.flows if f.stop is not None]
-    if starts:
-        return min(starts), (max(stops) if stops else None)
-    if doc.traffic.start:
-        return doc.traffic.start, doc.traffic.stop
-    return None, None
-
-
-def named_windows_ps(doc: ScenarioDoc) -> dict[str, tuple[int, int]]:
-    """The named windows of §A, clipped to the run: ``all`` = the run; with a hotspot (or a
-    time-limited overload) [t_on, t_off], also ``ss`` = [t_on + 100 ms, t_off], ``tr`` =
-    [t_on, t_on + 50 ms] and ``rec`` = [t_off, t_off + 100 ms]. A window empty after clipping
-    is left out."""
-    dur = doc.duration
-    out = {"all": (0, dur)}
-    t_on, t_off = hot_span_ps(doc)
-    if t_on is None:
-        return out
-    end = dur if t_off is None else min(t_off, dur)
-    for name, (a, b) in {
-        "ss": (t_on + SETTLE_PS, end),
-        "tr": (t_on, t_on + TRANSIENT_PS),
-        "rec": (end, end + RECOVERY_PS),
-    }.items():
-        a, b = min(a, dur), min(b, dur)
-        if b > a:
-            out[name] = (a, b)
-    return out

@@ -138,6 +138,8 @@ class Resolved:
     window_note: str
     #: targets.md §A's named windows (``windows.*`` in summary.json), in ps
     windows_ps: dict[str, tuple[int, int]]
+    #: nodes whose incoming flows are hot (``fct_ms.hot``)
+    hot_nodes: list[str]
     hot_port: str
     hot_node: str | None
     queues: list[str]

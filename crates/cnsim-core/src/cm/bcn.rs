@@ -397,6 +397,30 @@ pub(crate) mod tests {
         stream(1, StreamKind::CongestionPoint, 0)
     }
 
+    /// D5: oversampling applies while q > Qeq, strictly: with 1-in-50 interval sampling and a
+    /// factor 5, frames arriving at q = Qeq are sampled every 50th, above it every 10th.
+    #[test]
+    fn oversampling_starts_strictly_above_qeq() {
+        let mut p = zhb();
+        p.oversample_factor = 5.0;
+        let p = Arc::new(p);
+        let samples = |q: u64| {
+            let mut r = rng();
+            let mut cp = BcnCp::new(p.clone(), 7, &mut r);
+            (0..100)
+                .filter(|_| {
+                    cp.q_old = -1.0; // a sample sets q_old to q
+                    let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
+                    let _ = cp.on_enqueue(SimTime::ZERO, q, &mut f, &mut r);
+                    cp.q_old >= 0.0
+                })
+                .count()
+        };
+        assert_eq!(samples(100_000), 2);
+        assert_eq!(samples(150_000), 2, "at Qeq: no oversampling");
+        assert_eq!(samples(150_001), 10, "above Qeq: five times as often");
+    }
+
     #[test]
     fn cp_feedback_follows_a_queue_trace_exactly() {
         let mut cp = BcnCp::new(Arc::new(zhb()), 7, &mut rng());

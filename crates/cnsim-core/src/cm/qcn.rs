@@ -453,16 +453,19 @@ impl QcnRp {
 
     /// Length of the next byte-counter cycle before jitter (§5.3 step 2, D9, D17): BC while
     /// ByteStage < F, then `ai_byte_count`; halved once ByteStage ≥ F (`halving = "own"`) or in
-    /// HAI (`"hai"`). QCN+ floors it at 2·RTT·CR (§5.7 step 5).
+    /// HAI (`"hai"`). A separate active-increase count (S4's AIByteCnt, `ai_byte_count` ≠ BC) is
+    /// that cycle itself, the standard's BC/2 replaced, so `"own"` does not halve it again
+    /// (docs/decisions.md, "QCN's AI byte count"). QCN+ floors it at 2·RTT·CR (§5.7 step 5).
     pub fn byte_period(&self) -> f64 {
         let f = self.p.f;
+        let separate_ai = self.p.ai_byte_count != self.p.bc;
         let base = if self.byte_stage < f {
             self.p.bc
         } else {
             self.p.ai_byte_count
         };
         let halve = match self.p.halving {
-            Halving::Own => self.byte_stage >= f,
+            Halving::Own => self.byte_stage >= f && !separate_ai,
             Halving::Hai => self.in_hai(),
         };
         let b = if halve { base / 2.0 } else { base };
@@ -944,7 +947,6 @@ pub(crate) mod tests {
         let mut out = RpOutput::default();
         for _ in 0..n {
             out = rp.on_send(SimTime::ZERO, 1500, rl, r);
-            assert!(!out.release || rp.core.released());
         }
         out
     }
@@ -993,13 +995,24 @@ pub(crate) mod tests {
 
     #[test]
     fn ai_byte_count_sets_the_cycle_after_fr() {
-        // seed 004: FR cycles of 150 000 B, AI cycles of ai_byte_count, halved by "own" -> 12 frames
+        // seed 004: FR cycles of 150 000 B, AI cycles of AIByteCnt = 37 500 B (25 frames): the
+        // separate count replaces the standard's BC/2, "own" does not halve it again, while the
+        // timer still halves once its own stage reaches F (the eval preset)
         let p = rp_params(serde_json::json!({"ai_byte_count": 37500, "halving": "own"}));
         let mut rp = QcnRp::new(Arc::new(p), LINE);
         rp.byte_stage = 4;
         assert_eq!(rp.byte_period(), 150_000.0);
         rp.byte_stage = 5;
-        assert_eq!(rp.byte_period(), 18_750.0);
+        assert_eq!(rp.byte_period(), 37_500.0);
+        rp.time_stage = 4;
+        assert_eq!(rp.timer_period(), 15e9);
+        rp.time_stage = 5;
+        assert_eq!(rp.timer_period(), 7.5e9);
+        // without a separate count, "own" halves BC at stage F (§5.3 step 2)
+        let p = rp_params(serde_json::json!({"halving": "own"}));
+        let mut rp = QcnRp::new(Arc::new(p), LINE);
+        rp.byte_stage = 5;
+        assert_eq!(rp.byte_period(), 75_000.0);
         let p =
             rp_params(serde_json::json!({"ai_byte_count": 37500, "halving": "hai", "hai": false}));
         let mut rp = QcnRp::new(Arc::new(p), LINE);
@@ -1021,16 +1034,75 @@ pub(crate) mod tests {
         assert_eq!(rp.timer_period(), 7.5e9);
     }
 
+    /// D8: TR := CR on a CNM once either stage counter is non-zero, the timer's included.
+    #[test]
+    fn a_cnm_after_a_timer_cycle_sets_tr_to_cr() {
+        let p = rp_params(serde_json::json!({}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        rp.on_message(SimTime::ZERO, &cnm(32), &mut rl, &mut r); // CR 7.5 G, TR 10 G
+        rp.on_timer(SimTime::ms(15), &mut rl, &mut r); // TimeStage 1, FR: CR = 8.75 G
+        assert_eq!((rp.core.byte_stage, rp.core.time_stage), (0, 1));
+        assert_eq!((rl.rate_bps, rp.core.tr), (8.75e9, 10e9));
+        rp.on_message(SimTime::ms(16), &cnm(32), &mut rl, &mut r);
+        assert_eq!(rp.core.tr, 8.75e9, "TR := CR before the decrease");
+        assert_eq!(rl.rate_bps, 8.75e9 * 0.75);
+    }
+
+    /// D7: the limiter is released when CR *and* TR are at line rate.
+    #[test]
+    fn release_needs_the_target_rate_at_line_too() {
+        let p = rp_params(serde_json::json!({}));
+        let mut c = QcnRp::new(Arc::new(p), LINE);
+        c.cr = LINE;
+        c.tr = 0.9 * LINE;
+        assert!(!c.released());
+        c.tr = LINE;
+        assert!(c.released());
+        c.cr = 0.99 * LINE;
+        assert!(!c.released());
+    }
+
+    /// D8: the byte counter and the timer are jittered by U(0.85, 1.15) at every restart.
+    #[test]
+    fn byte_counter_and_timer_are_jittered_within_15_percent() {
+        let p = rp_params(serde_json::json!({"jitter": 0.15}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        let (mut timers, mut bytes) = (vec![], vec![]);
+        for i in 0..40u64 {
+            let now = SimTime::ms(i);
+            rp.on_message(now, &cnm(1), &mut rl, &mut r);
+            timers.push((rp.core.timer_at.0 - now.0) as f64 / 15e9);
+            bytes.push(rp.core.byte_left / 150_000.0);
+        }
+        for f in timers.iter().chain(&bytes) {
+            assert!((0.85..=1.15).contains(f), "{f}");
+        }
+        let spread = |v: &[f64]| {
+            v.iter().cloned().fold(f64::MIN, f64::max) - v.iter().cloned().fold(f64::MAX, f64::min)
+        };
+        assert!(spread(&timers) > 0.2, "timer factors spread over the range");
+        assert!(
+            spread(&bytes) > 0.2,
+            "byte-counter factors spread over the range"
+        );
+        // without jitter, exactly T and BC
+        let p = rp_params(serde_json::json!({}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        rp.on_message(SimTime::ZERO, &cnm(1), &mut rl, &mut r);
+        assert_eq!(rp.core.timer_at, SimTime::ms(15));
+        assert_eq!(rp.core.byte_left, 150_000.0);
+    }
+
     #[test]
     fn tr_over_8_clamp_with_efr_and_without() {
         for efr in [true, false] {
-            let p = rp_params(serde_json::json!({"efr": efr}));
+            // Gd = 1/64: the largest QntzFb (63) asks for 0.984, capped at min_dec = 0.5
+            let p = rp_params(serde_json::json!({"efr": efr, "gd": 0.015625}));
             let (mut rp, mut rl, mut r) = new_rp(&p);
-            // four maximal decreases (QntzFb 64 would be 0.5; 63 -> 0.4921875; use min_dec cap via gd)
             for _ in 0..4 {
-                rp.on_message(SimTime::ZERO, &cnm(64), &mut rl, &mut r);
+                rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r);
             }
-            // dec = min(64/128, 0.5) = 0.5 four times; TR stays at line (no increase in between)
+            // dec = 0.5 four times; TR stays at line (no increase in between)
             assert_eq!(rl.rate_bps, 625e6);
             assert_eq!(rp.core.tr, 10e9);
             send(&mut rp, &mut rl, &mut r, 100);
@@ -1047,10 +1119,10 @@ pub(crate) mod tests {
             }
         }
         // not above 10·CR: no clamp
-        let p = rp_params(serde_json::json!({}));
+        let p = rp_params(serde_json::json!({"gd": 0.015625}));
         let (mut rp, mut rl, mut r) = new_rp(&p);
         for _ in 0..3 {
-            rp.on_message(SimTime::ZERO, &cnm(64), &mut rl, &mut r);
+            rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r);
         }
         assert_eq!(rl.rate_bps, 1.25e9); // 10·CR = 12.5 G > TR
         send(&mut rp, &mut rl, &mut r, 100);
@@ -1131,10 +1203,10 @@ pub(crate) mod tests {
             t += period;
         }
         // HAI: both stages past F with hai on; delta = R_HAI·(min(stages) − F)
-        let p = rp_params(serde_json::json!({"timer_ps": 1000000000000000u64}));
+        let p = rp_params(serde_json::json!({"timer_ps": 1000000000000000u64, "gd": 0.015625}));
         let (mut rp, mut rl, mut r) = new_rp(&p);
         for _ in 0..4 {
-            rp.on_message(SimTime::ZERO, &cnm(64), &mut rl, &mut r); // CR = 625 Mb/s, TR = 10 G
+            rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r); // CR = 625 Mb/s, TR = 10 G
         }
         rp.core.tr = 1e9; // start from a known TR below line (bypassing the first-cycle clamp)
         rp.core.cr = 0.5e9;
@@ -1170,10 +1242,10 @@ pub(crate) mod tests {
     #[test]
     fn drift_adds_to_cr_and_tr_capped_at_line() {
         let p = rp_params(
-            serde_json::json!({"drift_rate_bps": 4000000, "timer_ps": 1000000000000000u64}),
+            serde_json::json!({"drift_rate_bps": 4000000, "timer_ps": 1000000000000000u64, "gd": 0.015625}),
         );
         let (mut rp, mut rl, mut r) = new_rp(&p);
-        let out = rp.on_message(SimTime::ZERO, &cnm(64), &mut rl, &mut r);
+        let out = rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r);
         assert_eq!(
             out.timer,
             Some(SimTime::ms(20)),

@@ -585,9 +585,11 @@ mod tests {
 
     #[test]
     fn no_fr1_target_rate_adjustment() {
-        let (mut rp, mut rl, mut r) = rp_sonar("cr_to_tr", serde_json::json!({"efr": true}));
+        // Gd = 1/64: the largest QntzFb (63) is capped at min_dec = 0.5
+        let (mut rp, mut rl, mut r) =
+            rp_sonar("cr_to_tr", serde_json::json!({"efr": true, "gd": 0.015625}));
         for _ in 0..4 {
-            rp.on_message(SimTime::ZERO, &cnm(64), &mut rl, &mut r); // CR 625 Mb/s, TR 10 G
+            rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r); // CR 625 Mb/s, TR 10 G
         }
         for _ in 0..100 {
             rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);

@@ -139,21 +139,18 @@ impl FctGroupRecord {
             let rank = ((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len());
             ms[rank - 1]
         };
+        // summed in ascending order, so that the mean does not depend on completion order
         let mean_ms = |v: &[u64]| {
             if v.is_empty() {
-                0.0
-            } else {
-                v.iter().map(|&ps| ps as f64 / 1e9).sum::<f64>() / v.len() as f64
+                return 0.0;
             }
+            let mut ms: Vec<f64> = v.iter().map(|&ps| ps as f64 / 1e9).collect();
+            ms.sort_by(f64::total_cmp);
+            ms.iter().sum::<f64>() / ms.len() as f64
         };
         let completed = self.fcts.len() as u64;
         super::summary::FctGroup {
-            // summed in ascending order, so the mean does not depend on completion order
-            mean: if ms.is_empty() {
-                0.0
-            } else {
-                ms.iter().sum::<f64>() / ms.len() as f64
-            },
+            mean: mean_ms(&self.fcts),
             p50: pct(0.5),
             p99: pct(0.99),
             completed,

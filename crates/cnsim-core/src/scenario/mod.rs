@@ -159,6 +159,9 @@ pub struct MetricsConfig {
     /// `windows.<name>`; their edges are moved to the nearest bin edge.
     #[serde(default)]
     pub windows: Vec<NamedWindowConfig>,
+    /// Nodes whose incoming finite flows are reported as `fct_ms.hot` (the others as `cold`).
+    #[serde(default)]
+    pub hot_nodes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

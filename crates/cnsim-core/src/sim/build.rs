@@ -249,6 +249,15 @@ pub(super) fn recorder(
     Ok(rec)
 }
 
+/// Per node: its incoming finite flows are hot (`metrics.hot_nodes`, chosen by the front end).
+pub(super) fn hot_nodes(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<bool>> {
+    let mut hot = vec![false; topo.nodes.len()];
+    for (i, name) in cfg.metrics.hot_nodes.iter().enumerate() {
+        hot[node(topo, format!("metrics.hot_nodes.{i}"), name)? as usize] = true;
+    }
+    Ok(hot)
+}
+
 /// The named windows (`windows.*`) on the bin edges nearest to theirs, so that the binned
 /// records give them exactly.
 fn named_windows(cfg: &CoreConfig, bins: &Bins) -> Result<Vec<(String, Window)>> {

@@ -134,13 +134,7 @@ impl Simulator {
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots);
-        // FCT groups: flows into the node behind a hotspot or the hot port are hot
-        let mut hot_nodes = vec![false; n_nodes];
-        for p in hotspots.iter().map(|h| h.port).chain(rec.hot_port) {
-            if let Device::Nic(n) = ports[p as usize].spec.peer {
-                hot_nodes[n as usize] = true;
-            }
-        }
+        let hot_nodes = build::hot_nodes(cfg, &topo)?;
         Ok(Simulator {
             now: SimTime::ZERO,
             end: SimTime(cfg.duration_ps),

@@ -81,6 +81,7 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
             deadlock_threshold_ps: 10 * MS,
             stop_on_deadlock: false,
             windows: Vec::new(),
+            hot_nodes: Vec::new(),
         },
     }
 }

@@ -15,6 +15,7 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
     s.stop_ps = Some(1); // only the flow arriving in the first slot (probability 1/40 · ...)
     cfg.traffic.sources = vec![s];
     cfg.metrics.hot_port = "S1/2".into();
+    cfg.metrics.hot_nodes = vec!["2".into()];
     // draw seeds until the first slot holds a flow
     for seed in 1..200 {
         cfg.seed = seed;
@@ -31,8 +32,8 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
             expect_ps,
             "{k} frames"
         );
-        // its last bit left the source adapter k·1.2 us after the flow arrived; the node behind
-        // the hot port receives it, so it is a hot flow
+        // its last bit left the source adapter k·1.2 us after the flow arrived; node 2 is hot,
+        // so it is a hot flow
         assert_eq!(
             (num(sm, "fct_ms.adapter_wait_ms") * 1e9).round(),
             k * 1_200_000.0
