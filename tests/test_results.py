@@ -94,3 +94,43 @@ def test_figures_with_hotspots(tmp_path: Path) -> None:
     r = make("zhb-og-single-hop")
     out = r.save(tmp_path / "zhb")
     assert (out / "per_flow.png").stat().st_size > 1000
+
+
+def test_summary_holds_the_named_windows_and_the_dynamics_of_targets_a() -> None:
+    """Issue 12, item 2: windows.{all, ss, tr, rec}, per-source sent throughput, CM frames by
+    kind and by CP, and the hot queue's dynamics, from a real run."""
+    pytest.importorskip("cnsim._core")
+    import cnsim
+
+    s = cnsim.run("zhb-og-single-hop", set={"cm.scheme": "bcn"}, duration="0.3s").summary
+    # the hotspot is [0.1, 0.5] s; the run ends at 0.3 s, so there is no recovery window
+    assert set(s["windows"]) == {"all", "ss", "tr"}
+    assert s["windows"]["all"]["window_s"] == [0.0, 0.3]
+    assert s["windows"]["tr"]["window_s"] == [0.1, 0.15]
+    ss = s["windows"]["ss"]
+    assert ss["window_s"] == s["window_s"] == [0.2, 0.3]
+    assert ss["throughput_gbps"]["aggregate"] == s["throughput_gbps"]["aggregate"]
+    assert ss["throughput_gbps"]["hot_port"] == s["throughput_gbps"]["hot_port"]
+    assert ss["queue_bytes"]["hot"]["mean"] == pytest.approx(s["queue_bytes"]["hot"]["mean"], rel=1e-12)
+    assert ss["cm"]["frames"] == s["cm"]["frames"]
+    # every node sends 8.5 Gb/s; some of it is held back by BCN during the hotspot
+    sent = s["throughput_gbps"]["per_source_sent"]
+    assert len(sent) == 16 and all(0 < v <= 8.6 for v in sent.values())
+    assert sum(sent.values()) >= s["throughput_gbps"]["aggregate"] - 0.5
+    by_kind, by_cp = s["cm"]["by_kind"], s["cm"]["by_cp"]
+    assert sum(c["frames"] for c in by_kind.values()) == s["cm"]["frames"]
+    assert set(by_cp) == {"S1/1"}, "BCN's only congested CP is the hot port"
+    assert by_kind["negative"]["frames"] > 0
+    assert 0 < s["dynamics"]["onset_s"] <= 0.05
+    assert s["dynamics"]["recovery_s"] is None, "no hotspot end inside the run"
+
+
+@pytest.mark.parametrize(
+    ("sid", "hot"),
+    [("zhb-og-single-hop", ["1"]), ("e2cm-non-cm-domain", ["6"]), ("kd-symmetric-single-hs", ["EP4"]),
+     ("zhb-ig-single-hop", ["1"]), ("e2cm-fat-tree-16", ["1"])],
+)
+def test_hot_nodes_are_the_hotspots_and_the_oversubscribed_nodes(sid: str, hot: list[str]) -> None:
+    from cnsim.runner import prepare
+
+    assert prepare(sid).resolved.hot_nodes == hot

@@ -151,7 +151,8 @@ def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, fl
     windows = {k: (a / PS_PER_S, b / PS_PER_S) for k, (a, b) in r.windows_ps.items()}
 
     def finite(x: float) -> float | None:
-        return x if math.isfinite(x) else None
+        # to the picosecond: bin-end times minus t_on carry float noise in the last digits
+        return round(x, 12) if math.isfinite(x) else None
 
     if "ss" in windows:
         out["period_s"] = finite(signals.spectral_period(*signals.samples_in(t, q, windows["ss"])))
