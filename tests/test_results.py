@@ -123,6 +123,10 @@ def test_summary_holds_the_named_windows_and_the_dynamics_of_targets_a() -> None
     assert by_kind["negative"]["frames"] > 0
     assert 0 < s["dynamics"]["onset_s"] <= 0.05
     assert s["dynamics"]["recovery_s"] is None, "no hotspot end inside the run"
+    # the rate CV of each selected flow (the 15 flows into the hot node) over W_ss
+    cv = s["dynamics"]["flow_cv"]
+    assert set(cv) == set(s["throughput_gbps"]["per_flow"]) and len(cv) == 15
+    assert all(v is not None and v >= 0 for v in cv.values())
 
 
 @pytest.mark.parametrize(

@@ -123,21 +123,42 @@ def build_summary(scenario: Scenario, engine_summary: dict[str, Any]) -> tuple[d
     return summary, fair
 
 
+def _entity_rows(entities: list[str]) -> dict[str, slice]:
+    """The rows of each entity of an entity-major long table (one contiguous block each)."""
+    out: dict[str, slice] = {}
+    start = 0
+    for i in range(1, len(entities) + 1):
+        if i == len(entities) or entities[i] != entities[start]:
+            out[entities[start]] = slice(start, i)
+            start = i
+    return out
+
+
 #: ``dynamics.recovery_s``: the former hot port is back at this share of its line rate (the
 #: decks' 8.5 Gb/s on 10 Gb/s ports), held ``_RECOVERY_HOLD`` s at 90 % of it
 _RECOVERY_SHARE, _RECOVERY_HOLD = 0.85, 0.01
 
 
-def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, float | None]:
+def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, Any]:
     """summary.json's ``dynamics`` (docs/metrics.md): the hot queue's dominant period in W_ss,
     its onset (first peak after the hotspot starts) and settle time (within ±20 % of Qeq for
-    5 ms), and the former hot port's recovery time after the hotspot, from the binned series
-    (bin means of the queue), with :mod:`cnsim.signals`. A figure that does not apply, or a
-    time that never comes inside the run, is ``None``."""
+    5 ms), the former hot port's recovery time after the hotspot, and the time CV of each
+    selected flow's throughput bins in W_ss (the whole run without a hotspot), from the binned
+    series (bin means of the queue), with :mod:`cnsim.signals`. A figure that does not apply, or
+    a time that never comes inside the run, is ``None``."""
     from . import signals
 
     r = scenario.resolved
-    out: dict[str, float | None] = {"period_s": None, "onset_s": None, "settle_s": None, "recovery_s": None}
+    out: dict[str, Any] = {"period_s": None, "onset_s": None, "settle_s": None, "recovery_s": None, "flow_cv": {}}
+    windows = {k: (a / PS_PER_S, b / PS_PER_S) for k, (a, b) in r.windows_ps.items()}
+    cv_window = windows.get("ss", windows["all"])
+    if r.per_flow:
+        tput = decode_series("throughput", raw_series.get("throughput"))
+        t_all, g_all = np.asarray(tput.column("t_s")), np.asarray(tput.column("gbps"))
+        for entity, rows in _entity_rows([str(e) for e in tput.column("entity").to_pylist()]).items():
+            if entity.startswith("flow:"):
+                cv = signals.time_cv(signals.samples_in(t_all[rows], g_all[rows], cv_window)[1])
+                out["flow_cv"][entity.removeprefix("flow:")] = round(cv, 12) if math.isfinite(cv) else None
     on_ps, off_ps = hot_span_ps(r.doc)
     if on_ps is None or not r.hot_port:
         return out
@@ -148,7 +169,6 @@ def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, fl
     rows = np.asarray(queue.column("queue").to_pylist(), dtype=object) == name
     t = np.asarray(queue.column("t_s"))[rows]
     q = np.asarray(queue.column("bytes_mean"))[rows]
-    windows = {k: (a / PS_PER_S, b / PS_PER_S) for k, (a, b) in r.windows_ps.items()}
 
     def finite(x: float) -> float | None:
         # to the picosecond: bin-end times minus t_on carry float noise in the last digits

@@ -161,6 +161,7 @@ class Dynamics(TypedDict):
     onset_s: float | None
     settle_s: float | None
     recovery_s: float | None
+    flow_cv: dict[str, float | None]
 
 
 class Summary(EngineSummary):
