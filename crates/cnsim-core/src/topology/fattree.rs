@@ -12,7 +12,7 @@
 use super::{FatTreeConfig, LinkConfig, Routing, TopologyConfig};
 use crate::error::{Error, Result};
 
-use super::{Device, Topology};
+use super::{Device, RouteTable, Topology};
 
 /// The tree's shape.
 #[derive(Clone, Copy, Debug)]
@@ -131,8 +131,8 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
     Ok(topo)
 }
 
-/// `routes[switch][host]` by d-mod-k.
-fn dmodk_routes(topo: &Topology, sh: Shape) -> Vec<Vec<u32>> {
+/// The route of every (switch, host) by d-mod-k.
+fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
     // local port of each (switch, neighbour switch) and (leaf, host)
     let local_to = |s: u32, peer: Device| -> u32 {
         topo.switch_ports[s as usize]
@@ -140,7 +140,7 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> Vec<Vec<u32>> {
             .position(|&p| topo.ports[p as usize].peer == peer)
             .expect("the tree is wired") as u32
     };
-    let mut routes = vec![vec![u32::MAX; topo.nodes.len()]; topo.switches.len()];
+    let mut routes = RouteTable::new(topo.switches.len(), topo.nodes.len());
     for l in 0..sh.n {
         for h in 0..sh.halves(l) {
             for w in 0..sh.per_level() {
@@ -176,7 +176,7 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> Vec<Vec<u32>> {
                             p
                         }
                     };
-                    routes[s as usize][q as usize] = port;
+                    routes.set(s as usize, q as usize, port);
                 }
             }
         }
