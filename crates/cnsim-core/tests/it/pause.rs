@@ -88,3 +88,44 @@ trait Tap: Sized {
     }
 }
 impl Tap for cnsim_core::CoreConfig {}
+
+/// D12: a PAUSE frame goes to the head of the egress toward the upstream, ahead of the data
+/// queued there. Node 1 floods node 4 (served at 10 %), so input 1 reaches XOFF; nodes 2 and 3
+/// send 16 Gb/s to node 1, so the egress S1/1 that must carry the PAUSE holds hundreds of KB of
+/// data. With 8 frames of headroom the run is lossless only if the PAUSE overtakes that queue.
+#[test]
+fn a_pause_frame_overtakes_the_data_queued_toward_the_upstream() {
+    let mut cfg = star(4, G10, 1_000_000);
+    cfg.duration_ps = 20 * MS;
+    cfg.metrics.window_ps = [0, 20 * MS];
+    cfg.metrics.hot_port = "S1/4".into();
+    cfg.metrics.queues = vec!["S1/1".into()];
+    let (cap, headroom) = (150_000, 8 * 1500);
+    set_thresholds(
+        &mut cfg,
+        BufferModel::Partitioned,
+        cap,
+        cap - headroom,
+        cap / 2,
+        true,
+    );
+    cfg.traffic.sources = vec![
+        source("1", Some("4"), 1.0),
+        source("2", Some("1"), 0.8),
+        source("3", Some("1"), 0.8),
+    ];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "4".into(),
+        rate: 0.1,
+        start_ps: 0,
+        end_ps: 20 * MS,
+    }];
+    let out = run(&cfg);
+    let sm = &out.summary;
+    assert!(num(sm, "pause_frames") > 10.0);
+    assert!(
+        num(sm, "queue_bytes.S1/1.max") > 100_000.0,
+        "data waits toward node 1: {sm}"
+    );
+    assert_eq!(num(sm, "drops.frames"), 0.0, "{sm}");
+}
