@@ -492,6 +492,9 @@ impl Simulator {
             voq.limiter = None;
             voq.rp = None;
             voq.timer_token = voq.timer_token.wrapping_add(1);
+            let dst = voq.dst;
+            // the rate series ends here ("no limiter"), whichever event released it
+            self.rec.on_rate(now, n, dst, f64::NAN);
             self.nics[n as usize].maybe_recycle(v);
         }
     }

@@ -141,3 +141,39 @@ fn control_frames_are_counted_by_kind_and_by_origin() {
         assert!(num(cm, &format!("by_cp.{origin}.frames")) > 0.0, "{origin}");
     }
 }
+
+/// A released limiter ends the flow's rate series (NaN: "no limiter"), whichever event released
+/// it (a frame sent, a CNM, a timer); it used to keep showing its last rate.
+#[test]
+fn a_released_limiter_ends_its_rate_series() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.cm = qcn_eval();
+    cfg.duration_ps = 300 * MS;
+    cfg.metrics.window_ps = [0, 300 * MS];
+    cfg.metrics.hot_port = "S1/3".into();
+    cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.4), source("2", Some("3"), 0.4)];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "3".into(),
+        rate: 0.5,
+        start_ps: 0,
+        end_ps: 20 * MS,
+    }];
+    let out = run(&cfg);
+    let rates = &out
+        .result
+        .series
+        .iter()
+        .find(|(k, _)| k == "rates")
+        .expect("a rates series")
+        .1;
+    let col = &rates.columns[0].1;
+    let bins = col.len() / rates.entities.len();
+    for (i, flow) in rates.entities.iter().enumerate() {
+        let v = &col[i * bins..(i + 1) * bins];
+        assert!(v.iter().any(|x| x.is_finite()), "{flow} was limited");
+        // 8 Gb/s into 5 during the hotspot, into 10 after it: the limiter climbs back to line
+        // rate and goes
+        assert!(v.last().unwrap().is_nan(), "{flow}: {:?}", &v[bins - 5..]);
+    }
+}
