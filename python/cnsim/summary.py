@@ -60,10 +60,7 @@ class CmCount(TypedDict):
     mbps: float
 
 
-class CmStats(TypedDict):
-    frames: int
-    bytes: int
-    mbps: float
+class CmStats(CmCount):
     by_kind: dict[str, CmCount]
     by_cp: dict[str, CmCount]
 
@@ -77,13 +74,7 @@ class FctGroup(TypedDict):
     adapter_wait_ms: float
 
 
-class FctStats(TypedDict):
-    mean: float
-    p50: float
-    p99: float
-    completed: int
-    incomplete: int
-    adapter_wait_ms: float
+class FctStats(FctGroup):
     hot: FctGroup
     cold: FctGroup
 

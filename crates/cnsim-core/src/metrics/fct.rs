@@ -112,14 +112,8 @@ impl FlowTracker {
             waits: [&self.hot.waits[..], &self.cold.waits[..]].concat(),
             started: self.started,
         };
-        let s = all.summary();
         super::summary::FctStats {
-            mean: s.mean,
-            p50: s.p50,
-            p99: s.p99,
-            completed: s.completed,
-            incomplete: s.incomplete,
-            adapter_wait_ms: s.adapter_wait_ms,
+            all: all.summary(),
             hot: self.hot.summary(),
             cold: self.cold.summary(),
         }
@@ -175,7 +169,7 @@ mod tests {
         t.frame_done(a, SimTime::ms(5), true); // 4 ms
         t.frame_done(c, SimTime::ms(6), false);
         let _d = t.start(SimTime::ms(7), 3, false); // reuses a slot, never finishes
-        let s = t.summary();
+        let s = t.summary().all;
         assert_eq!(s.completed, 2);
         assert_eq!(s.incomplete, 2, "one lost, one still in progress");
         assert_eq!(s.mean, 2.5);
@@ -204,6 +198,9 @@ mod tests {
         assert_eq!((s.hot.mean, s.hot.adapter_wait_ms), (8.0, 7.0));
         assert_eq!((s.cold.completed, s.cold.incomplete), (1, 0));
         assert_eq!((s.cold.mean, s.cold.adapter_wait_ms), (2.0, 1.0));
-        assert_eq!((s.completed, s.mean, s.adapter_wait_ms), (2, 5.0, 4.0));
+        assert_eq!(
+            (s.all.completed, s.all.mean, s.all.adapter_wait_ms),
+            (2, 5.0, 4.0)
+        );
     }
 }

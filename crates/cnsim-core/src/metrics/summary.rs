@@ -113,9 +113,9 @@ pub struct Count {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CmStats {
-    pub frames: u64,
-    pub bytes: u64,
-    pub mbps: f64,
+    /// Every control frame: `frames`, `bytes`, `mbps`.
+    #[serde(flatten)]
+    pub total: CmCount,
     /// The same by message kind: `negative`, `positive` (BCN/ECM feedback, QCN CNMs), `stop`
     /// (BCN(0,0)), `reflection` (QCN-3pt), `probe` (forward probes and pings), `probe_reply`
     /// (returned probes, CP answers), `cnp` (DCQCN). Kinds that sent nothing are left out.
@@ -135,20 +135,18 @@ pub struct CmCount {
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct FctStats {
-    pub mean: f64,
-    pub p50: f64,
-    pub p99: f64,
-    pub completed: u64,
-    pub incomplete: u64,
-    /// Mean time from a completed flow's arrival until its last frame left the source adapter.
-    pub adapter_wait_ms: f64,
+    /// Every finite flow (`mean`, `p50`, `p99`, `completed`, `incomplete`, `adapter_wait_ms`).
+    #[serde(flatten)]
+    pub all: FctGroup,
     /// Flows into a hot node (the hotspots' nodes, or the node behind the hot port).
     pub hot: FctGroup,
     /// Every other flow.
     pub cold: FctGroup,
 }
 
-/// Flow completion times of one group of flows (`fct_ms.hot`, `fct_ms.cold`).
+/// Flow completion times of a group of flows (ms): mean and nearest-rank percentiles over the
+/// completed ones, the counts, and the mean time from a completed flow's arrival until its last
+/// frame left the source adapter.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct FctGroup {
     pub mean: f64,
@@ -232,9 +230,11 @@ mod tests {
             paused_fraction_all: 0.25,
             pause_frames: 3,
             cm: CmStats {
-                frames: 0,
-                bytes: 0,
-                mbps: 0.0,
+                total: CmCount {
+                    frames: 0,
+                    bytes: 0,
+                    mbps: 0.0,
+                },
                 by_kind: BTreeMap::new(),
                 by_cp: BTreeMap::new(),
             },

@@ -191,9 +191,7 @@ impl Simulator {
             })
             .collect();
         CmStats {
-            frames: rec.cm_frames.window,
-            bytes: rec.cm_bytes.window,
-            mbps: mbps(rec.cm_bytes.window),
+            total: cm_count((rec.cm_frames.window, rec.cm_bytes.window)),
             by_kind,
             by_cp,
         }
