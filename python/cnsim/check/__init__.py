@@ -107,6 +107,7 @@ def run_checks(
             verdicts.append(verdict)
             if verdict.verdict == FAIL:
                 draw_failure(verdict, evaluator, out / "figures")
+            evaluator.release_series()
         evaluator.forget()
     row_list = rows(verdicts)
     meta = {

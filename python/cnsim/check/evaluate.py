@@ -96,6 +96,13 @@ class Evaluator:
         """Drop cached run data (series can be large)."""
         self._runs.clear()
 
+    def release_series(self) -> None:
+        """Drop the series of the cached runs, keep their summaries: called after every check,
+        so that memory holds the series of one check's runs, not of a whole deck's (a full
+        `cnsim check all` ran out of 24 GB with per-deck caching)."""
+        for run in self._runs.values():
+            run.release_series()
+
     def run_data(self, run_id: str) -> RunData:
         """The run folder ``runs_dir/<run_id>`` (cached); MetricUnavailable if it has no results."""
         if run_id not in self._runs:

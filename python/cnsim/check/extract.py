@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -131,7 +130,7 @@ class RunData(ScenarioData):
         main = self.summary.get("window_s")
         if isinstance(main, list) and len(main) == 2:
             self.windows["main"] = (float(main[0]), float(main[1]))
-        self._tables: dict[str, Any] = {}
+        self._names: dict[str, list[str]] = {}
         self._entities: dict[tuple[str, str], tuple[np.ndarray, dict[str, np.ndarray]]] = {}
 
     # ---- lookups ---------------------------------------------------------------------------
@@ -146,25 +145,36 @@ class RunData(ScenarioData):
             raise MetricUnavailable(f"window {spec!r} does not exist in this run ({why})")
         return self.windows[spec]
 
-    def _table(self, kind: str) -> Any:
-        if kind not in self._tables:
-            path = self.folder / SERIES_DIR / f"{kind}.parquet"
-            if not path.is_file():
-                raise MetricUnavailable(f"the run recorded no {kind} series")
-            self._tables[kind] = pq.read_table(path)
-        return self._tables[kind]
+    def _path(self, kind: str) -> Path:
+        path = self.folder / SERIES_DIR / f"{kind}.parquet"
+        if not path.is_file():
+            raise MetricUnavailable(f"the run recorded no {kind} series")
+        return path
+
+    def _entity_column(self, kind: str) -> str:
+        """The name of a series kind's entity column (entity, queue or flow)."""
+        return str(pq.read_schema(self._path(kind)).names[1])
+
+    def release_series(self) -> None:
+        """Drop the series read so far (a full check reads hundreds of runs with 10 us bins);
+        the summary and the scenario stay."""
+        self._names.clear()
+        self._entities.clear()
 
     def names(self, kind: str) -> list[str]:
-        """The entities of one series kind."""
-        table = self._table(kind)
-        return [str(n) for n in pc.unique(table.column(1)).to_pylist()]
+        """The entities of one series kind (only the entity column is read)."""
+        if kind not in self._names:
+            column = pq.read_table(self._path(kind), columns=[self._entity_column(kind)]).column(0)
+            self._names[kind] = [str(n) for n in pc.unique(column).to_pylist()]
+        return list(self._names[kind])
 
     def entity(self, kind: str, name: str, column: str) -> tuple[np.ndarray, np.ndarray]:
-        """(t, values) of one entity's column (filtered in Arrow: series with 10 us bins are large)."""
+        """(t, values) of one entity's column. Only that entity's rows are read (the series are
+        entity-major, so the row-group statistics skip the rest): series with 10 us bins are
+        large, and a check may read hundreds of runs."""
         key = (kind, name)
         if key not in self._entities:
-            table = self._table(kind)
-            rows = table.filter(pc.equal(table.column(1), pa.scalar(name)))
+            rows = pq.read_table(self._path(kind), filters=[(self._entity_column(kind), "==", name)])
             if rows.num_rows == 0:
                 hint = " (per-flow series are recorded for the flows metrics.per_flow selects)" if name.startswith("flow:") else ""
                 raise MetricUnavailable(f"{kind} series has no entity {name!r}{hint}")
