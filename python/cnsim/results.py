@@ -151,29 +151,35 @@ def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, An
     r = scenario.resolved
     out: dict[str, Any] = {"period_s": None, "onset_s": None, "settle_s": None, "recovery_s": None, "flow_cv": {}}
     windows = {k: (a / PS_PER_S, b / PS_PER_S) for k, (a, b) in r.windows_ps.items()}
-    cv_window = windows.get("ss", windows["all"])
-    if r.per_flow:
-        tput = decode_series("throughput", raw_series.get("throughput"))
-        t_all, g_all = np.asarray(tput.column("t_s")), np.asarray(tput.column("gbps"))
-        for entity, rows in _entity_rows([str(e) for e in tput.column("entity").to_pylist()]).items():
-            if entity.startswith("flow:"):
-                cv = signals.time_cv(signals.samples_in(t_all[rows], g_all[rows], cv_window)[1])
-                out["flow_cv"][entity.removeprefix("flow:")] = round(cv, 12) if math.isfinite(cv) else None
-    on_ps, off_ps = hot_span_ps(r.doc)
-    if on_ps is None or not r.hot_port:
-        return out
-    t_on = on_ps / PS_PER_S
-    t_off = r.doc.duration / PS_PER_S if off_ps is None else off_ps / PS_PER_S
-    queue = decode_series("queue", raw_series.get("queue"))
-    name = "hotspot" if r.hot_port == "hotspot" else r.hot_port
-    rows = np.asarray(queue.column("queue").to_pylist(), dtype=object) == name
-    t = np.asarray(queue.column("t_s"))[rows]
-    q = np.asarray(queue.column("bytes_mean"))[rows]
+    decoded: dict[str, tuple[Any, dict[str, slice]]] = {}
+
+    def entities(kind: str) -> dict[str, slice]:
+        """The rows of each entity of series ``kind`` (decoded once)."""
+        if kind not in decoded:
+            table = decode_series(kind, raw_series.get(kind))
+            decoded[kind] = (table, _entity_rows([str(e) for e in table.column(1).to_pylist()]))
+        return decoded[kind][1]
+
+    def signal(kind: str, entity: str, column: str) -> tuple[Any, Any]:
+        """(t, values) of one entity of a series kind (empty if it has none)."""
+        rows = entities(kind).get(entity, slice(0, 0))
+        table = decoded[kind][0]
+        return np.asarray(table.column("t_s"))[rows], np.asarray(table.column(column))[rows]
 
     def finite(x: float) -> float | None:
         # to the picosecond: bin-end times minus t_on carry float noise in the last digits
         return round(x, 12) if math.isfinite(x) else None
 
+    cv_window = windows.get("ss", windows["all"])
+    for src, dst in r.per_flow:
+        t, g = signal("throughput", f"flow:{src}->{dst}", "gbps")
+        out["flow_cv"][f"{src}->{dst}"] = finite(signals.time_cv(signals.samples_in(t, g, cv_window)[1]))
+    on_ps, off_ps = hot_span_ps(r.doc)
+    if on_ps is None or not r.hot_port:
+        return out
+    t_on = on_ps / PS_PER_S
+    t_off = r.doc.duration / PS_PER_S if off_ps is None else off_ps / PS_PER_S
+    t, q = signal("queue", "hotspot" if r.hot_port == "hotspot" else r.hot_port, "bytes_mean")
     if "ss" in windows:
         out["period_s"] = finite(signals.spectral_period(*signals.samples_in(t, q, windows["ss"])))
     out["onset_s"] = finite(signals.first_peak_time(t, q, t_on, t_on + 0.05))
@@ -182,9 +188,7 @@ def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, An
         inside = t <= t_off + 1e-12
         out["settle_s"] = finite(signals.settle_time(t[inside], q[inside], t_on, float(qeq)))
     if off_ps is not None and "rec" in windows and r.network is not None and r.hot_port != "hotspot":
-        tput = decode_series("throughput", raw_series.get("throughput"))
-        rows = np.asarray(tput.column("entity").to_pylist(), dtype=object) == f"port:{r.hot_port}"
-        tt, v = np.asarray(tput.column("t_s"))[rows], np.asarray(tput.column("gbps"))[rows]
+        tt, v = signal("throughput", f"port:{r.hot_port}", "gbps")
         keep = tt <= windows["rec"][1] + 1e-12
         level = _RECOVERY_SHARE * r.network.port_link(r.hot_port).rate_bps / 1e9
         out["recovery_s"] = finite(signals.sustained_time(tt[keep], v[keep], t_off, level, _RECOVERY_HOLD))

@@ -91,8 +91,9 @@ impl Switch {
     }
 
     /// Would a buffered frame of `size` bytes arriving on `in_local` for an output queue holding
-    /// `q_out` bytes fit (the buffer model's capacity, then the OQ limit)?
-    #[inline]
+    /// `q_out` bytes fit (the buffer model's capacity, then the OQ limit)? The kernel asks
+    /// [`Switch::refusal`], which also says why not; the tests ask this.
+    #[cfg(test)]
     pub fn admits(&self, params: &SwitchParams, in_local: u32, size: u64, q_out: u64) -> bool {
         self.refusal(params, in_local, size, q_out).is_none()
     }

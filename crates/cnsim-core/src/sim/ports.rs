@@ -55,9 +55,16 @@ impl Simulator {
     pub(crate) fn on_tx_done(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
-        let (counted, size, in_local, kind, class) = {
+        let (counted, size, in_local, kind, class, flow_inst) = {
             let fr = self.pool.get(port.current);
-            (fr.counted, fr.size as u64, fr.in_local, fr.kind, fr.class)
+            (
+                fr.counted,
+                fr.size as u64,
+                fr.in_local,
+                fr.kind,
+                fr.class,
+                fr.flow_inst,
+            )
         };
         let f = port.finish(size, counted);
         let owner = port.spec.owner;
@@ -84,9 +91,8 @@ impl Simulator {
                     if kind == FrameKind::Data {
                         // the frame left its source adapter (per_source_sent, FCT adapter wait)
                         self.rec.on_sent(now, n, size);
-                        let flow = self.pool.get(f).flow_inst;
-                        if flow != crate::frame::NO_FLOW {
-                            self.flows.frame_left_adapter(flow, now);
+                        if flow_inst != crate::frame::NO_FLOW {
+                            self.flows.frame_left_adapter(flow_inst, now);
                         }
                     }
                 }

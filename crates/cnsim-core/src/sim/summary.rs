@@ -38,6 +38,16 @@ impl super::Stats {
     }
 }
 
+/// Bytes over `len_s` seconds as a rate in units of `unit` bit/s (1e9: Gb/s, 1e6: Mb/s); 0
+/// for an empty window.
+fn rate(bytes: u64, len_s: f64, unit: f64) -> f64 {
+    if len_s > 0.0 {
+        bytes as f64 * 8.0 / len_s / unit
+    } else {
+        0.0
+    }
+}
+
 /// Pause and blocking shares of the window.
 struct PauseShares {
     paused: f64,
@@ -100,13 +110,7 @@ impl Simulator {
         in_flight_counted: u64,
     ) -> Summary {
         let len_s = window.len_s();
-        let gbps = |bytes: u64| {
-            if len_s > 0.0 {
-                bytes as f64 * 8.0 / len_s / 1e9
-            } else {
-                0.0
-            }
-        };
+        let gbps = |bytes: u64| rate(bytes, len_s, 1e9);
         let hot = self.hot_port_stats(window, gbps);
         let queue_bytes = self.queue_stats(end, window, bins);
         let shares = self.pause_shares(window);
@@ -157,17 +161,10 @@ impl Simulator {
     /// CM frames in the window, in all and by kind and origin.
     fn cm_stats(&self, len_s: f64) -> CmStats {
         let rec = &self.rec;
-        let mbps = |bytes: u64| {
-            if len_s > 0.0 {
-                bytes as f64 * 8.0 / len_s / 1e6
-            } else {
-                0.0
-            }
-        };
         let cm_count = |(frames, bytes): (u64, u64)| CmCount {
             frames,
             bytes,
-            mbps: mbps(bytes),
+            mbps: rate(bytes, len_s, 1e6),
         };
         let by_kind = CM_KINDS
             .iter()
@@ -271,13 +268,7 @@ impl Simulator {
             let span_ps = t1 - t0;
             let len_s = span_ps as f64 / PS_PER_S as f64;
             let sum = |c: &Counter| c.bins[b0..b1].iter().sum::<u64>();
-            let gbps = |c: &Counter| {
-                if len_s > 0.0 {
-                    sum(c) as f64 * 8.0 / len_s / 1e9
-                } else {
-                    0.0
-                }
-            };
+            let gbps = |c: &Counter| rate(sum(c), len_s, 1e9);
             let per = |names: &[String], counters: &[Counter]| {
                 names
                     .iter()
@@ -319,11 +310,7 @@ impl Simulator {
                     cm: CmCount {
                         frames: sum(&rec.cm_frames),
                         bytes: cm_bytes,
-                        mbps: if len_s > 0.0 {
-                            cm_bytes as f64 * 8.0 / len_s / 1e6
-                        } else {
-                            0.0
-                        },
+                        mbps: rate(cm_bytes, len_s, 1e6),
                     },
                 },
             );
