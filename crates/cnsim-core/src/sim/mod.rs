@@ -201,11 +201,7 @@ impl Simulator {
                 self.nic_service(n);
             }
         }
-        while let Some(t) = self.queue.peek_time() {
-            if t >= until {
-                break;
-            }
-            let (t, ev) = self.queue.pop().expect("peeked");
+        while let Some((t, ev)) = self.queue.pop_before(until) {
             self.now = t;
             self.events += 1;
             match ev {
