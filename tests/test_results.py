@@ -73,7 +73,8 @@ def test_save_writes_the_run_folder(tmp_path: Path) -> None:
     assert "wall_s" not in json.dumps(summary)
     assert json.loads((out / "manifest.json").read_text())["wall_s"] == 1.0
     assert tomllib.loads((out / "scenario.toml").read_text())["metrics"]["hot_port"] == "S1/EP4"
-    assert pq.read_table(out / "series" / "queue.parquet").equals(r.series("queue"))
+    for kind in ("pause", "queue", "throughput"):  # written by cnsim.parquet, read by pyarrow
+        assert pq.read_table(out / "series" / f"{kind}.parquet").equals(r.series(kind)), kind
     assert (out / "throughput.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -5,12 +5,14 @@
 * ``summary``: the engine's summary keys (docs/core-config.md "What the engine returns") plus
   ``scenario``, ``scheme``, ``seed`` and ``fairness`` computed here (:mod:`cnsim.fairness`);
 * the raw series of the engine (``{kind: {"entities", "bins", "bin_s", "columns"}}``, columns
-  little-endian f64, entity-major), turned on demand into long-format pyarrow tables;
+  little-endian f64, entity-major), decoded into numpy columns (:class:`LongSeries`) and, on
+  request, into long-format pyarrow tables;
 * ``manifest``: wall time, speed, peak memory, versions, host — never part of determinism.
 
 :meth:`Result.save` writes ``scenario.toml``, ``manifest.json``, ``summary.json`` (sorted keys,
 ``repr`` floats, non-finite numbers as null: a pure function of scenario and seed),
-``series/<kind>.parquet`` and the figures.
+``series/<kind>.parquet`` (:mod:`cnsim.parquet`) and the figures. Nothing here imports pyarrow
+until a table is asked for: a run and its folder need only numpy (issue 14's memory target).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
+from . import parquet
+from ._version import __version__
 from .fairness import fair_shares, fairness_metrics
 from .labels import HEADLINE, fmt, summary_value
 from .rundir import MANIFEST_FILE, SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE, read_json
@@ -32,7 +35,10 @@ from .scenario import Scenario
 from .scenario.hot import hot_span_ps
 from .units import PS_PER_S
 
-__all__ = ["Result", "SERIES_KINDS", "build_summary", "decode_series", "dump_json"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Result", "SERIES_KINDS", "LongSeries", "build_summary", "decode_series", "dump_json"]
 
 #: kind → (name of the entity column, value columns) (contract "series")
 SERIES_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -64,43 +70,90 @@ def dump_json(obj: Any) -> str:
     return json.dumps(_clean(obj), sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-def decode_series(kind: str, raw: dict[str, Any] | None) -> pa.Table:
-    """One engine series kind → long-format table ``t_s, <entity column>, <values...>``.
+@dataclass(frozen=True)
+class LongSeries:
+    """One series kind in the long format (contract "series") as numpy columns: ``t_s``, the
+    entity column as ``codes`` into ``names`` (one contiguous block per entity, entity-major),
+    and float64 value columns."""
 
-    The value of bin *i* is reported at ``t_s`` = end of bin *i* (docs/core-config.md).
+    kind: str
+    t_s: np.ndarray
+    names: list[str]
+    codes: np.ndarray
+    values: dict[str, np.ndarray]
+
+    @property
+    def entity_column(self) -> str:
+        return SERIES_KINDS[self.kind][0]
+
+    def rows(self) -> dict[str, slice]:
+        """The rows of each entity (its contiguous block)."""
+        edges = np.flatnonzero(np.diff(self.codes)) + 1
+        starts = [0, *edges.tolist()]
+        ends = [*edges.tolist(), len(self.codes)]
+        return {self.names[int(self.codes[a])]: slice(a, b) for a, b in zip(starts, ends, strict=True) if b > a}
+
+    def to_arrow(self) -> pa.Table:
+        """The pyarrow table ``t_s, <entity column>, <values...>`` (imports pyarrow)."""
+        import pyarrow as pa
+
+        ent_col, val_cols = SERIES_KINDS[self.kind]
+        fields: list[tuple[str, pa.DataType]] = [("t_s", pa.float64()), (ent_col, pa.string()), *[(c, pa.float64()) for c in val_cols]]
+        schema = pa.schema(fields)
+        entity = pa.DictionaryArray.from_arrays(pa.array(self.codes, pa.int32()), pa.array(self.names, pa.string()))
+        columns = [pa.array(self.t_s), entity.cast(pa.string()), *[pa.array(self.values[c]) for c in val_cols]]
+        return pa.Table.from_arrays(columns, schema=schema)
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        """``series/<kind>.parquet`` of a run folder (:mod:`cnsim.parquet`; no pyarrow)."""
+        ent_col, val_cols = SERIES_KINDS[self.kind]
+        columns: list[tuple[str, Any]] = [("t_s", self.t_s), (ent_col, (self.names, self.codes))]
+        columns += [(c, self.values[c]) for c in val_cols]
+        parquet.write_table(path, columns, created_by=f"cnsim {__version__}")
+
+
+def decode_columns(kind: str, raw: dict[str, Any] | None) -> LongSeries:
+    """One engine series kind → its long-format numpy columns (:class:`LongSeries`).
+
+    The value of bin *i* is reported at ``t_s`` = end of bin *i* (docs/core-config.md); a row
+    whose values are all NaN ("no value at this bin end", a flow without a rate limiter) is left
+    out.
     """
     if kind not in SERIES_KINDS:
         raise KeyError(f"unknown series kind {kind!r}; kinds: {', '.join(SERIES_KINDS)}")
-    ent_col, val_cols = SERIES_KINDS[kind]
-    fields: list[tuple[str, pa.DataType]] = [("t_s", pa.float64()), (ent_col, pa.string()), *[(c, pa.float64()) for c in val_cols]]
-    schema = pa.schema(fields)
-    if not raw:
-        return schema.empty_table()
+    _, val_cols = SERIES_KINDS[kind]
+    raw = raw or {}
     entities = [str(e) for e in raw.get("entities", [])]
     prefix = _ENTITY_PREFIX.get(kind)
     if prefix:
         entities = [e.removeprefix(prefix) for e in entities]
-    bins = int(raw.get("bins", 0))
+    bins = int(raw.get("bins", 0)) if entities else 0
     bin_s = float(raw.get("bin_s", 0.0))
     n = len(entities)
     # bin ends, rounded to the picosecond so that 26 ms reads 0.026
-    t = np.round(np.arange(1, bins + 1, dtype=np.float64) * bin_s, 12) if bins else np.zeros(0)
-    columns: dict[str, Any] = {"t_s": np.tile(t, n), ent_col: np.repeat(np.array(entities, dtype=object), bins)}
+    t = np.round(np.arange(1, bins + 1, dtype=np.float64) * bin_s, 12)
+    codes = np.repeat(np.arange(n, dtype=np.int32), bins)
+    values: dict[str, np.ndarray] = {}
     raw_cols = raw.get("columns", {})
     for col in val_cols:
         data = raw_cols.get(col)
         if data is None:
-            values = np.full(n * bins, np.nan)
-        else:
-            values = np.frombuffer(bytes(data), dtype="<f8").astype(np.float64)
-            if values.size != n * bins:
-                raise ValueError(f"series {kind}.{col}: {values.size} values for {n} entities x {bins} bins")
-        columns[col] = values
-    # NaN marks "no value at this bin end" (a flow without a rate limiter): such rows are left out
-    keep = ~np.all(np.isnan(np.vstack([columns[c] for c in val_cols])), axis=0)
+            values[col] = np.full(n * bins, np.nan)
+            continue
+        values[col] = np.frombuffer(bytes(data), dtype="<f8").astype(np.float64)
+        if values[col].size != n * bins:
+            raise ValueError(f"series {kind}.{col}: {values[col].size} values for {n} entities x {bins} bins")
+    t_s = np.tile(t, n)
+    keep = ~np.all(np.isnan(np.vstack([values[c] for c in val_cols])), axis=0) if n * bins else np.ones(0, bool)
     if not keep.all():
-        columns = {k: v[keep] for k, v in columns.items()}
-    return pa.table(columns, schema=schema)
+        t_s, codes = t_s[keep], codes[keep]
+        values = {c: v[keep] for c, v in values.items()}
+    return LongSeries(kind, t_s, entities, codes, values)
+
+
+def decode_series(kind: str, raw: dict[str, Any] | None) -> pa.Table:
+    """One engine series kind → long-format pyarrow table ``t_s, <entity column>, <values...>``."""
+    return decode_columns(kind, raw).to_arrow()
 
 
 def build_summary(scenario: Scenario, engine_summary: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
@@ -123,17 +176,6 @@ def build_summary(scenario: Scenario, engine_summary: dict[str, Any]) -> tuple[d
     return summary, fair
 
 
-def _entity_rows(entities: list[str]) -> dict[str, slice]:
-    """The rows of each entity of an entity-major long table (one contiguous block each)."""
-    out: dict[str, slice] = {}
-    start = 0
-    for i in range(1, len(entities) + 1):
-        if i == len(entities) or entities[i] != entities[start]:
-            out[entities[start]] = slice(start, i)
-            start = i
-    return out
-
-
 #: ``dynamics.recovery_s``: the former hot port is back at this share of its line rate (the
 #: decks' 8.5 Gb/s on 10 Gb/s ports), held ``_RECOVERY_HOLD`` s at 90 % of it
 _RECOVERY_SHARE, _RECOVERY_HOLD = 0.85, 0.01
@@ -151,20 +193,17 @@ def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, An
     r = scenario.resolved
     out: dict[str, Any] = {"period_s": None, "onset_s": None, "settle_s": None, "recovery_s": None, "flow_cv": {}}
     windows = {k: (a / PS_PER_S, b / PS_PER_S) for k, (a, b) in r.windows_ps.items()}
-    decoded: dict[str, tuple[Any, dict[str, slice]]] = {}
-
-    def entities(kind: str) -> dict[str, slice]:
-        """The rows of each entity of series ``kind`` (decoded once)."""
-        if kind not in decoded:
-            table = decode_series(kind, raw_series.get(kind))
-            decoded[kind] = (table, _entity_rows([str(e) for e in table.column(1).to_pylist()]))
-        return decoded[kind][1]
+    decoded: dict[str, tuple[LongSeries, dict[str, slice]]] = {}
 
     def signal(kind: str, entity: str, column: str) -> tuple[Any, Any]:
-        """(t, values) of one entity of a series kind (empty if it has none)."""
-        rows = entities(kind).get(entity, slice(0, 0))
-        table = decoded[kind][0]
-        return np.asarray(table.column("t_s"))[rows], np.asarray(table.column(column))[rows]
+        """(t, values) of one entity of a series kind (empty if it has none); each kind is
+        decoded once."""
+        if kind not in decoded:
+            long = decode_columns(kind, raw_series.get(kind))
+            decoded[kind] = (long, long.rows())
+        long, rows = decoded[kind]
+        at = rows.get(entity, slice(0, 0))
+        return long.t_s[at], long.values[column][at]
 
     def finite(x: float) -> float | None:
         # to the picosecond: bin-end times minus t_on carry float noise in the last digits
@@ -251,7 +290,10 @@ class Result:
         """A long-format pyarrow table of series ``kind`` (empty if the engine gave none)."""
         if self.folder is not None and kind not in self.raw_series:
             path = self.folder / SERIES_DIR / f"{kind}.parquet"
-            return pq.read_table(path) if path.is_file() else decode_series(kind, None)
+            if path.is_file():
+                import pyarrow.parquet as pq
+
+                return pq.read_table(path)
         return decode_series(kind, self.raw_series.get(kind))
 
     def delivered_frames(self) -> float:
@@ -259,9 +301,8 @@ class Result:
         raw = self.raw_series.get("throughput")
         if not raw:
             return 0.0
-        table = self.series("throughput")
-        mask = np.asarray(table.column("entity").to_pylist(), dtype=object) == "aggregate"
-        gbps = table.column("gbps").to_numpy()[mask]
+        long = decode_columns("throughput", raw)
+        gbps = long.values["gbps"][long.rows().get("aggregate", slice(0, 0))]
         frame = self.scenario.resolved.doc.traffic.frame_size
         return float(np.nansum(gbps) * float(raw.get("bin_s", 0.0)) * 1e9 / 8 / frame)
 
@@ -273,7 +314,13 @@ class Result:
         (out / SUMMARY_FILE).write_text(dump_json(self.summary), encoding="utf-8")
         (out / MANIFEST_FILE).write_text(dump_json(self.manifest), encoding="utf-8")
         for kind in self.kinds:
-            pq.write_table(self.series(kind), out / SERIES_DIR / f"{kind}.parquet")
+            target = out / SERIES_DIR / f"{kind}.parquet"
+            if kind in self.raw_series:
+                decode_columns(kind, self.raw_series[kind]).write_parquet(target)
+            else:  # a loaded result re-saved elsewhere: its folder's table
+                import pyarrow.parquet as pq
+
+                pq.write_table(self.series(kind), target)
         if plots:
             from .plots import save_figures  # matplotlib is imported only when figures are drawn
 

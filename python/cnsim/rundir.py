@@ -17,11 +17,12 @@ import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from .scenario import Scenario
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "SUMMARY_FILE",
@@ -135,6 +136,8 @@ def read_run(folder: Path) -> dict[str, Any] | None:
 
 def _column(values: list[Any]) -> pa.Array[Any]:
     """One column with a single type: numbers stay numbers; mixed with text, all text."""
+    import pyarrow as pa  # only tables need it; a run folder does not (issue 14)
+
     present = [v for v in values if v is not None]
     if any(isinstance(v, str) for v in present) and not all(isinstance(v, str) for v in present):
         values = [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]
@@ -152,6 +155,8 @@ def _column(values: list[Any]) -> pa.Array[Any]:
 
 def rows_table(rows: list[dict[str, Any]], first: Iterable[str] = ()) -> pa.Table:
     """Rows (dicts) → a table with the union of columns, ``first`` columns leading."""
+    import pyarrow as pa
+
     order: dict[str, None] = dict.fromkeys(first)
     for row in rows:
         order.update(dict.fromkeys(row))

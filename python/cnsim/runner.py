@@ -23,7 +23,6 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from . import budget
 from ._version import __version__
@@ -87,7 +86,6 @@ def _versions(core: ModuleType | None) -> dict[str, str]:
         "cnsim": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "pyarrow": pa.__version__,
     }
     if core is not None and hasattr(core, "version"):
         versions["core"] = str(core.version())

@@ -20,8 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from .._version import __version__
 from ..labels import HEADLINE, fmt, scaled, summary_value
 from ..results import Result
@@ -237,6 +235,8 @@ def sweep_page(folder: Path) -> Page:
         page.sections.append(Section("Figures", "figures", figures=[figure(p) for p in figs]))
     sec = Section("Sweep table", "table")
     if (folder / "sweep.parquet").is_file():
+        import pyarrow.parquet as pq  # a run's page (written by every `cnsim run`) needs no pyarrow
+
         sec.tables.append(sweep_table(pq.read_table(folder / "sweep.parquet"), keys))
     else:
         sec.text.append("No sweep.parquet yet: the sweep has not run.")
