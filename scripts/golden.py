@@ -22,9 +22,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import cnsim
+import numpy as np
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden"
 
@@ -85,7 +84,7 @@ def diff(a: Any, b: Any, path: str = "") -> list[str]:
                 out.extend(diff(a[k], b[k], f"{path}.{k}"))
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}[{i}]")]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in diff(x, y, f"{path}[{i}]")]
     return [] if a == b else [f"{path}: {a!r} vs {b!r}"]
 
 
