@@ -63,6 +63,17 @@ def test_duckdb_reads_it_and_pages_split(tmp_path: Path, monkeypatch: pytest.Mon
     assert one.column("gbps").to_pylist() == values[codes == 7].tolist()
 
 
+def test_wide_dictionaries(tmp_path: Path) -> None:
+    """Dictionary indices wider than two bytes (RLE values of three bytes): 70,000 flows."""
+    names = [f"flow:{i}->{i + 1}" for i in range(70_000)]
+    codes = np.repeat(np.arange(70_000)[::-1], 2)  # descending: runs end at every row pair
+    values = np.arange(len(codes), dtype=np.float64)
+    _write(tmp_path / "w.parquet", names, codes, values)
+    got = pq.read_table(tmp_path / "w.parquet")
+    assert got.column("entity").to_pylist() == [names[c] for c in codes]
+    assert duckdb.sql(f"select count(distinct entity), max(entity) from '{tmp_path / 'w.parquet'}'").fetchall() == [(70_000, max(names))]
+
+
 def test_empty_table(tmp_path: Path) -> None:
     _write(tmp_path / "e.parquet", [], np.zeros(0, np.int64), np.zeros(0))
     got = pq.read_table(tmp_path / "e.parquet")
