@@ -152,9 +152,13 @@ def test_window_statistics_weigh_partial_bins() -> None:
 def test_named_windows_follow_targets_section_a() -> None:
     w = m.named_windows(0.1, 0.5, 0.6)
     assert w == {"all": (0.0, 0.6), "ss": pytest.approx((0.2, 0.5)), "tr": pytest.approx((0.1, 0.15)),
-                 "rec": pytest.approx((0.5, 0.6)), "last100": pytest.approx((0.4, 0.5))}
+                 "rec": pytest.approx((0.5, 0.6)), "last100": pytest.approx((0.4, 0.5)),
+                 "after": pytest.approx((0.5, 0.6))}
+    # a recovery time's horizon runs to the end of the run, past W_rec's 100 ms
+    assert m.named_windows(0.1, 0.5, 1.0)["after"] == pytest.approx((0.5, 1.0))
     assert m.named_windows(None, None, 0.2) == {"all": (0.0, 0.2)}
-    assert "rec" not in m.named_windows(0.1, 0.5, 0.5)  # cut at the hotspot end: no recovery window
+    cut = m.named_windows(0.1, 0.5, 0.5)  # cut at the hotspot end: no recovery window
+    assert "rec" not in cut and "after" not in cut
 
 
 def test_crossing_and_first_peak() -> None:

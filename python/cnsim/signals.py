@@ -14,7 +14,9 @@ the window, so runs that need them are recorded with ``metrics.bin = 10us``.
 
 Windows (§A): ``all`` = the whole run; ``ss`` = [t_on + 0.1 s, t_off]; ``tr`` = [t_on, t_on +
 50 ms]; ``rec`` = [t_off, t_off + 100 ms]; ``last100`` = [t_off − 100 ms, t_off] (T-Z15, "the last
-100 ms of the hotspot"). :func:`named_windows` builds them from the hotspot (or traffic) times.
+100 ms of the hotspot"); ``after`` = [t_off, end of the run], the horizon of a recovery *time* (a
+first-passage time is not cut at W_rec's 100 ms: a port that comes back after 150 ms has a time,
+not ``inf``). :func:`named_windows` builds them from the hotspot (or traffic) times.
 
 Times that never happen inside the run (a queue that never settles, a port that never recovers)
 are ``inf``, so "A recovers more slowly than B" holds when A never recovers and B does; a
@@ -54,7 +56,7 @@ Array = NDArray[np.float64]
 Window = tuple[float, float]
 
 #: window names a check may use (§A), besides an explicit ``[t0, t1]`` and ``main``
-WINDOW_NAMES = ("all", "ss", "tr", "rec", "last100")
+WINDOW_NAMES = ("all", "ss", "tr", "rec", "last100", "after")
 _EPS = 1e-12
 
 
@@ -74,6 +76,7 @@ def named_windows(t_on: float | None, t_off: float | None, duration: float, sett
         "tr": (t_on, min(t_on + transient, duration)),
         "rec": (end, min(end + recovery, duration)),
         "last100": (max(t_on, end - recovery), end),
+        "after": (end, duration),
     }
     for name, (a, b) in candidates.items():
         if b - a > _EPS:

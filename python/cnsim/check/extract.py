@@ -4,7 +4,7 @@ The registry :data:`METRICS` maps a metric name (``hot_port``, ``q_std``, ``flow
 :class:`MetricDef`: what it measures, where it comes from and how. Three sources:
 
 * ``series`` — computed here from the run's saved series (:mod:`cnsim.signals`) in any §A
-  window (``all``, ``ss``, ``tr``, ``rec``, ``last100``, ``main`` or ``[t0, t1]``);
+  window (``all``, ``ss``, ``tr``, ``rec``, ``last100``, ``after``, ``main`` or ``[t0, t1]``);
 * ``summary`` — read from summary.json; only for the run's measurement window ``main`` (the engine
   computes it there, exactly);
 * ``scenario`` — needs no run: the resolved scenario's parameters, its max-min fair shares
@@ -321,7 +321,8 @@ def _recovery(run: RunData, window: tuple[float, float], args: dict[str, Any], a
 
     "Again" means for good: from there on at least ``floor`` (0.9) × level for ``hold`` (10 ms), so
     the line-rate drain of a backlog right after the hotspot does not count as recovery. inf when
-    that does not happen inside the window (W_rec: 100 ms).
+    that does not happen inside the window (the decks' recovery checks use ``after``: up to the
+    end of the run, so a slow recovery has a time rather than W_rec's "never").
     """
     if run.t_off is None:
         raise MetricUnavailable("recovery: the run has no hotspot end")

@@ -22,7 +22,7 @@ A deck file::
     tolerance = "the tolerance of targets.md"
     pass = ["all(diff(thr) <= 0.01)"]            # conditions (cnsim.check.condition), all must hold
     measure.thr = { run = "qeq150", metric = "hot_port", window = "all" }
-    # measure fields: run, metric (cnsim.check.extract.METRICS), window (all|ss|tr|rec|last100|main
+    # measure fields: run, metric (cnsim.check.extract.METRICS), window (all|ss|tr|rec|last100|after|main
     # or [t0, t1] in s; default ss for series metrics, main for summary ones), where (a subset of the
     # run set's points by axis value), args (metric arguments), seeds (mean|max|min over seeds)
     pending = "reason"                           # optional: the check cannot be measured yet
