@@ -4,6 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Bins, Counter, LevelTracker, PauseRecord, SampledLevel, Window};
+use crate::frame::NO_RECORD;
 use crate::time::SimTime;
 
 /// Kinds of CM control frames, as `cm.by_kind` names them (index = [`cm_kind`]).
@@ -47,6 +48,53 @@ impl DropPlace {
     }
 }
 
+/// Recorder slots by flow (src, dst): a dense src × dst table for networks of up to
+/// `DENSE_FLOW_INDEX` nodes (256 KB at most), a hash map above. Looked up whenever a VOQ is
+/// created, which for a destination whose VOQ empties after every frame is once per frame: no
+/// hashing on that path in the networks where frames are cheapest (issue 14).
+#[derive(Debug)]
+enum FlowIndex {
+    Dense { nodes: usize, slots: Vec<u32> },
+    Sparse(FxHashMap<(u32, u32), u32>),
+}
+
+const DENSE_FLOW_INDEX: usize = 256;
+
+impl FlowIndex {
+    fn new(n_nodes: usize, flows: &[(u32, u32, String)]) -> Self {
+        if n_nodes <= DENSE_FLOW_INDEX {
+            let mut slots = vec![NO_RECORD; n_nodes * n_nodes];
+            // a (src, dst) named twice keeps its last slot, as the map below does
+            for (i, f) in flows.iter().enumerate() {
+                slots[f.0 as usize * n_nodes + f.1 as usize] = i as u32;
+            }
+            FlowIndex::Dense {
+                nodes: n_nodes,
+                slots,
+            }
+        } else {
+            FlowIndex::Sparse(
+                flows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| ((f.0, f.1), i as u32))
+                    .collect(),
+            )
+        }
+    }
+
+    #[inline]
+    fn get(&self, src: u32, dst: u32) -> Option<u32> {
+        match self {
+            FlowIndex::Dense { nodes, slots } => slots
+                .get(src as usize * nodes + dst as usize)
+                .copied()
+                .filter(|&i| i != NO_RECORD),
+            FlowIndex::Sparse(map) => map.get(&(src, dst)).copied(),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Recorder {
     pub bins: Bins,
@@ -55,7 +103,7 @@ pub struct Recorder {
     pub nodes: Vec<Counter>,
     pub flows: Vec<Counter>,
     pub flow_names: Vec<String>,
-    flow_index: FxHashMap<(u32, u32), u32>,
+    flow_index: FlowIndex,
     pub ports: Vec<Counter>,
     pub port_names: Vec<String>,
     pub queues: Vec<LevelTracker>,
@@ -106,11 +154,7 @@ impl Recorder {
                 .iter()
                 .map(|f| SampledLevel::new(f.2.clone()))
                 .collect(),
-            flow_index: flows
-                .iter()
-                .enumerate()
-                .map(|(i, f)| ((f.0, f.1), i as u32))
-                .collect(),
+            flow_index: FlowIndex::new(n_nodes, flows),
             ports: Vec::new(),
             port_names: Vec::new(),
             queues: Vec::new(),
@@ -145,7 +189,7 @@ impl Recorder {
     /// The recorder slot of flow (src, dst), if its throughput is recorded (looked up once per
     /// flow, when its VOQ is created; frames carry it).
     pub fn flow_slot(&self, src: u32, dst: u32) -> Option<u32> {
-        self.flow_index.get(&(src, dst)).copied()
+        self.flow_index.get(src, dst)
     }
 
     /// A data frame of recorder slot `flow_rec`, generated at `gen`, was delivered to `dst` at `t`.
@@ -154,7 +198,7 @@ impl Recorder {
         let (b, w) = (self.bins.index(t), self.window.contains(t));
         self.aggregate.add_at(b, w, bytes);
         self.nodes[dst as usize].add_at(b, w, bytes);
-        if flow_rec != crate::frame::NO_RECORD {
+        if flow_rec != NO_RECORD {
             self.flows[flow_rec as usize].add_at(b, w, bytes);
         }
         if w {
@@ -206,7 +250,7 @@ impl Recorder {
 
     /// The rate limiter of flow (src, dst) is now `gbps` (NaN: no limiter).
     pub fn on_rate(&mut self, t: SimTime, src: u32, dst: u32, gbps: f64) {
-        if let Some(&i) = self.flow_index.get(&(src, dst)) {
+        if let Some(i) = self.flow_index.get(src, dst) {
             self.rates[i as usize].set(&self.bins, t, gbps);
         }
     }
@@ -301,6 +345,28 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dense table (up to 256 nodes) and the map above it give the same slots: unknown flows
+    /// and out-of-range nodes have none, a flow named twice keeps its last slot.
+    #[test]
+    fn flow_slots_are_the_same_dense_and_hashed() {
+        let flows: Vec<(u32, u32, String)> = [(0, 3), (2, 1), (3, 0), (2, 1)]
+            .iter()
+            .map(|&(s, d)| (s, d, format!("{s}->{d}")))
+            .collect();
+        let dense = FlowIndex::new(4, &flows);
+        let sparse = FlowIndex::new(DENSE_FLOW_INDEX + 1, &flows);
+        assert!(matches!(dense, FlowIndex::Dense { .. }));
+        assert!(matches!(sparse, FlowIndex::Sparse(_)));
+        for index in [&dense, &sparse] {
+            assert_eq!(index.get(0, 3), Some(0));
+            assert_eq!(index.get(3, 0), Some(2));
+            assert_eq!(index.get(2, 1), Some(3));
+            assert_eq!(index.get(1, 2), None);
+            assert_eq!(index.get(0, 0), None);
+        }
+        assert_eq!(dense.get(4, 0), None);
+    }
 
     /// Issue 13: a run's cap must not be allocated up front (a 10^7 s cap in 1 ps bins is 10^19
     /// bins); series grow with the time simulated and take the run's actual length at the end.
