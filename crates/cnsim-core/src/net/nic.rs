@@ -56,6 +56,42 @@ pub struct Voq {
     live: bool,
 }
 
+impl Voq {
+    fn new(dst: u32) -> Self {
+        Voq {
+            dst,
+            frames: VecDeque::new(),
+            runs: VecDeque::new(),
+            class: 0,
+            bytes: 0,
+            state: VoqState::Idle,
+            t_last: SimTime::ZERO,
+            eligible_at: SimTime::ZERO,
+            limiter: None,
+            rp: None,
+            timer_token: 0,
+            flow_rec: crate::frame::NO_RECORD,
+            live: true,
+        }
+    }
+
+    /// Start a new flow in a free slot (of the same or another destination, `dst` already set):
+    /// a fresh VOQ's state, with the slot's queue buffers kept and its timer token advanced, so
+    /// that a stale timer of the previous flow cannot fire on this one. A free slot holds no
+    /// frame, no limiter and no reaction point (`maybe_recycle`, release).
+    fn reset(&mut self) {
+        debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
+        debug_assert!(self.limiter.is_none() && self.state == VoqState::Idle);
+        self.class = 0;
+        self.t_last = SimTime::ZERO;
+        self.eligible_at = SimTime::ZERO;
+        self.rp = None;
+        self.timer_token = self.timer_token.wrapping_add(1);
+        self.flow_rec = crate::frame::NO_RECORD;
+        self.live = true;
+    }
+}
+
 /// A generator waiting for room in a full shared ingress (AD-CNSIM, D15): the rest of its arrival.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Blocked {
@@ -149,42 +185,36 @@ impl Nic {
     }
 
     /// The VOQ toward `dst`, created on first use; `true` when it was created.
+    ///
+    /// With the dense index a destination keeps its slot for the whole run: a VOQ that held
+    /// nothing was only marked free (`maybe_recycle`) and is reset in place here, as a recycled
+    /// slot would be. A cold destination's VOQ empties after every frame, so this saves a free
+    /// list and an index write per frame; the state it starts from is exactly a fresh one's.
     #[inline]
     pub fn voq_index(&mut self, dst: u32) -> (u32, bool) {
-        if let Some(v) = self.find_voq(dst) {
-            return (v, false);
-        }
-        let fresh = |frames, runs| Voq {
-            dst,
-            frames,
-            runs,
-            class: 0,
-            bytes: 0,
-            state: VoqState::Idle,
-            t_last: SimTime::ZERO,
-            eligible_at: SimTime::ZERO,
-            limiter: None,
-            rp: None,
-            timer_token: 0,
-            flow_rec: crate::frame::NO_RECORD,
-            live: true,
+        let v = match &self.voq_of_dst {
+            VoqIndex::Dense(t) => t[dst as usize],
+            VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
         };
+        if v != NO_VOQ {
+            let voq = &mut self.voqs[v as usize];
+            if voq.live {
+                return (v, false);
+            }
+            voq.reset();
+            return (v, true);
+        }
         let v = match self.free_voqs.pop() {
             Some(v) => {
                 // keep the old slot's queue buffers (and its timer token, so that a stale timer
                 // of the previous flow cannot fire on this one)
-                let old = &mut self.voqs[v as usize];
-                let token = old.timer_token.wrapping_add(1);
-                let (frames, runs) = (
-                    std::mem::take(&mut old.frames),
-                    std::mem::take(&mut old.runs),
-                );
-                *old = fresh(frames, runs);
-                old.timer_token = token;
+                let voq = &mut self.voqs[v as usize];
+                voq.dst = dst;
+                voq.reset();
                 v
             }
             None => {
-                self.voqs.push(fresh(VecDeque::new(), VecDeque::new()));
+                self.voqs.push(Voq::new(dst));
                 self.voqs.len() as u32 - 1
             }
         };
@@ -198,7 +228,9 @@ impl Nic {
     }
 
     #[inline]
-    /// Free VOQ `v` if it holds no frame and no limiter (its flow has nothing the NIC must keep).
+    /// Free VOQ `v` if it holds no frame and no limiter (its flow has nothing the NIC must keep):
+    /// with the sparse index its slot goes back to the free list, with the dense one it stays its
+    /// destination's, to be reset on the next use.
     pub(crate) fn maybe_recycle(&mut self, v: u32) {
         let voq = &mut self.voqs[v as usize];
         if !voq.live
@@ -209,13 +241,10 @@ impl Nic {
             return;
         }
         voq.live = false;
-        match &mut self.voq_of_dst {
-            VoqIndex::Dense(t) => t[voq.dst as usize] = NO_VOQ,
-            VoqIndex::Sparse(m) => {
-                m.remove(&voq.dst);
-            }
+        if let VoqIndex::Sparse(m) = &mut self.voq_of_dst {
+            m.remove(&voq.dst);
+            self.free_voqs.push(v);
         }
-        self.free_voqs.push(v);
     }
 
     /// A generator of this NIC waits for room in its ingress buffer.
@@ -223,12 +252,14 @@ impl Nic {
         self.blocked.is_some()
     }
 
+    /// The live VOQ toward `dst`, if any.
     #[inline]
     pub fn find_voq(&self, dst: u32) -> Option<u32> {
-        match &self.voq_of_dst {
-            VoqIndex::Dense(t) => Some(t[dst as usize]).filter(|&v| v != NO_VOQ),
-            VoqIndex::Sparse(m) => m.get(&dst).copied(),
-        }
+        let v = match &self.voq_of_dst {
+            VoqIndex::Dense(t) => t[dst as usize],
+            VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
+        };
+        Some(v).filter(|&v| v != NO_VOQ && self.voqs[v as usize].live)
     }
 
     /// Make VOQ `v` (non-empty) eligible at `at`: into the ring if due, else onto the waiting heap.
@@ -324,14 +355,26 @@ mod tests {
             nic.voqs[a as usize].limiter = None;
             nic.maybe_recycle(a);
             assert_eq!(nic.find_voq(5), None);
+            // a flow's state does not outlive its VOQ, whichever slot the next flow gets
+            nic.voqs[a as usize].t_last = SimTime(7);
+            nic.voqs[a as usize].class = 3;
             let (b, created) = nic.voq_index(9);
-            assert!(created && b == a, "the slot is reused");
-            assert_eq!(nic.voqs[b as usize].dst, 9);
+            assert!(created);
+            if n_nodes == 16 {
+                // dense: every destination keeps its slot; the free one is reset on next use
+                assert_ne!(b, a);
+                assert_eq!(nic.voq_index(5), (a, true));
+            } else {
+                assert_eq!(b, a, "sparse: the slot is reused");
+            }
+            let old = &nic.voqs[a as usize];
             assert_eq!(
-                nic.voqs[b as usize].timer_token,
-                token.wrapping_add(1),
-                "a stale timer cannot fire on the new flow"
+                (old.t_last, old.class, old.live, old.timer_token),
+                (SimTime::ZERO, 0, true, token.wrapping_add(1)),
+                "a fresh flow's state; a stale timer cannot fire on the new flow"
             );
+            assert_eq!(nic.voqs[b as usize].dst, 9);
+            assert_eq!(nic.voqs[a as usize].dst, if n_nodes == 16 { 5 } else { 9 });
         }
     }
 
