@@ -27,6 +27,14 @@ impl Simulator {
     /// Look for a PAUSE deadlock now, class by class (one class without PFC); record the first
     /// one found. Returns whether one was found.
     pub(crate) fn detect_deadlock(&mut self) -> bool {
+        debug_assert_eq!(
+            self.paused_transmitters as usize,
+            self.ports.iter().filter(|p| p.paused != 0).count(),
+            "the count of paused transmitters follows every PAUSE and resume"
+        );
+        if self.paused_transmitters == 0 {
+            return false; // a cycle needs paused transmitters
+        }
         let classes = self.switches.first().map_or(1, |s| s.classes) as u8;
         for class in 0..classes {
             if let Some(cycle) = self.paused_cycle(class) {

@@ -100,6 +100,9 @@ pub struct Simulator {
     pub(crate) deadlock_threshold: SimTime,
     pub(crate) stop_on_deadlock: bool,
     pub(crate) deadlock: Option<crate::metrics::summary::Deadlock>,
+    /// Transmitters paused now (for any class): no deadlock can exist while this is zero, so the
+    /// periodic check then costs nothing (at 2,048 hosts a scan reads every port).
+    pub(crate) paused_transmitters: u32,
 }
 
 impl Simulator {
@@ -172,6 +175,7 @@ impl Simulator {
             deadlock_threshold,
             stop_on_deadlock: cfg.metrics.stop_on_deadlock,
             deadlock: None,
+            paused_transmitters: 0,
         })
     }
 

@@ -137,8 +137,13 @@ impl Simulator {
     fn set_paused(&mut self, p: u32, xoff: bool, class: u8) {
         let now = self.now;
         match self.ports[p as usize].set_paused(now, xoff, class) {
-            PauseChange::None | PauseChange::Paused => return,
+            PauseChange::None => return,
+            PauseChange::Paused => {
+                self.paused_transmitters += 1;
+                return;
+            }
             PauseChange::Resumed { since } => {
+                self.paused_transmitters -= 1;
                 self.rec
                     .add_paused(&mut self.ports[p as usize].pause_record, since, now);
             }
