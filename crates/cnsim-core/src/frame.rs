@@ -34,28 +34,32 @@ impl FrameKind {
     }
 }
 
-/// A frame in flight.
+/// A frame in flight. `repr(C)`, 64-byte aligned: everything a hop reads or writes — times,
+/// addresses, size, partition, kind and the CM tags a congestion point reads on a data frame
+/// (the first fields of [`CmPayload`]) — lies in the first cache line; the rest of the CM content
+/// (control frames and probes) in the second.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub struct Frame {
-    pub kind: FrameKind,
-    /// Source and destination node indices (for PAUSE frames: unused).
-    pub src: u32,
-    pub dst: u32,
-    pub size: u32,
-    /// The 802.1Qbb priority class of a data frame or probe (0 without PFC).
-    pub class: u8,
-    /// The input port (local index) of the switch currently holding the frame: its partition.
-    pub in_local: u32,
     /// When the generator created it.
     pub gen_time: SimTime,
     /// When it may start leaving the current switch (admission + processing delay, D14).
     pub ready_at: SimTime,
-    /// Charged to a buffer (switch memory or NIC OB) whose counters drop when its last bit leaves.
-    pub counted: bool,
+    /// Source and destination node indices (for PAUSE frames: unused).
+    pub src: u32,
+    pub dst: u32,
+    pub size: u32,
+    /// The input port (local index) of the switch currently holding the frame: its partition.
+    pub in_local: u32,
     /// Index of the flow's throughput recorder, `NO_RECORD` if the flow is not recorded.
     pub flow_rec: u32,
     /// The finite flow (TG-GEO) the frame belongs to, [`NO_FLOW`] if none.
     pub flow_inst: u32,
+    pub kind: FrameKind,
+    /// The 802.1Qbb priority class of a data frame or probe (0 without PFC).
+    pub class: u8,
+    /// Charged to a buffer (switch memory or NIC OB) whose counters drop when its last bit leaves.
+    pub counted: bool,
     /// Scheme-specific content of control frames and tags of data frames.
     pub cm: CmPayload,
 }
@@ -138,6 +142,22 @@ impl FramePool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hop_reads_one_cache_line_of_its_frame() {
+        use std::mem::offset_of;
+        assert_eq!(std::mem::align_of::<Frame>(), 64);
+        let cm = offset_of!(Frame, cm);
+        for end in [
+            offset_of!(Frame, counted),
+            offset_of!(Frame, kind) + std::mem::size_of::<FrameKind>() - 1,
+            offset_of!(Frame, ready_at) + 7,
+            cm + offset_of!(CmPayload, cpid) + 3,
+            cm + offset_of!(CmPayload, ce),
+        ] {
+            assert!(end < 64, "offset {end}");
+        }
+    }
 
     #[test]
     fn handles_are_reused_and_live_data_counted() {

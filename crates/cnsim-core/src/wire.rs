@@ -27,9 +27,16 @@ pub mod msg {
 /// Content of a CM control frame, and the CM tags a data frame carries. Fields a scheme does
 /// not use stay zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct CmPayload {
     /// One of [`msg`].
     pub msg: u8,
+    /// Data frames: a rate-limited tag (RLT) naming `cpid` is present.
+    pub tagged: bool,
+    /// Data frames: QCN-3pt discard-eligible bit.
+    pub de: bool,
+    /// Data frames: ECN congestion experienced (a DCQCN CP marked it, §7.1).
+    pub ce: bool,
     /// Identity of the CP that generated a message; on a data frame with `tagged`, the CP its
     /// rate limiter is associated with (RLT); on a probe, the CP (or destination) it is for.
     pub cpid: u32,
@@ -47,10 +54,4 @@ pub struct CmPayload {
     /// Probes: the known forward delay of the probe's path without queueing (E2CM `d0`, D17).
     pub base_delay: u64,
     pub seq: u32,
-    /// Data frames: a rate-limited tag (RLT) naming `cpid` is present.
-    pub tagged: bool,
-    /// Data frames: QCN-3pt discard-eligible bit.
-    pub de: bool,
-    /// Data frames: ECN congestion experienced (a DCQCN CP marked it, §7.1).
-    pub ce: bool,
 }

@@ -17,64 +17,102 @@ use crate::metrics::PauseRecord;
 use crate::time::{tx_time, BitRate, SimTime};
 use crate::topology::{Device, PortSpec};
 
+/// A transmitter. Laid out for the event path (`repr(C)`, 64-byte aligned) so that a hop
+/// touches three cache lines: the first holds what every frame's start and end read and write
+/// (busy, the frame in service, queue bytes, timing, the serialisation memo, counts that say
+/// whether the control FIFOs or PFC FIFOs need looking at), the second the link (`spec`, its
+/// name last), the third the recorder slots and the data FIFO; the control and PFC FIFOs and the
+/// PAUSE bookkeeping come last. At 2,048 hosts the ports do not fit in L2, so each line a hop
+/// touches is a likely miss.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Port {
-    pub spec: PortSpec,
-    /// Current service rate of data and class (b) frames (hotspots change it).
-    pub data_rate: BitRate,
     pub busy: bool,
-    pub current: FrameId,
-    pub tx_start: SimTime,
+    /// The number of PFC FIFOs beyond class 0 (`hi.len()`).
+    hi_fifos: u8,
     /// What PAUSE frames from the link partner hold: bit c for data class c, [`CONTROL`] for CM
     /// control (0: nothing paused).
     pub paused: u16,
+    pub current: FrameId,
+    /// The last serialisation time computed, for `memo_size` bytes at `memo_rate` — nearly
+    /// every frame repeats it.
+    memo_size: u32,
+    /// Frames in `mac` and `ctrl` (they are looked at only when there are any).
+    urgent: u32,
+    /// Bytes of `oq` plus the data frame in service (the CP's q; the OB occupancy).
+    pub q_bytes: u64,
+    pub tx_start: SimTime,
+    /// Pending `PortWake` instant, `NEVER` if none.
+    pub wake_at: SimTime,
+    /// Current service rate of data and class (b) frames (hotspots change it).
+    pub data_rate: BitRate,
+    memo_rate: BitRate,
+    memo_time: SimTime,
+    pub spec: PortSpec,
+    /// Index of this port's queue recorder, if its queue is recorded.
+    pub queue_rec: Option<u32>,
+    /// Index of this port's throughput recorder, if recorded.
+    pub tput_rec: Option<u32>,
+    /// The data FIFO: a switch output queue, or a NIC's output buffer (OB); with PFC, class 0.
+    pub oq: VecDeque<FrameId>,
+    /// MAC control frames (PAUSE) waiting: sent first, never paused ([`Port::push_mac`]).
+    mac: VecDeque<FrameId>,
+    /// CM class (a) backward messages: strict priority over data ([`Port::push_ctrl`]).
+    ctrl: VecDeque<FrameId>,
+    /// With PFC and more than one class: the FIFOs of classes 1, 2, … (empty otherwise).
+    pub hi: Vec<VecDeque<FrameId>>,
     /// Since when something has been paused (the paused-time metrics).
     pub paused_since: SimTime,
     /// Since when each data class has been paused (the deadlock detector, per class).
     pub class_since: [SimTime; 8],
     pub pause_record: PauseRecord,
-    /// MAC control frames (PAUSE) waiting: sent first, never paused.
-    pub mac: VecDeque<FrameId>,
-    /// CM class (a) backward messages: strict priority over data.
-    pub ctrl: VecDeque<FrameId>,
-    /// The data FIFO: a switch output queue, or a NIC's output buffer (OB); with PFC, class 0.
-    pub oq: VecDeque<FrameId>,
-    /// With PFC and more than one class: the FIFOs of classes 1, 2, … (empty otherwise).
-    pub hi: Vec<VecDeque<FrameId>>,
-    /// Bytes of `oq` plus the data frame in service (the CP's q; the OB occupancy).
-    pub q_bytes: u64,
-    /// Pending `PortWake` instant, `NEVER` if none.
-    pub wake_at: SimTime,
-    /// Index of this port's queue recorder, if its queue is recorded.
-    pub queue_rec: Option<u32>,
-    /// Index of this port's throughput recorder, if recorded.
-    pub tput_rec: Option<u32>,
-    /// The last serialisation time computed: (bytes, rate, time) — nearly every frame repeats it.
-    tx_memo: (u64, BitRate, SimTime),
 }
 
 impl Port {
     pub fn new(spec: PortSpec) -> Self {
         Port {
-            data_rate: spec.rate,
-            spec,
             busy: false,
-            current: FrameId(u32::MAX),
-            tx_start: SimTime::ZERO,
+            hi_fifos: 0,
             paused: 0,
+            current: FrameId(u32::MAX),
+            memo_size: 0,
+            urgent: 0,
+            q_bytes: 0,
+            tx_start: SimTime::ZERO,
+            wake_at: SimTime::NEVER,
+            data_rate: spec.rate,
+            memo_rate: BitRate(0),
+            memo_time: SimTime::ZERO,
+            spec,
+            queue_rec: None,
+            tput_rec: None,
+            oq: VecDeque::new(),
+            mac: VecDeque::new(),
+            ctrl: VecDeque::new(),
+            hi: Vec::new(),
             paused_since: SimTime::ZERO,
             class_since: [SimTime::ZERO; 8],
             pause_record: PauseRecord::default(),
-            mac: VecDeque::new(),
-            ctrl: VecDeque::new(),
-            oq: VecDeque::new(),
-            hi: Vec::new(),
-            q_bytes: 0,
-            wake_at: SimTime::NEVER,
-            queue_rec: None,
-            tput_rec: None,
-            tx_memo: (0, BitRate(0), SimTime::ZERO),
         }
+    }
+
+    /// Queue a MAC control frame (PAUSE): it goes before everything, even while paused.
+    #[inline]
+    pub fn push_mac(&mut self, f: FrameId) {
+        self.mac.push_back(f);
+        self.urgent += 1;
+    }
+
+    /// Queue a CM class (a) control frame: strict priority over data (D6).
+    #[inline]
+    pub fn push_ctrl(&mut self, f: FrameId) {
+        self.ctrl.push_back(f);
+        self.urgent += 1;
+    }
+
+    /// Control frames waiting (MAC and CM).
+    pub fn control_queued(&self) -> usize {
+        self.urgent as usize
     }
 }
 
@@ -124,11 +162,19 @@ impl Port {
         if self.busy {
             return Start::Nothing;
         }
-        let (f, rate) = if let Some(f) = self.mac.pop_front() {
+        let urgent = if self.urgent == 0 {
+            None
+        } else if let Some(f) = self.mac.pop_front() {
+            Some(f)
+        } else if self.paused & CONTROL == 0 {
+            self.ctrl.pop_front()
+        } else {
+            None
+        };
+        let (f, rate) = if let Some(f) = urgent {
+            self.urgent -= 1;
             (f, self.spec.rate)
-        } else if self.paused & CONTROL == 0 && !self.ctrl.is_empty() {
-            (self.ctrl.pop_front().expect("not empty"), self.spec.rate)
-        } else if !self.hi.is_empty() {
+        } else if self.hi_fifos != 0 {
             match self.start_class(now, pool) {
                 Ok(f) => (f, self.data_rate),
                 Err(start) => return start,
@@ -164,12 +210,14 @@ impl Port {
         self.busy = true;
         self.current = f;
         self.tx_start = now;
-        if self.tx_memo.0 != size || self.tx_memo.1 != rate {
-            self.tx_memo = (size, rate, tx_time(size, rate));
+        if self.memo_size as u64 != size || self.memo_rate != rate {
+            self.memo_size = size as u32;
+            self.memo_rate = rate;
+            self.memo_time = tx_time(size, rate);
         }
         Start::Sent {
             frame: f,
-            done: now + self.tx_memo.2,
+            done: now + self.memo_time,
         }
     }
 
@@ -208,7 +256,7 @@ impl Port {
     /// Queue a data frame or probe of priority `class` (the class FIFOs exist with PFC only).
     #[inline]
     pub fn enqueue(&mut self, f: FrameId, class: u8) {
-        if class == 0 || self.hi.is_empty() {
+        if class == 0 || self.hi_fifos == 0 {
             self.oq.push_back(f);
         } else {
             self.hi[class as usize - 1].push_back(f);
@@ -218,6 +266,7 @@ impl Port {
     /// Give the port one FIFO per priority class (PFC with `classes` > 1).
     pub fn set_classes(&mut self, classes: u8) {
         self.hi = (1..classes).map(|_| VecDeque::new()).collect();
+        self.hi_fifos = self.hi.len() as u8;
     }
 
     /// Every data FIFO, class 0 first.
@@ -279,6 +328,75 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hop_reads_three_cache_lines_of_its_port() {
+        use std::mem::offset_of;
+        let line = |off: usize| off / 64;
+        assert_eq!(std::mem::align_of::<Port>(), 64);
+        // line 0: what every start and end of a transmission reads and writes
+        for off in [
+            offset_of!(Port, busy),
+            offset_of!(Port, hi_fifos),
+            offset_of!(Port, paused),
+            offset_of!(Port, current),
+            offset_of!(Port, urgent),
+            offset_of!(Port, q_bytes),
+            offset_of!(Port, tx_start),
+            offset_of!(Port, wake_at),
+            offset_of!(Port, data_rate),
+            offset_of!(Port, memo_time) + 7,
+        ] {
+            assert_eq!(line(off), 0, "offset {off}");
+        }
+        // line 1: the link
+        let spec = offset_of!(Port, spec);
+        for off in [
+            offset_of!(PortSpec, owner),
+            offset_of!(PortSpec, peer),
+            offset_of!(PortSpec, delay),
+            offset_of!(PortSpec, peer_local),
+            offset_of!(PortSpec, reverse),
+        ] {
+            assert_eq!(line(spec + off), 1, "spec offset {off}");
+        }
+        // line 2: the recorder slots and the data FIFO
+        let oq_end = offset_of!(Port, oq) + std::mem::size_of::<VecDeque<FrameId>>() - 1;
+        for off in [
+            offset_of!(Port, queue_rec),
+            offset_of!(Port, tput_rec),
+            oq_end,
+        ] {
+            assert_eq!(line(off), 2, "offset {off}");
+        }
+    }
+
+    #[test]
+    fn control_frames_are_counted_in_and_out() {
+        let mut pool = FramePool::new();
+        let mut p = port(Device::Switch(0));
+        let c = frame(&mut pool, FrameKind::Control, 64);
+        let m = frame(
+            &mut pool,
+            FrameKind::Pause {
+                xoff: true,
+                class: ALL_CLASSES,
+            },
+            64,
+        );
+        p.push_ctrl(c);
+        p.push_mac(m);
+        assert_eq!(p.control_queued(), 2);
+        // paused for control: the MAC frame still goes, the CM frame waits
+        p.paused = CONTROL;
+        assert_eq!(sent(p.start_next(SimTime::ZERO, &mut pool)).0, m);
+        p.finish(64, false);
+        assert_eq!(p.control_queued(), 1);
+        assert_eq!(p.start_next(SimTime::ZERO, &mut pool), Start::Nothing);
+        p.paused = 0;
+        assert_eq!(sent(p.start_next(SimTime::ZERO, &mut pool)).0, c);
+        assert_eq!(p.control_queued(), 0);
+    }
     use crate::frame::Frame;
 
     const US: u64 = 1_000_000; // ps
@@ -345,8 +463,8 @@ mod tests {
             64,
         );
         p.oq.push_back(data);
-        p.ctrl.push_back(ctrl);
-        p.mac.push_back(pause);
+        p.push_ctrl(ctrl);
+        p.push_mac(pause);
         let mut order = vec![];
         let mut t = SimTime::ZERO;
         while let Start::Sent { frame, done } = p.start_next(t, &mut pool) {
@@ -371,7 +489,7 @@ mod tests {
         );
         assert!(p.busy, "XOFF does not cut the frame in progress");
         assert_eq!(p.finish(1500, false), first);
-        p.ctrl.push_back(ctrl);
+        p.push_ctrl(ctrl);
         assert_eq!(
             p.start_next(SimTime(200), &mut pool),
             Start::Nothing,
@@ -385,7 +503,7 @@ mod tests {
             },
             64,
         );
-        p.mac.push_back(xon);
+        p.push_mac(xon);
         assert_eq!(
             sent(p.start_next(SimTime(300), &mut pool)).0,
             xon,
@@ -428,7 +546,7 @@ mod tests {
         assert_eq!(p.set_paused(SimTime(20), true, 1), PauseChange::Class);
         assert!(p.class_paused(1) && p.class_paused(2) && !p.class_paused(0));
         assert_eq!(p.class_since[2], SimTime(10));
-        p.ctrl.push_back(ctrl);
+        p.push_ctrl(ctrl);
         let mut t = SimTime(30);
         fn next(p: &mut Port, pool: &mut FramePool, t: &mut SimTime) -> FrameId {
             let (f, done) = sent(p.start_next(*t, pool));
@@ -472,7 +590,7 @@ mod tests {
         // 802.3x on the same port: everything but MAC control
         let d = frame(&mut pool, FrameKind::Data, 64);
         p.enqueue(d, 0);
-        p.ctrl.push_back(frame(&mut pool, FrameKind::Control, 64));
+        p.push_ctrl(frame(&mut pool, FrameKind::Control, 64));
         assert_eq!(p.set_paused(t, true, ALL_CLASSES), PauseChange::Paused);
         assert_eq!(
             p.start_next(t, &mut pool),
@@ -527,7 +645,7 @@ mod tests {
         let ctrl = frame(&mut pool, FrameKind::Control, 1500);
         p.set_service_fraction(0.2);
         p.oq.push_back(data);
-        p.ctrl.push_back(ctrl);
+        p.push_ctrl(ctrl);
         let (_, done) = sent(p.start_next(SimTime::ZERO, &mut pool));
         assert_eq!(done, SimTime(12 * US / 10), "control at the link rate");
         p.finish(0, false);

@@ -22,7 +22,7 @@ impl Simulator {
         let out = sw.ports[out_local as usize];
         if kind == FrameKind::Control && !sw.legacy {
             // class (a): strict priority, not buffered, never dropped (D6)
-            self.ports[out as usize].ctrl.push_back(f);
+            self.ports[out as usize].push_ctrl(f);
             self.try_start(out);
             return;
         }
@@ -143,7 +143,7 @@ impl Simulator {
             }
             Origin::Nic(n) => self.nics[n as usize].port,
         };
-        self.ports[out as usize].ctrl.push_back(f);
+        self.ports[out as usize].push_ctrl(f);
         match origin {
             Origin::Switch(_) => self.try_start(out),
             Origin::Nic(n) => self.nic_service(n),
@@ -189,7 +189,7 @@ impl Simulator {
         frame.kind = FrameKind::Pause { xoff, class };
         let f = self.pool.alloc(frame);
         self.rec.pause_frames += 1;
-        self.ports[p as usize].mac.push_back(f);
+        self.ports[p as usize].push_mac(f);
         self.try_start(p);
     }
 }

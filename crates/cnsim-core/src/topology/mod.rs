@@ -24,20 +24,22 @@ pub enum Device {
     Nic(u32),
 }
 
-/// One direction of a link: the transmitter at `owner` and the receiver at `peer`.
+/// One direction of a link: the transmitter at `owner` and the receiver at `peer` (`repr(C)`:
+/// what a hop reads first, the name last; see [`crate::net::Port`]).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct PortSpec {
-    pub name: String,
     pub owner: Device,
+    pub peer: Device,
+    pub delay: SimTime,
+    pub rate: BitRate,
     /// The owner's local port index (0 for a NIC).
     pub local: u32,
-    pub peer: Device,
     /// The receiver's local port index: the input (partition) the frame arrives on.
     pub peer_local: u32,
     /// The port transmitting the other way on the same link.
     pub reverse: u32,
-    pub rate: BitRate,
-    pub delay: SimTime,
+    pub name: String,
 }
 
 #[derive(Clone, Debug)]
