@@ -26,10 +26,13 @@ fn main() {
     let events = sim.events();
     let delivered = sim.stats().delivered;
     let sim_s = sim.now().as_secs_f64();
+    let start = Instant::now();
     let result = sim.finish();
+    let finish = start.elapsed().as_secs_f64();
     println!("{}", serde_json::to_string_pretty(&result.summary).unwrap());
     eprintln!(
-        "wall {wall:.3} s, {:.2} M events/s, {:.2} M frames/s, {:.3} simulated s per wall s",
+        "wall {wall:.3} s, {:.2} M events/s, {:.2} M frames/s, {:.3} simulated s per wall s; \
+         summary and series {finish:.3} s",
         events as f64 / wall / 1e6,
         delivered as f64 / wall / 1e6,
         sim_s / wall

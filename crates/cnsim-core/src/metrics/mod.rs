@@ -4,6 +4,7 @@
 //! times, not bins; queue statistics are exact time integrals over the window.
 
 use crate::time::{SimTime, PS_PER_S};
+use std::cell::Cell;
 
 /// The measurement window [t0, t1) in picoseconds.
 #[derive(Clone, Copy, Debug)]
@@ -30,11 +31,17 @@ impl Window {
 }
 
 /// Binning of the run into `n` bins of `width` ps (the last one may be shorter).
-#[derive(Clone, Copy, Debug)]
+///
+/// Records arrive in nearly nondecreasing time, so [`Bins::index`] remembers the last bin it
+/// found: a record in the same bin costs two comparisons instead of a 64-bit division (several
+/// records per frame).
+#[derive(Clone, Debug)]
 pub struct Bins {
     pub width: u64,
-    pub n: usize,
+    n: usize,
     pub end: u64,
+    /// The last bin found: [start, stop) in ps and its index.
+    last: Cell<(u64, u64, usize)>,
 }
 
 impl Bins {
@@ -43,11 +50,34 @@ impl Bins {
             width,
             n: end.div_ceil(width).max(1) as usize,
             end,
+            last: Cell::new((1, 0, 0)), // an empty interval: nothing found yet
         }
     }
+    /// The number of bins (at least one).
+    pub fn count(&self) -> usize {
+        self.n
+    }
+    /// Keep at most `n` bins (a run that ended before its cap).
+    pub fn truncate(&mut self, n: usize) {
+        self.n = self.n.min(n);
+        self.last.set((1, 0, 0));
+    }
+    /// The bin of instant `t` (the last bin holds everything after it).
     #[inline]
     pub fn index(&self, t: SimTime) -> usize {
-        ((t.0 / self.width) as usize).min(self.n - 1)
+        let (start, stop, i) = self.last.get();
+        if t.0 >= start && t.0 < stop {
+            return i;
+        }
+        let i = ((t.0 / self.width) as usize).min(self.n - 1);
+        let start = i as u64 * self.width;
+        let stop = if i + 1 == self.n {
+            u64::MAX
+        } else {
+            start + self.width
+        };
+        self.last.set((start, stop, i));
+        i
     }
     pub fn len_ps(&self, i: usize) -> u64 {
         let start = i as u64 * self.width;
@@ -327,6 +357,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_remembered_bin_agrees_with_the_division_in_any_order() {
+        let mut bins = Bins::new(10, 45); // 5 bins, the last one 5 ps long
+        let times = [0, 9, 10, 3, 44, 45, 1_000, 19, 20, 20, 39, 40, 0, u64::MAX];
+        for t in times {
+            let expected = ((t / 10) as usize).min(4);
+            assert_eq!(bins.index(SimTime(t)), expected, "t = {t}");
+        }
+        bins.truncate(2);
+        for t in [5, 15, 25, 1_000] {
+            assert_eq!(
+                bins.index(SimTime(t)),
+                ((t / 10) as usize).min(1),
+                "t = {t}"
+            );
+        }
+    }
+
+    #[test]
     fn level_tracker_is_exact() {
         let bins = Bins::new(10, 40);
         let w = Window { t0: 10, t1: 30 };
@@ -347,7 +395,7 @@ mod tests {
     #[test]
     fn counters_bin_and_window() {
         let bins = Bins::new(10, 25);
-        assert_eq!(bins.n, 3);
+        assert_eq!(bins.count(), 3);
         assert_eq!(bins.len_ps(2), 5);
         let w = Window { t0: 10, t1: 20 };
         let mut c = Counter::new();

@@ -277,7 +277,7 @@ impl Recorder {
     /// may end before its cap). Counters were allocated as time reached them and are padded;
     /// level trackers close their remaining bins in `finish`.
     pub fn fit(&mut self, n: usize) {
-        self.bins.n = self.bins.n.min(n);
+        self.bins.truncate(n);
         for c in [
             &mut self.aggregate,
             &mut self.drop_frames,
@@ -335,7 +335,11 @@ impl Recorder {
         while t < to.0 {
             let b = self.bins.index(SimTime(t));
             let bin_end = ((b as u64 + 1) * self.bins.width).min(to.0);
-            let bin_end = if b + 1 == self.bins.n { to.0 } else { bin_end };
+            let bin_end = if b + 1 == self.bins.count() {
+                to.0
+            } else {
+                bin_end
+            };
             *super::slot(&mut self.paused_bins, b) += bin_end - t;
             t = bin_end;
         }

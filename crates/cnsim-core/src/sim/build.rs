@@ -203,7 +203,7 @@ pub(super) fn recorder(
         let dn = node(topo, format!("metrics.per_flow.{i}"), d)?;
         flows.push((sn, dn, format!("{s}->{d}")));
     }
-    let mut rec = Recorder::new(bins, window, topo.nodes.len(), &flows);
+    let mut rec = Recorder::new(bins.clone(), window, topo.nodes.len(), &flows);
     rec.named = named_windows(cfg, &bins)?;
     let port_named = |key: &str, name: &str| {
         topo.port_by_name(name)

@@ -74,7 +74,7 @@ impl Simulator {
             summary,
             series,
             bin_s: bins.width as f64 / PS_PER_S as f64,
-            bins: bins.n,
+            bins: bins.count(),
         }
     }
 
@@ -85,7 +85,7 @@ impl Simulator {
         self.rec.window.t0 = self.rec.window.t0.min(self.rec.window.t1);
         let window = self.rec.window;
         let bins = Bins::new(self.rec.bins.width, end.0.max(1));
-        self.rec.fit(bins.n);
+        self.rec.fit(bins.count());
         for i in 0..self.ports.len() {
             if self.ports[i].paused != 0 {
                 let since = self.ports[i].paused_since;
@@ -263,8 +263,8 @@ impl Simulator {
             let t1 = w.t1.min(end.0);
             let t0 = w.t0.min(t1);
             // bins [b0, b1): the edges are bin edges, except a run's end inside its last bin
-            let b0 = ((t0 / bins.width) as usize).min(bins.n);
-            let b1 = (t1.div_ceil(bins.width) as usize).min(bins.n).max(b0);
+            let b0 = ((t0 / bins.width) as usize).min(bins.count());
+            let b1 = (t1.div_ceil(bins.width) as usize).min(bins.count()).max(b0);
             let span_ps = t1 - t0;
             let len_s = span_ps as f64 / PS_PER_S as f64;
             let sum = |c: &Counter| c.bins[b0..b1].iter().sum::<u64>();
