@@ -57,3 +57,46 @@ fn probes_wait_for_room_in_the_output_buffer() {
         "probes went out and came back"
     );
 }
+
+/// Issue 12, S4: a limited flow shares a saturated NIC with a greedy one behind a 150 KB output
+/// buffer. Moved whenever a frame fits (no hysteresis on the internal VOQ → OB transfer, the eval
+/// deck's reading), the limited flow gets close to its limiter's 2 Gb/s (paced from the instant
+/// its previous frame moved, plus its turn in the round robin). With the switch's PAUSE rule for
+/// watermarks (143.25 / 71.625 KB) the buffer refills in bursts of ~48 frames at one instant and
+/// the limited flow moves one frame per burst: about a tenth of its rate.
+#[test]
+fn a_limited_flow_behind_a_full_output_buffer_gets_its_rate_only_without_refill_bursts() {
+    let limited_gbps = |xoff: u64, xon: u64| {
+        let mut cfg = star(3, G10, 1_000_000);
+        cfg.duration_ps = 20 * MS;
+        cfg.metrics.window_ps = [5 * MS, 20 * MS];
+        cfg.nic.egress_buffer = 150_000;
+        cfg.nic.egress_xoff = xoff;
+        cfg.nic.egress_xon = xon;
+        cfg.traffic.sources = vec![source("1", Some("2"), 1.0), source("1", Some("3"), 1.0)];
+        cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["1".into(), "2".into()]];
+        let mut sim = Simulator::new(&cfg).unwrap();
+        sim.set_flow_rate(0, 2, Some(2e9));
+        sim.run(&RunControl::default()).unwrap();
+        let sm = sim.finish().summary.to_value();
+        let (limited, greedy) = (
+            num(&sm, "throughput_gbps.per_flow.1->3"),
+            num(&sm, "throughput_gbps.per_flow.1->2"),
+        );
+        assert!(
+            (limited + greedy - 10.0).abs() < 0.05,
+            "the link stays full: {sm}"
+        );
+        limited
+    };
+    let smooth = limited_gbps(148_500, 148_500);
+    assert!(
+        (1.5..=2.0).contains(&smooth),
+        "no hysteresis: {smooth} Gb/s"
+    );
+    let bursts = limited_gbps(143_250, 71_625);
+    assert!(
+        bursts < 0.4,
+        "refill bursts cap the limited flow: {bursts} Gb/s"
+    );
+}
