@@ -95,7 +95,14 @@ def test_kd_overload_is_dropped_at_the_egress_discard_threshold() -> None:
 def test_the_blocking_adapter_option_blocks_generators_instead_of_dropping() -> None:
     """The withdrawn AD-CNSIM reading stays available as an option (D15): one shared 150 KB
     ingress pool whose generator blocks when it is full."""
-    shared = {"nic.ingress": "shared", "nic.ingress_size": "150KB", "nic.on_full": "block", "nic.egress_buffer": "1500B"}
+    shared = {
+        "nic.ingress": "shared",
+        "nic.ingress_size": "150KB",
+        "nic.on_full": "block",
+        "nic.egress_buffer": "1500B",
+        "nic.egress_xoff": "auto",  # the eval entries' 148.5 KB watermarks need their 150 KB buffer
+        "nic.egress_xon": "auto",
+    }
     s = cnsim.run("eval-sh-og-2g", duration="300ms", set=shared).summary
     conserved(s)
     assert s["source_drops"]["frames"] == 0
