@@ -192,10 +192,7 @@ impl Nic {
     /// list and an index write per frame; the state it starts from is exactly a fresh one's.
     #[inline]
     pub fn voq_index(&mut self, dst: u32) -> (u32, bool) {
-        let v = match &self.voq_of_dst {
-            VoqIndex::Dense(t) => t[dst as usize],
-            VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
-        };
+        let v = self.indexed(dst);
         if v != NO_VOQ {
             let voq = &mut self.voqs[v as usize];
             if voq.live {
@@ -206,8 +203,6 @@ impl Nic {
         }
         let v = match self.free_voqs.pop() {
             Some(v) => {
-                // keep the old slot's queue buffers (and its timer token, so that a stale timer
-                // of the previous flow cannot fire on this one)
                 let voq = &mut self.voqs[v as usize];
                 voq.dst = dst;
                 voq.reset();
@@ -255,11 +250,17 @@ impl Nic {
     /// The live VOQ toward `dst`, if any.
     #[inline]
     pub fn find_voq(&self, dst: u32) -> Option<u32> {
-        let v = match &self.voq_of_dst {
+        Some(self.indexed(dst)).filter(|&v| v != NO_VOQ && self.voqs[v as usize].live)
+    }
+
+    /// The slot the index holds for `dst` (`NO_VOQ` if none; with the dense index it may be a
+    /// free slot, not live).
+    #[inline]
+    fn indexed(&self, dst: u32) -> u32 {
+        match &self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize],
             VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
-        };
-        Some(v).filter(|&v| v != NO_VOQ && self.voqs[v as usize].live)
+        }
     }
 
     /// Make VOQ `v` (non-empty) eligible at `at`: into the ring if due, else onto the waiting heap.

@@ -60,7 +60,7 @@ pub struct Port {
     /// CM class (a) backward messages: strict priority over data ([`Port::push_ctrl`]).
     ctrl: VecDeque<FrameId>,
     /// With PFC and more than one class: the FIFOs of classes 1, 2, … (empty otherwise).
-    pub hi: Vec<VecDeque<FrameId>>,
+    hi: Vec<VecDeque<FrameId>>,
     /// Since when something has been paused (the paused-time metrics).
     pub paused_since: SimTime,
     /// Since when each data class has been paused (the deadlock detector, per class).
