@@ -78,7 +78,9 @@ impl Voq {
     /// Start a new flow in a free slot (of the same or another destination, `dst` already set):
     /// a fresh VOQ's state, with the slot's queue buffers kept and its timer token advanced, so
     /// that a stale timer of the previous flow cannot fire on this one. A free slot holds no
-    /// frame, no limiter and no reaction point (`maybe_recycle`, release).
+    /// frame, no limiter and no reaction point (`maybe_recycle`, release). The recorder slot
+    /// belongs to the destination, not the flow: it is kept (the caller clears it when the slot
+    /// changes destination).
     fn reset(&mut self) {
         debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
         debug_assert!(self.limiter.is_none() && self.state == VoqState::Idle);
@@ -87,8 +89,26 @@ impl Voq {
         self.eligible_at = SimTime::ZERO;
         self.rp = None;
         self.timer_token = self.timer_token.wrapping_add(1);
-        self.flow_rec = crate::frame::NO_RECORD;
         self.live = true;
+    }
+}
+
+/// What [`Nic::voq_index`] found for a destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoqLookup {
+    /// Its live VOQ.
+    Live,
+    /// Its own slot, free and now reset for a new flow (dense index): the flow's recorder slot
+    /// (`flow_rec`) is the destination's and still set.
+    Restarted,
+    /// A new or recycled slot, reset for a new flow: `flow_rec` is `NO_RECORD` until set.
+    Fresh,
+}
+
+impl VoqLookup {
+    /// A new flow's state (a limiter from the start, for the schemes that want one).
+    pub fn is_new_flow(self) -> bool {
+        self != VoqLookup::Live
     }
 }
 
@@ -184,27 +204,28 @@ impl Nic {
         }
     }
 
-    /// The VOQ toward `dst`, created on first use; `true` when it was created.
+    /// The VOQ toward `dst`, created on first use, and whether it is a new flow's.
     ///
     /// With the dense index a destination keeps its slot for the whole run: a VOQ that held
     /// nothing was only marked free (`maybe_recycle`) and is reset in place here, as a recycled
     /// slot would be. A cold destination's VOQ empties after every frame, so this saves a free
     /// list and an index write per frame; the state it starts from is exactly a fresh one's.
     #[inline]
-    pub fn voq_index(&mut self, dst: u32) -> (u32, bool) {
+    pub fn voq_index(&mut self, dst: u32) -> (u32, VoqLookup) {
         let v = self.indexed(dst);
         if v != NO_VOQ {
             let voq = &mut self.voqs[v as usize];
             if voq.live {
-                return (v, false);
+                return (v, VoqLookup::Live);
             }
             voq.reset();
-            return (v, true);
+            return (v, VoqLookup::Restarted);
         }
         let v = match self.free_voqs.pop() {
             Some(v) => {
                 let voq = &mut self.voqs[v as usize];
                 voq.dst = dst;
+                voq.flow_rec = crate::frame::NO_RECORD;
                 voq.reset();
                 v
             }
@@ -219,7 +240,7 @@ impl Nic {
                 m.insert(dst, v);
             }
         }
-        (v, true)
+        (v, VoqLookup::Fresh)
     }
 
     #[inline]
@@ -338,9 +359,10 @@ mod tests {
         for n_nodes in [16, 1000] {
             // the dense index (small networks) and the sparse one behave alike
             let mut nic = nic(n_nodes);
-            let (a, created) = nic.voq_index(5);
-            assert!(created && nic.find_voq(5) == Some(a));
-            assert_eq!(nic.voq_index(5), (a, false));
+            let (a, found) = nic.voq_index(5);
+            assert!(found == VoqLookup::Fresh && nic.find_voq(5) == Some(a));
+            assert_eq!(nic.voq_index(5), (a, VoqLookup::Live));
+            nic.voqs[a as usize].flow_rec = 4;
             let token = nic.voqs[a as usize].timer_token;
             nic.voqs[a as usize].frames.push_back(SimTime(1));
             nic.maybe_recycle(a);
@@ -359,14 +381,21 @@ mod tests {
             // a flow's state does not outlive its VOQ, whichever slot the next flow gets
             nic.voqs[a as usize].t_last = SimTime(7);
             nic.voqs[a as usize].class = 3;
-            let (b, created) = nic.voq_index(9);
-            assert!(created);
+            let (b, found) = nic.voq_index(9);
+            assert_eq!(found, VoqLookup::Fresh);
             if n_nodes == 16 {
-                // dense: every destination keeps its slot; the free one is reset on next use
+                // dense: every destination keeps its slot (and its recorder slot); the free one
+                // is reset on next use
                 assert_ne!(b, a);
-                assert_eq!(nic.voq_index(5), (a, true));
+                assert_eq!(nic.voq_index(5), (a, VoqLookup::Restarted));
+                assert_eq!(nic.voqs[a as usize].flow_rec, 4);
             } else {
                 assert_eq!(b, a, "sparse: the slot is reused");
+                assert_eq!(
+                    nic.voqs[a as usize].flow_rec,
+                    crate::frame::NO_RECORD,
+                    "another destination's recorder slot is not inherited"
+                );
             }
             let old = &nic.voqs[a as usize];
             assert_eq!(
