@@ -28,7 +28,7 @@ import numpy as np
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden"
 
 #: Scenario sizes beyond the single-switch 16-node scale get shorter runs.
-_SHORT = {"zhb-og-n128": "0.02s", "scale-ft-2048": "0.001s", "eval-fat-tree-64": "0.03s", "zhb-ft-5stage": "0.03s",
+_SHORT = {"zhb-og-n128": "0.02s", "scale-ft-2048": "0.001s", "eval-fat-tree-64": "0.03s", "zhb-ft-5stage": "0.003s",
           "e2cm-fat-tree-32": "0.03s", "qcnp-ig-100-sources": "0.05s", "qcnp-20-stage": "0.05s", "qcnp-20-stage-b": "0.05s"}
 _DEFAULT = "0.12s"
 
