@@ -365,6 +365,9 @@ impl super::SchemeSpec for BcnParams {
     fn frame_bytes(&self) -> u32 {
         self.cnm_size
     }
+    fn signed_feedback(&self) -> bool {
+        true
+    }
     fn oob_delay(&self) -> Option<SimTime> {
         (self.feedback == Feedback::Oob).then_some(SimTime(self.feedback_delay_ps))
     }

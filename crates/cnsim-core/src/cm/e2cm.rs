@@ -235,6 +235,9 @@ impl super::SchemeSpec for E2cmParams {
     fn frame_bytes(&self) -> u32 {
         self.bcn.cnm_size
     }
+    fn signed_feedback(&self) -> bool {
+        true
+    }
     fn oob_delay(&self) -> Option<SimTime> {
         self.bcn.oob_delay()
     }

@@ -208,6 +208,12 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     fn limiter_from_start(&self) -> bool {
         false
     }
+    /// Whether a `FEEDBACK` message carries a signed Fb (BCN/ECM, §1.2: negative = congestion,
+    /// positive = a rate increase). Otherwise every `FEEDBACK` message is a congestion
+    /// notification and its `fb` a magnitude (QCN's QntzFb) or a rate (E-FECN), never a sign.
+    fn signed_feedback(&self) -> bool {
+        false
+    }
     /// A forward probe reached its destination: the reply to send back to its source, if any.
     fn sink_probe(&self, _now: SimTime, _probe: &CmPayload) -> Option<CmPayload> {
         None
@@ -284,6 +290,9 @@ macro_rules! registry {
             }
             pub fn limiter_from_start(&self) -> bool {
                 match self { $(Scheme::$variant(p) => p.limiter_from_start()),* }
+            }
+            pub fn signed_feedback(&self) -> bool {
+                match self { $(Scheme::$variant(p) => p.signed_feedback()),* }
             }
             pub fn creates_limiter(&self, msg: &CmPayload) -> bool {
                 match self { $(Scheme::$variant(p) => p.creates_limiter(msg)),* }

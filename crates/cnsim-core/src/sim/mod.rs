@@ -340,11 +340,13 @@ impl Simulator {
 
 /// Parse, build and run a core config (JSON) to the end.
 /// The `cm.by_kind` index ([`crate::metrics::recorder::CM_KINDS`]) of a control frame carrying
-/// message `msg` with feedback `fb` (negative Fb is congestion, §1.2).
-pub(crate) fn cm_kind(msg: u8, fb: f64) -> usize {
+/// message `msg` with feedback `fb`: with `signed` feedback (BCN/ECM) negative Fb is congestion
+/// and positive Fb an increase (§1.2); otherwise (QCN's QntzFb, E-FECN's rate) every feedback
+/// message is a congestion notification, "negative" whatever the sign of its field.
+pub(crate) fn cm_kind(msg: u8, fb: f64, signed: bool) -> usize {
     use crate::wire::msg;
     match msg {
-        msg::FEEDBACK if fb > 0.0 => 1,
+        msg::FEEDBACK if signed && fb > 0.0 => 1,
         msg::FEEDBACK => 0,
         msg::STOP => 2,
         msg::REFLECTION => 3,

@@ -469,7 +469,7 @@ impl Simulator {
             self.rec.on_cm(
                 now,
                 frame.size as u64,
-                super::cm_kind(probe.msg, probe.fb),
+                super::cm_kind(probe.msg, probe.fb, self.scheme.signed_feedback()),
                 origin,
             );
             frame.class = nic.voqs[v as usize].class;

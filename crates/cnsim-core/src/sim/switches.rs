@@ -122,7 +122,7 @@ impl Simulator {
         self.rec.on_cm(
             now,
             frame.size as u64,
-            super::cm_kind(msg.msg, msg.fb),
+            super::cm_kind(msg.msg, msg.fb, self.scheme.signed_feedback()),
             origin_slot,
         );
         let f = self.pool.alloc(frame);
