@@ -25,5 +25,6 @@ else
   echo "scripts/test.sh: cargo clippy is not installed (rustup component add clippy); skipping the Rust lints" >&2
 fi
 # run pytest from the tests folder so that the installed package (not ./python) is imported
-# -rs: the reason of every skipped test is printed in the summary
-python3 -m pytest -q -rs -p no:cacheprovider tests
+# -rs: the reason of every skipped test is printed in the summary; -n auto: one pytest worker per
+# core (pytest-xdist), tests handed out as workers free up (worksteal: a few take a minute)
+python3 -m pytest -q -rs -p no:cacheprovider -n auto --dist worksteal tests
