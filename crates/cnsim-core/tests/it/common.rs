@@ -190,3 +190,22 @@ pub fn qcn_eval() -> CmConfig {
         .unwrap_or_default(),
     }
 }
+
+/// BCN with PS-BCN-ZHB's constants (algorithms.md §3, scenarios.md §1.4) and equilibrium queue
+/// `qeq` bytes.
+pub fn bcn_zhb(qeq: f64) -> CmConfig {
+    CmConfig {
+        scheme: "bcn".into(),
+        params: serde_json::json!({
+            "w": 2.0, "qeq": qeq, "gd": 1.6667e-06, "gi": 0.00066667, "ru_bps": 1e7, "rmin_bps": 1e7,
+            "gd0_rule": "half", "sampling": "interval", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
+            "pmin": 0.01, "pmax": 0.1, "oversample_factor": 1.0, "fb_bits": 0, "quantize": "fb", "bcn_max": false,
+            "qmc": 600000.0, "bcn00": false, "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
+            "drift_period_ps": 20000000000u64, "negative_only_above_qeq": false, "cnm_size": 64, "feedback": "inband",
+            "feedback_delay_ps": 0, "gi_rate_bps": 1e10
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    }
+}

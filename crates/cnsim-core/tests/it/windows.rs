@@ -2,7 +2,6 @@
 //! throughput per source, drops by place, CM frames by kind and origin.
 
 use cnsim_core::scenario::{BufferModel, HotspotConfig, NamedWindowConfig};
-use cnsim_core::cm::CmConfig;
 use cnsim_core::CoreConfig;
 
 use crate::common::*;
@@ -157,24 +156,13 @@ fn qcn_notifications_are_negative_feedback_and_bcn_splits_by_sign() {
     assert!(cm["by_kind"]["positive"].is_null(), "{cm}");
 
     let mut cfg = hotspot_run(BufferModel::Partitioned, true);
-    cfg.cm = CmConfig {
-        scheme: "bcn".into(),
-        // PS-BCN-ZHB's constants with Qeq = 37.5 KB, inside the 300 KB partitions
-        params: serde_json::json!({
-            "w": 2.0, "qeq": 37500.0, "gd": 1.6667e-06, "gi": 0.00066667, "ru_bps": 1e7, "rmin_bps": 1e7,
-            "gd0_rule": "half", "sampling": "interval", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
-            "pmin": 0.01, "pmax": 0.1, "oversample_factor": 1.0, "fb_bits": 0, "quantize": "fb", "bcn_max": false,
-            "qmc": 600000.0, "bcn00": false, "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
-            "drift_period_ps": 20000000000u64, "negative_only_above_qeq": false, "cnm_size": 64, "feedback": "inband",
-            "feedback_delay_ps": 0, "gi_rate_bps": 1e10
-        })
-        .as_object()
-        .cloned()
-        .unwrap_or_default(),
-    };
+    cfg.cm = bcn_zhb(37_500.0); // Qeq inside the 300 KB partitions
     let out = run(&cfg);
     let cm = &out.summary["cm"];
-    let (neg, pos) = (num(cm, "by_kind.negative.frames"), num(cm, "by_kind.positive.frames"));
+    let (neg, pos) = (
+        num(cm, "by_kind.negative.frames"),
+        num(cm, "by_kind.positive.frames"),
+    );
     assert!(neg > 0.0 && pos > 0.0, "{cm}");
     assert_eq!(neg + pos, num(cm, "frames"));
 }
