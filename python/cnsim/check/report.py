@@ -143,7 +143,8 @@ def draw_failure(verdict: Verdict, evaluator: Evaluator, folder: Path) -> Path |
         ax.set_title(f"{name} = {m.metric} [{m.window}]", fontsize=9)
         ax.grid(True, alpha=0.3)
         if drawn and len(mv.points) <= 12:
-            ax.legend(fontsize=7)
+            # a fixed corner: "best" searches every point of the 10 us series and warns about it
+            ax.legend(fontsize=7, loc="upper right")
     fig.suptitle(f"{verdict.check.id}: {verdict.reason}"[:160], fontsize=9)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{verdict.check.id}.png"
