@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap;
 
 use crate::cm::{AnyRp, RateLimiter};
 use crate::engine::SimRng;
+use crate::frame::NO_FLOW;
 use crate::time::{tx_time_f64, BitRate, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,9 +38,12 @@ pub struct Voq {
     pub dst: u32,
     /// Generation time of every queued frame.
     pub frames: VecDeque<SimTime>,
-    /// The finite flows and priority classes of the queued frames, as runs (flow, frames,
-    /// class) in queue order (`NO_FLOW` runs for frames of no flow).
-    pub runs: VecDeque<(u32, u32, u8)>,
+    /// The first `plain_head` queued frames belong to no flow and are of class 0: the common
+    /// case (Bernoulli frames) costs no run at all ([`Voq::push_frame`]).
+    plain_head: u32,
+    /// The flows and priority classes of the frames behind the plain head, as runs (flow,
+    /// frames, class) in queue order (`NO_FLOW` runs for frames of no flow).
+    runs: VecDeque<(u32, u32, u8)>,
     /// The class of the frame that left last (a probe travels in its flow's class).
     pub class: u8,
     pub bytes: u64,
@@ -61,6 +65,7 @@ impl Voq {
         Voq {
             dst,
             frames: VecDeque::new(),
+            plain_head: 0,
             runs: VecDeque::new(),
             class: 0,
             bytes: 0,
@@ -83,6 +88,7 @@ impl Voq {
     /// changes destination).
     fn reset(&mut self) {
         debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
+        debug_assert!(self.plain_head == 0);
         debug_assert!(self.limiter.is_none() && self.state == VoqState::Idle);
         self.class = 0;
         self.t_last = SimTime::ZERO;
@@ -90,6 +96,48 @@ impl Voq {
         self.rp = None;
         self.timer_token = self.timer_token.wrapping_add(1);
         self.live = true;
+    }
+
+    /// Queue a frame generated at `t`, of finite flow `flow` (or `NO_FLOW`) and priority `class`.
+    /// While no run is queued, a frame of no flow in class 0 only extends the plain head: a
+    /// VOQ that empties after each frame (most of them, below saturation) never touches `runs`.
+    #[inline(always)]
+    pub fn push_frame(&mut self, t: SimTime, flow: u32, class: u8) {
+        self.frames.push_back(t);
+        if flow == NO_FLOW && class == 0 && self.runs.is_empty() {
+            self.plain_head += 1;
+            return;
+        }
+        match self.runs.back_mut() {
+            Some(run) if run.0 == flow && run.2 == class => run.1 += 1,
+            _ => self.runs.push_back((flow, 1, class)),
+        }
+    }
+
+    /// Dequeue the head frame: its generation time, flow (`NO_FLOW` if none) and class.
+    #[inline(always)]
+    pub fn pop_frame(&mut self) -> Option<(SimTime, u32, u8)> {
+        let t = self.frames.pop_front()?;
+        if self.plain_head > 0 {
+            self.plain_head -= 1;
+            return Some((t, NO_FLOW, 0));
+        }
+        let run = self.runs.front_mut().expect("runs cover the frames");
+        let (flow, class) = (run.0, run.2);
+        run.1 -= 1;
+        if run.1 == 0 {
+            self.runs.pop_front();
+        }
+        Some((t, flow, class))
+    }
+
+    /// The priority class of the head frame (0 if the VOQ is empty).
+    pub fn head_class(&self) -> u8 {
+        if self.plain_head > 0 {
+            0
+        } else {
+            self.runs.front().map_or(0, |run| run.2)
+        }
     }
 }
 
@@ -352,6 +400,49 @@ mod tests {
             n_nodes,
             stream(1, StreamKind::ReactionPoint, 0),
         )
+    }
+
+    #[test]
+    fn a_voq_returns_its_frames_flows_and_classes_in_queue_order() {
+        // plain frames (no flow, class 0) before, between and after runs of flows and classes
+        let mut voq = Voq::new(3);
+        let pushed = [
+            (1, NO_FLOW, 0),
+            (2, NO_FLOW, 0),
+            (3, 7, 0),
+            (4, 7, 0),
+            (5, NO_FLOW, 0),
+            (6, NO_FLOW, 2),
+            (7, 8, 2),
+            (8, NO_FLOW, 0),
+        ];
+        let mut popped = Vec::new();
+        for (i, &(t, flow, class)) in pushed.iter().enumerate() {
+            voq.push_frame(SimTime(t), flow, class);
+            if i == 4 {
+                // dequeue part of the way through: the plain head is used up first
+                popped.push(voq.pop_frame().unwrap());
+                assert_eq!(voq.head_class(), 0);
+            }
+        }
+        assert_eq!(
+            voq.runs.len(),
+            5,
+            "the plain head takes no run: 7, plain, class 2, 8, plain"
+        );
+        while let Some(f) = voq.pop_frame() {
+            if f.0 == SimTime(6) {
+                assert_eq!(voq.head_class(), 2, "frame 7 (flow 8) is next, in class 2");
+            }
+            popped.push(f);
+        }
+        let expected: Vec<_> = pushed.iter().map(|&(t, f, c)| (SimTime(t), f, c)).collect();
+        assert_eq!(popped, expected);
+        assert!(voq.runs.is_empty() && voq.plain_head == 0 && voq.frames.is_empty());
+        // a VOQ that empties after every frame never uses a run
+        voq.push_frame(SimTime(9), NO_FLOW, 0);
+        assert!(voq.runs.is_empty() && voq.plain_head == 1);
+        assert_eq!(voq.pop_frame(), Some((SimTime(9), NO_FLOW, 0)));
     }
 
     #[test]

@@ -152,11 +152,7 @@ impl Simulator {
             }
             self.stats.generated += 1;
             let voq = &mut nic.voqs[v as usize];
-            voq.frames.push_back(t);
-            match voq.runs.back_mut() {
-                Some(run) if run.0 == flow && run.2 == class => run.1 += 1,
-                _ => voq.runs.push_back((flow, 1, class)),
-            }
+            voq.push_frame(t, flow, class);
             voq.bytes += fs;
             nic.ingress_bytes += fs;
             self.queue_voq(n, v, t);
@@ -243,7 +239,7 @@ impl Simulator {
                 break;
             };
             let voq = &nic.voqs[v as usize];
-            let class = voq.runs.front().map_or(0, |run| run.2);
+            let class = voq.head_class();
             if nic.ob_class[class as usize] + fs > self.nic_cfg.egress_buffer {
                 waiting.push(v);
                 continue;
@@ -265,13 +261,7 @@ impl Simulator {
         let nic = &mut self.nics[n as usize];
         let node = nic.node;
         let voq = &mut nic.voqs[v as usize];
-        let gen_time = voq.frames.pop_front().expect("a ready VOQ is non-empty");
-        let run = voq.runs.front_mut().expect("runs cover the frames");
-        let (flow_inst, class) = (run.0, run.2);
-        run.1 -= 1;
-        if run.1 == 0 {
-            voq.runs.pop_front();
-        }
+        let (gen_time, flow_inst, class) = voq.pop_frame().expect("a ready VOQ is non-empty");
         voq.class = class;
         voq.bytes -= fs;
         voq.t_last = now;
