@@ -258,7 +258,7 @@ impl Nic {
     /// nothing was only marked free (`maybe_recycle`) and is reset in place here, as a recycled
     /// slot would be. A cold destination's VOQ empties after every frame, so this saves a free
     /// list and an index write per frame; the state it starts from is exactly a fresh one's.
-    #[inline]
+    #[inline(always)]
     pub fn voq_index(&mut self, dst: u32) -> (u32, VoqLookup) {
         let v = self.indexed(dst);
         if v != NO_VOQ {
@@ -333,6 +333,7 @@ impl Nic {
     }
 
     /// Make VOQ `v` (non-empty) eligible at `at`: into the ring if due, else onto the waiting heap.
+    #[inline(always)]
     pub(crate) fn schedule_voq(&mut self, v: u32, at: SimTime, now: SimTime) {
         let voq = &mut self.voqs[v as usize];
         voq.eligible_at = at;
