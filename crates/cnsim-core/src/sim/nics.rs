@@ -282,7 +282,16 @@ impl Simulator {
         let nic = &mut self.nics[n as usize];
         let voq = &mut nic.voqs[v as usize];
         let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
-            (Some(rp), Some(rl)) => Some(rp.on_send(now, fs, rl, &mut nic.rng)),
+            (Some(rp), Some(rl)) => {
+                let before = rl.rate_bps;
+                let out = rp.on_send(now, fs, rl, &mut nic.rng);
+                if rl.rate_bps != before && !out.release {
+                    // an increase by the frames sent (QCN's byte counter): the rate series
+                    // follows the limiter at every change, as at CNMs and timers
+                    self.rec.on_rate(now, node, dst, rl.rate_bps / 1e9);
+                }
+                Some(out)
+            }
             _ => None,
         };
         if let Some(out) = out {

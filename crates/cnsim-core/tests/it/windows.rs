@@ -202,3 +202,46 @@ fn a_released_limiter_ends_its_rate_series() {
         assert!(v.last().unwrap().is_nan(), "{flow}: {:?}", &v[bins - 5..]);
     }
 }
+
+/// The rate series follows the limiter through increases driven by the frames it sends (QCN's
+/// byte counter, §5.3), not only through the CNMs and timers that used to be the only places it
+/// was recorded: with the timer out of the way every increase below comes from the byte counter.
+#[test]
+fn the_rate_series_records_byte_counter_increases() {
+    let mut cfg = star(3, G10, 1_000_000);
+    let mut cm = qcn_eval();
+    cm.params
+        .insert("timer_ps".into(), serde_json::json!(10_000_000_000_000u64)); // 10 s
+    cfg.cm = cm;
+    cfg.duration_ps = 60 * MS;
+    cfg.metrics.window_ps = [0, 60 * MS];
+    cfg.metrics.hot_port = "S1/3".into();
+    cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.4), source("2", Some("3"), 0.4)];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "3".into(),
+        rate: 0.5,
+        start_ps: 0,
+        end_ps: 20 * MS,
+    }];
+    let out = run(&cfg);
+    let rates = &out
+        .result
+        .series
+        .iter()
+        .find(|(k, _)| k == "rates")
+        .expect("a rates series")
+        .1;
+    let col = &rates.columns[0].1;
+    let bins = col.len() / rates.entities.len();
+    for (i, flow) in rates.entities.iter().enumerate() {
+        // after the hotspot (1 ms bins from 25 ms) no CNM comes: the limiter climbs by byte
+        // cycles of 150 KB, about one per millisecond at 1 Gb/s (the series stayed flat)
+        let v = &col[i * bins + 25..(i + 1) * bins];
+        let rises = v
+            .windows(2)
+            .filter(|w| w[0].is_finite() && w[1].is_finite() && w[1] > w[0])
+            .count();
+        assert!(rises >= 5, "{flow}: {rises} rises in {v:?}");
+    }
+}
