@@ -11,6 +11,7 @@ use super::Simulator;
 
 impl Simulator {
     /// Start the next frame on transmitter `p` if it is idle and something may be sent.
+    #[inline(always)]
     pub(crate) fn try_start(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
