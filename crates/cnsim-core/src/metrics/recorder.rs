@@ -193,7 +193,7 @@ impl Recorder {
     }
 
     /// A data frame of recorder slot `flow_rec`, generated at `gen`, was delivered to `dst` at `t`.
-    #[inline]
+    #[inline(always)]
     pub fn on_delivered(&mut self, t: SimTime, flow_rec: u32, dst: u32, bytes: u64, gen: SimTime) {
         let (b, w) = (self.bins.index(t), self.window.contains(t));
         self.aggregate.add_at(b, w, bytes);

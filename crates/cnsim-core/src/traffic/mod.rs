@@ -141,6 +141,7 @@ impl Generator {
 
     /// The arrival at `self.next`: its instant, destination and frame count; then advance to the
     /// following arrival.
+    #[inline(always)]
     pub fn pop_arrival(&mut self) -> (SimTime, u32, u32) {
         let t = self.next;
         let dst = match self.dst {
