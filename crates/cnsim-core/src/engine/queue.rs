@@ -15,8 +15,6 @@
 //! times the pop order is the push order — the same sequence the former `(time, seq)` binary
 //! heap produced, hence bit-identical runs.
 
-use std::collections::VecDeque;
-
 use super::Event;
 use crate::time::SimTime;
 
@@ -32,10 +30,13 @@ const BUCKETS: usize = 65;
 /// The pending-event set.
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Events at exactly `last`, FIFO.
-    now: VecDeque<Entry>,
+    /// Events at exactly `last`, FIFO: `now[head..]` are pending. A vector read from a cursor
+    /// (emptied when the cursor reaches its end) costs less per push and pop than a ring.
+    now: Vec<Entry>,
+    head: usize,
     /// `buckets[b]` for b in 1..=64; `buckets[0]` is unused (kept so indices read as the spec).
-    buckets: Vec<Vec<Entry>>,
+    /// An array, so that a bucket index (a bit length, at most 64) needs no bounds check.
+    buckets: [Vec<Entry>; BUCKETS],
     /// Bit `b` set ⇔ `buckets[b]` is non-empty.
     occupied: u128,
     /// The time of the latest pop (the simulated now); no push may be earlier.
@@ -46,8 +47,9 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         Self {
-            now: VecDeque::new(),
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            now: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
             occupied: 0,
             last: 0,
             len: 0,
@@ -72,7 +74,7 @@ impl EventQueue {
     fn place(&mut self, e: Entry) {
         let diff = e.time ^ self.last;
         if diff == 0 {
-            self.now.push_back(e);
+            self.now.push(e);
         } else {
             let b = (64 - diff.leading_zeros()) as usize;
             self.buckets[b].push(e);
@@ -120,24 +122,38 @@ impl EventQueue {
             .map(|e| e.time)
             .min()
             .expect("occupied bucket");
-        for e in bucket.drain(..) {
+        for &e in &bucket {
             self.place(e);
         }
+        bucket.clear();
         self.buckets[b] = bucket; // keep its capacity
+    }
+
+    /// The next event at `last`, if any; the vector is emptied as its last event is taken (so
+    /// `now` is empty exactly when no event at `last` is pending).
+    #[inline(always)]
+    fn take_now(&mut self) -> Option<Entry> {
+        let e = *self.now.get(self.head)?;
+        self.head += 1;
+        if self.head == self.now.len() {
+            self.now.clear();
+            self.head = 0;
+        }
+        Some(e)
     }
 
     /// The time of the earliest event, if any. O(1) amortised.
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle();
-        self.now.front().map(|e| SimTime(e.time))
+        self.now.get(self.head).map(|e| SimTime(e.time))
     }
 
     /// Remove and return the earliest event (FIFO among equal times). O(1) amortised.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         self.settle();
-        let e = self.now.pop_front()?;
+        let e = self.take_now()?;
         self.len -= 1;
         Some((SimTime(e.time), e.event))
     }
@@ -151,7 +167,7 @@ impl EventQueue {
         if self.last >= until.0 {
             return None;
         }
-        let e = self.now.pop_front()?;
+        let e = self.take_now()?;
         self.len -= 1;
         Some((SimTime(e.time), e.event))
     }
