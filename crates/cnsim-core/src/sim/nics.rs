@@ -4,7 +4,7 @@
 //! timers and probes.
 //!
 //! The steps every data frame takes (`pull_arrivals` → `pop_arrival` → `admit` → `voq` →
-//! `queue_voq`, then `move_to_ob` → `push_to_ob`, and `deliver`) are always inlined into their
+//! `queue_voq`, then `move_to_ob` → `enter_ob`, and `deliver`) are always inlined into their
 //! one or two callers: as separate calls their prologues and argument moves were 3.6 % of a
 //! 16-host run's instructions (docs/performance.md). What only a blocked generator needs stays
 //! out of line.
@@ -13,7 +13,7 @@ use crate::cm::{CmPayload, RateLimiter, RpOutput};
 use crate::engine::Event;
 use crate::frame::{Frame, FrameId, FrameKind, NO_FLOW};
 use crate::net::nic::{pace, Blocked, VoqLookup, VoqState};
-use crate::net::Origin;
+use crate::net::{Nic, Origin, Port};
 use crate::scenario::{Ingress, NicConfig, OnFull};
 use crate::time::SimTime;
 
@@ -253,12 +253,22 @@ impl Simulator {
     }
 
     /// Move the head frame of ready VOQ `v` of NIC `n` into the OB (its limiter's pacing, its
-    /// RP's byte counter, its next eligibility).
+    /// RP's byte counter, its next eligibility). The NIC, its VOQ and its OB are each looked up
+    /// once (the fields are borrowed apart); only a reaction point's output needs the whole
+    /// simulator, and the VOQ is looked up again after it.
     #[inline(always)]
     fn move_to_ob(&mut self, n: u32, v: u32) {
         let now = self.now;
         let fs = self.frame_size as u64;
-        let nic = &mut self.nics[n as usize];
+        let Simulator {
+            nics,
+            pool,
+            ports,
+            rec,
+            nic_cfg,
+            ..
+        } = self;
+        let nic = &mut nics[n as usize];
         let node = nic.node;
         let voq = &mut nic.voqs[v as usize];
         let (gen_time, flow_inst, class) = voq.pop_frame().expect("a ready VOQ is non-empty");
@@ -277,10 +287,8 @@ impl Simulator {
             frame.cm.tagged = true;
             frame.cm.cpid = cpid;
         }
-        let f = self.pool.alloc(frame);
-        self.push_to_ob(n, f, class, fs);
-        let nic = &mut self.nics[n as usize];
-        let voq = &mut nic.voqs[v as usize];
+        let f = pool.alloc(frame);
+        // the RP counts the frame as sent (its byte counter); the OB has no part in that
         let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
             (Some(rp), Some(rl)) => {
                 let before = rl.rate_bps;
@@ -288,16 +296,20 @@ impl Simulator {
                 if rl.rate_bps != before && !out.release {
                     // an increase by the frames sent (QCN's byte counter): the rate series
                     // follows the limiter at every change, as at CNMs and timers
-                    self.rec.on_rate(now, node, dst, rl.rate_bps / 1e9);
+                    rec.on_rate(now, node, dst, rl.rate_bps / 1e9);
                 }
                 Some(out)
             }
             _ => None,
         };
-        if let Some(out) = out {
-            self.apply_rp_output(n, v, out);
-        }
-        let nic = &mut self.nics[n as usize];
+        enter_ob(nic, &mut ports[nic.port as usize], nic_cfg, f, class, fs);
+        let nic = match out {
+            Some(out) => {
+                self.apply_rp_output(n, v, out);
+                &mut self.nics[n as usize]
+            }
+            None => nic,
+        };
         let voq = &mut nic.voqs[v as usize];
         if voq.frames.is_empty() {
             voq.state = VoqState::Idle;
@@ -314,19 +326,18 @@ impl Simulator {
         }
     }
 
-    /// Frame `f` (`size` bytes, priority `class`) enters the OB of NIC `n`: its FIFO, its
-    /// bytes, and the transfer stop at `egress_xoff` (per class FIFO capacity with PFC classes).
+    /// Frame `f` (`size` bytes, priority `class`) enters the OB of NIC `n` ([`enter_ob`]).
     #[inline(always)]
     fn push_to_ob(&mut self, n: u32, f: FrameId, class: u8, size: u64) {
         let nic = &mut self.nics[n as usize];
-        let ob = &mut self.ports[nic.port as usize];
-        ob.enqueue(f, class);
-        ob.q_bytes += size;
-        if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
-            *bytes += size;
-        } else if ob.q_bytes >= self.nic_cfg.egress_xoff {
-            nic.ob_stopped = true;
-        }
+        enter_ob(
+            nic,
+            &mut self.ports[nic.port as usize],
+            &self.nic_cfg,
+            f,
+            class,
+            size,
+        );
     }
 
     /// A blocked generator's frame enters the shared ingress as soon as it fits (AD-CNSIM, D15).
@@ -575,5 +586,19 @@ impl Simulator {
         }
         nic.maybe_recycle(v);
         self.nic_service(n);
+    }
+}
+
+/// Frame `f` (`size` bytes, priority `class`) enters `nic`'s OB `ob`: its FIFO, its bytes, and
+/// the transfer stop at `egress_xoff` (per class FIFO capacity with PFC classes). A function of
+/// the parts, so that a caller holding the NIC borrowed need not look it up again.
+#[inline(always)]
+fn enter_ob(nic: &mut Nic, ob: &mut Port, cfg: &NicConfig, f: FrameId, class: u8, size: u64) {
+    ob.enqueue(f, class);
+    ob.q_bytes += size;
+    if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
+        *bytes += size;
+    } else if ob.q_bytes >= cfg.egress_xoff {
+        nic.ob_stopped = true;
     }
 }
