@@ -285,6 +285,19 @@ def test_qcnp_presets() -> None:
     assert plus["gi_plus"] == pytest.approx(0.1 * 10_000 / 255)
 
 
+def test_qcn_plus_active_increase_cycle_follows_to_threshold() -> None:
+    """QCN+'s RP is QCN with BC replaced by ToThreshold (§5.7): the active-increase cycle that
+    defaults to BC (D9) follows ToThreshold, so a ToThreshold other than BC does not turn on a
+    separate, never-halved active-increase cycle of the old BC. An explicit value still wins."""
+    base = load("qcnp-ig-baseline").set("cm.scheme", "qcn-plus")
+    assert base.resolved.cm["ai_byte_count"] == base.resolved.cm["to_threshold"] == 150_000
+    short = base.set("cm.to_threshold", "75KB").resolved.cm
+    assert (short["bc"], short["to_threshold"], short["ai_byte_count"]) == (150_000, 75_000, 75_000)
+    own = base.set("cm.to_threshold", "75KB").set("cm.ai_byte_count", "20KB").resolved.cm
+    assert own["ai_byte_count"] == 20_000
+    assert load("qcnp-ig-baseline").set("cm.scheme", "qcn").resolved.cm["ai_byte_count"] == 150_000
+
+
 def test_resolution_order_file_params_only_for_own_scheme(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -173,6 +173,10 @@ _PLUS_EXTRA: Final[dict[str, Param]] = {
     "gi_plus": _f("0.1*(rate/1Mbps)/fbmax", doc="gain of positive feedback from probe echoes"),
     "probe_period": Param("time_or_auto", "auto", doc='"auto" = max(measured RTT, 100 us) (D17)'),
     "to_threshold": Param("size", "bc", doc="ToThreshold (max(this, RTT·2·rate))"),
+    # QCN+'s RP runs QCN with BC replaced by ToThreshold, so the active-increase cycle that
+    # defaults to BC (D9) defaults to ToThreshold here: otherwise a ToThreshold other than BC
+    # would turn on the separate active-increase cycle (a full BC, never halved) unasked
+    "ai_byte_count": Param("size", "to_threshold", doc="byte-counter cycle in active increase (D9; default ToThreshold)"),
 }
 
 #: DCQCN (algorithms.md §7; defaults §10 and, where §10 is silent, [CODE:ns3-rdma]'s sample
