@@ -434,6 +434,12 @@ def _fair(data: ScenarioData, args: dict[str, Any], arg: str) -> Value:
     shares = fair_shares(scen.resolved)
     if shares is None:
         raise MetricUnavailable("fair: no reference allocation for this scenario")
+    if any(c in arg for c in "*?["):
+        # a glob over "<src>-><dst>": one share per matching flow, in natural order (as `flow:`)
+        names = sorted((f"{s}->{d}" for s, d in shares if fnmatch.fnmatchcase(f"{s}->{d}", arg)), key=_natural)
+        if not names:
+            raise MetricUnavailable(f"fair:{arg}: no flow of the scenario matches")
+        return np.array([shares[tuple(n.split("->", 1))] / 1e9 for n in names])  # type: ignore[index]
     src, _, dst = arg.partition("->")
     if (src, dst) not in shares:
         raise MetricUnavailable(f"fair:{arg}: no such flow in the scenario")
@@ -513,7 +519,7 @@ METRICS: dict[str, MetricDef] = {
                   _summary_key("fct_ms.mean")),
         MetricDef("fct_incomplete", "flows", "flows that never complete", "summary", _summary_key("fct_ms.incomplete")),
         MetricDef("param", "", "a resolved scenario parameter by dotted key (base units)", "scenario", _param, pattern=True),
-        MetricDef("fair", "Gb/s", "max-min fair share of flow <src>-><dst> (water-filling, cnsim.fairness) over the window or args.window", "scenario",
+        MetricDef("fair", "Gb/s", "max-min fair share of flow <src>-><dst> (water-filling, cnsim.fairness) over the window or args.window; a glob gives one share per flow", "scenario",
                   _fair, pattern=True),
         MetricDef("fluid", "", "a figure of the linear BCN model of the scenario (cnsim.fluid.linear.bcn_linear)",
                   "scenario", _fluid, pattern=True),

@@ -36,8 +36,9 @@ pub enum VoqState {
 #[derive(Debug)]
 pub struct Voq {
     pub dst: u32,
-    /// Generation time of every queued frame.
-    pub frames: VecDeque<SimTime>,
+    /// Generation time of every queued frame (private: only [`Voq::push_frame`] and
+    /// [`Voq::pop_frame`] keep it in step with the plain head and the runs).
+    frames: VecDeque<SimTime>,
     /// The first `plain_head` queued frames belong to no flow and are of class 0: the common
     /// case (Bernoulli frames) costs no run at all ([`Voq::push_frame`]).
     plain_head: u32,
@@ -131,6 +132,18 @@ impl Voq {
             self.runs.pop_front();
         }
         Some((t, flow, class))
+    }
+
+    /// Frames queued.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// No frame queued.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
     }
 
     /// The priority class of the head frame (0 if the VOQ is empty).

@@ -283,7 +283,7 @@ impl Simulator {
             .nics
             .iter()
             .flat_map(|n| n.voqs.iter())
-            .map(|v| v.frames.len() as u64)
+            .map(|v| v.len() as u64)
             .sum();
         voqs + self.pool.live_data() + self.stats.sink_pending
     }

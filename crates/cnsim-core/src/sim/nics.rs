@@ -311,7 +311,7 @@ impl Simulator {
             None => nic,
         };
         let voq = &mut nic.voqs[v as usize];
-        if voq.frames.is_empty() {
+        if voq.is_empty() {
             voq.state = VoqState::Idle;
             nic.maybe_recycle(v);
         } else {
