@@ -261,8 +261,9 @@ source = "B1"
 claim = "scenario metrics need no run"
 expected = "fair share 2.5 Gb/s"
 tolerance = "t"
-pass = ["all(abs(share - 2.5) < 1e-9)"]
+pass = ["all(abs(share - 2.5) < 1e-9)", "abs(sum(into4) - 10) < 1e-9"]
 measure.share = { run = "kd", metric = "fair:EP0->EP4" }
+measure.into4 = { run = "kd", metric = "fair:*->EP4" }
 '''
 
 
@@ -308,6 +309,8 @@ def test_evaluator_pass_fail_and_not_run(tmp_path: Path) -> None:
     assert verdicts["T-K94"].verdict == NOT_RUN and "pending" in verdicts["T-K94"].reason
     fair = verdicts["T-K95"]
     assert fair.verdict == PASS and fair.runs == []
+    into4 = np.asarray(fair.values["into4"].value)
+    assert into4.shape[-1] == 4 and np.all(into4 == 2.5)  # a glob: one share per flow into EP4
     # a run that is missing (or failed) makes its checks not_run, never a made-up value
     import shutil
 
