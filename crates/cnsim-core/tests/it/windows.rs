@@ -1,6 +1,7 @@
 //! The figures summary.json adds for targets.md (issue 12, item 2): named windows, sent
 //! throughput per source, drops by place, CM frames by kind and origin.
 
+use cnsim_core::cm::CmConfig;
 use cnsim_core::scenario::{BufferModel, HotspotConfig, NamedWindowConfig};
 use cnsim_core::CoreConfig;
 
@@ -167,14 +168,16 @@ fn qcn_notifications_are_negative_feedback_and_bcn_splits_by_sign() {
     assert_eq!(neg + pos, num(cm, "frames"));
 }
 
-/// A released limiter ends the flow's rate series (NaN: "no limiter"), whichever event released
-/// it (a frame sent, a CNM, a timer); it used to keep showing its last rate.
-#[test]
-fn a_released_limiter_ends_its_rate_series() {
+/// Flows 1→3 and 2→3 at 4 Gb/s each into node 3, whose port serves 5 Gb/s for the first 20 ms,
+/// under `cm` for `duration_ms`: each flow's rate series (1 ms bins), by flow name.
+fn rate_series_of_two_flows_into_a_hotspot(
+    cm: CmConfig,
+    duration_ms: u64,
+) -> Vec<(String, Vec<f64>)> {
     let mut cfg = star(3, G10, 1_000_000);
-    cfg.cm = qcn_eval();
-    cfg.duration_ps = 300 * MS;
-    cfg.metrics.window_ps = [0, 300 * MS];
+    cfg.cm = cm;
+    cfg.duration_ps = duration_ms * MS;
+    cfg.metrics.window_ps = [0, duration_ms * MS];
     cfg.metrics.hot_port = "S1/3".into();
     cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
     cfg.traffic.sources = vec![source("1", Some("3"), 0.4), source("2", Some("3"), 0.4)];
@@ -194,12 +197,27 @@ fn a_released_limiter_ends_its_rate_series() {
         .1;
     let col = &rates.columns[0].1;
     let bins = col.len() / rates.entities.len();
-    for (i, flow) in rates.entities.iter().enumerate() {
-        let v = &col[i * bins..(i + 1) * bins];
+    rates
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(i, flow)| (flow.clone(), col[i * bins..(i + 1) * bins].to_vec()))
+        .collect()
+}
+
+/// A released limiter ends the flow's rate series (NaN: "no limiter"), whichever event released
+/// it (a frame sent, a CNM, a timer); it used to keep showing its last rate.
+#[test]
+fn a_released_limiter_ends_its_rate_series() {
+    for (flow, v) in rate_series_of_two_flows_into_a_hotspot(qcn_eval(), 300) {
         assert!(v.iter().any(|x| x.is_finite()), "{flow} was limited");
         // 8 Gb/s into 5 during the hotspot, into 10 after it: the limiter climbs back to line
         // rate and goes
-        assert!(v.last().unwrap().is_nan(), "{flow}: {:?}", &v[bins - 5..]);
+        assert!(
+            v.last().unwrap().is_nan(),
+            "{flow}: {:?}",
+            &v[v.len() - 5..]
+        );
     }
 }
 
@@ -208,36 +226,13 @@ fn a_released_limiter_ends_its_rate_series() {
 /// was recorded: with the timer out of the way every increase below comes from the byte counter.
 #[test]
 fn the_rate_series_records_byte_counter_increases() {
-    let mut cfg = star(3, G10, 1_000_000);
     let mut cm = qcn_eval();
     cm.params
         .insert("timer_ps".into(), serde_json::json!(10_000_000_000_000u64)); // 10 s
-    cfg.cm = cm;
-    cfg.duration_ps = 60 * MS;
-    cfg.metrics.window_ps = [0, 60 * MS];
-    cfg.metrics.hot_port = "S1/3".into();
-    cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
-    cfg.traffic.sources = vec![source("1", Some("3"), 0.4), source("2", Some("3"), 0.4)];
-    cfg.hotspots = vec![HotspotConfig {
-        node: "3".into(),
-        rate: 0.5,
-        start_ps: 0,
-        end_ps: 20 * MS,
-    }];
-    let out = run(&cfg);
-    let rates = &out
-        .result
-        .series
-        .iter()
-        .find(|(k, _)| k == "rates")
-        .expect("a rates series")
-        .1;
-    let col = &rates.columns[0].1;
-    let bins = col.len() / rates.entities.len();
-    for (i, flow) in rates.entities.iter().enumerate() {
+    for (flow, v) in rate_series_of_two_flows_into_a_hotspot(cm, 60) {
         // after the hotspot (1 ms bins from 25 ms) no CNM comes: the limiter climbs by byte
         // cycles of 150 KB, about one per millisecond at 1 Gb/s (the series stayed flat)
-        let v = &col[i * bins + 25..(i + 1) * bins];
+        let v = &v[25..];
         let rises = v
             .windows(2)
             .filter(|w| w[0].is_finite() && w[1].is_finite() && w[1] > w[0])
