@@ -14,8 +14,12 @@ use crate::wire::FrameId;
 pub enum Event {
     /// The last bit of the frame in service left transmitter `port`.
     TxDone { port: u32 },
-    /// The last bit of `frame` arrived at the receiving end of the link driven by `port`.
-    Arrive { port: u32, frame: FrameId },
+    /// The last bit of `frame` arrived at switch `switch`, on the input the frame names
+    /// (`Frame::in_local`, set when it left): the event carries the receiver so that an arrival
+    /// reads nothing of the port that sent it.
+    ArriveAtSwitch { switch: u32, frame: FrameId },
+    /// The last bit of `frame` arrived at NIC `nic`.
+    ArriveAtNic { nic: u32, frame: FrameId },
     /// The head of switch egress `port`'s queue becomes eligible (processing delay elapsed).
     PortWake { port: u32 },
     /// NIC `nic` has a generator arrival or a rate-limiter release due.

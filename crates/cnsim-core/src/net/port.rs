@@ -15,15 +15,18 @@ use std::collections::VecDeque;
 use crate::frame::{FrameId, FrameKind, FramePool, ALL_CLASSES};
 use crate::metrics::PauseRecord;
 use crate::time::{tx_time, BitRate, SimTime};
-use crate::topology::{Device, PortSpec};
+use crate::topology::{Device, PackedDevice, PortSpec};
 
-/// A transmitter. Laid out for the event path (`repr(C)`, 64-byte aligned) so that a hop
-/// touches three cache lines: the first holds what every frame's start and end read and write
-/// (busy, the frame in service, queue bytes, timing, the serialisation memo, counts that say
-/// whether the control FIFOs or PFC FIFOs need looking at), the second the link (`spec`, its
-/// name last), the third the recorder slots and the data FIFO; the control and PFC FIFOs and the
-/// PAUSE bookkeeping come last. At 2,048 hosts the ports do not fit in L2, so each line a hop
-/// touches is a likely miss.
+/// A transmitter. Laid out for the event path (`repr(C)`, 64-byte aligned) so that the end of a
+/// transmission touches one cache line of its port: the first line holds what every frame's
+/// start and end read and write (busy, the frame in service, queue bytes, the serialisation
+/// memo, counts that say whether the control FIFOs or PFC FIFOs need looking at, which recorders
+/// watch the port) and, copied from `spec`, what the end of a transmission needs of the link (its
+/// owner, the receiver and the input it arrives on, the propagation delay). The second line is
+/// the link (`spec`, its name last); the third the recorder slots, the data FIFO and the start
+/// time; the wake-up time, the control and PFC FIFOs and the PAUSE bookkeeping come last. At 2,048 hosts the ports
+/// do not fit in L2 and thousands of events pass between two visits to one port, so each line
+/// a hop touches is a likely miss (docs/performance.md).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
@@ -34,27 +37,36 @@ pub struct Port {
     /// control (0: nothing paused).
     pub paused: u16,
     pub current: FrameId,
-    /// The last serialisation time computed, for `memo_size` bytes at `memo_rate` — nearly
-    /// every frame repeats it.
+    /// The last serialisation time computed at the data rate, for `memo_size` bytes (0: none) —
+    /// nearly every frame repeats it; a new data rate clears it.
     memo_size: u32,
     /// Frames in `mac` and `ctrl` (they are looked at only when there are any).
     urgent: u32,
-    /// Bytes of `oq` plus the data frame in service (the CP's q; the OB occupancy).
+    /// Bytes of `oq` plus the data frame in service (the CP's q; the OB occupancy). Every frame
+    /// in the data FIFOs is counted here, so an idle port with none has empty FIFOs.
     pub q_bytes: u64,
-    pub tx_start: SimTime,
-    /// Pending `PortWake` instant, `NEVER` if none.
-    pub wake_at: SimTime,
     /// Current service rate of data and class (b) frames (hotspots change it).
     pub data_rate: BitRate,
-    memo_rate: BitRate,
     memo_time: SimTime,
+    /// `spec.delay`, `spec.owner`, `spec.peer` and `spec.peer_local`, for the first line.
+    pub delay: SimTime,
+    pub owner: PackedDevice,
+    pub peer: PackedDevice,
+    pub peer_local: u32,
+    /// Which recorders watch this port ([`RECORD_QUEUE`], [`RECORD_TPUT`]), so that a departure
+    /// reads the slots only when one does.
+    records: u8,
     pub spec: PortSpec,
     /// Index of this port's queue recorder, if its queue is recorded.
-    pub queue_rec: Option<u32>,
+    queue_rec: Option<u32>,
     /// Index of this port's throughput recorder, if recorded.
-    pub tput_rec: Option<u32>,
+    tput_rec: Option<u32>,
     /// The data FIFO: a switch output queue, or a NIC's output buffer (OB); with PFC, class 0.
     pub oq: VecDeque<FrameId>,
+    /// When the frame in service started.
+    pub tx_start: SimTime,
+    /// Pending `PortWake` instant, `NEVER` if none (a processing delay: rare).
+    pub wake_at: SimTime,
     /// MAC control frames (PAUSE) waiting: sent first, never paused ([`Port::push_mac`]).
     mac: VecDeque<FrameId>,
     /// CM class (a) backward messages: strict priority over data ([`Port::push_ctrl`]).
@@ -68,6 +80,11 @@ pub struct Port {
     pub pause_record: PauseRecord,
 }
 
+/// [`Port::records`]: the queue length is recorded.
+const RECORD_QUEUE: u8 = 1;
+/// [`Port::records`]: the throughput is recorded.
+const RECORD_TPUT: u8 = 2;
+
 impl Port {
     pub fn new(spec: PortSpec) -> Self {
         Port {
@@ -78,15 +95,19 @@ impl Port {
             memo_size: 0,
             urgent: 0,
             q_bytes: 0,
-            tx_start: SimTime::ZERO,
-            wake_at: SimTime::NEVER,
             data_rate: spec.rate,
-            memo_rate: BitRate(0),
             memo_time: SimTime::ZERO,
+            delay: spec.delay,
+            owner: spec.owner.packed(),
+            peer: spec.peer.packed(),
+            peer_local: spec.peer_local,
+            records: 0,
             spec,
             queue_rec: None,
             tput_rec: None,
             oq: VecDeque::new(),
+            tx_start: SimTime::ZERO,
+            wake_at: SimTime::NEVER,
             mac: VecDeque::new(),
             ctrl: VecDeque::new(),
             hi: Vec::new(),
@@ -113,6 +134,38 @@ impl Port {
     /// Control frames waiting (MAC and CM).
     pub fn control_queued(&self) -> usize {
         self.urgent as usize
+    }
+
+    /// Record this port's queue length in queue recorder `slot`.
+    pub fn record_queue(&mut self, slot: u32) {
+        self.queue_rec = Some(slot);
+        self.records |= RECORD_QUEUE;
+    }
+
+    /// Record this port's throughput in throughput recorder `slot`.
+    pub fn record_tput(&mut self, slot: u32) {
+        self.tput_rec = Some(slot);
+        self.records |= RECORD_TPUT;
+    }
+
+    /// The queue recorder slot, if the queue is recorded (read from the first line first).
+    #[inline(always)]
+    pub fn queue_rec(&self) -> Option<u32> {
+        if self.records & RECORD_QUEUE == 0 {
+            None
+        } else {
+            self.queue_rec
+        }
+    }
+
+    /// The throughput recorder slot, if the throughput is recorded.
+    #[inline(always)]
+    pub fn tput_rec(&self) -> Option<u32> {
+        if self.records & RECORD_TPUT == 0 {
+            None
+        } else {
+            self.tput_rec
+        }
     }
 }
 
@@ -180,11 +233,12 @@ impl Port {
                 Err(start) => return start,
             }
         } else {
-            if self.paused & 1 != 0 {
+            if self.paused & 1 != 0 || self.q_bytes == 0 {
+                // (an idle port's counted bytes are its FIFO's: none, and its line is not read)
                 return Start::Nothing;
             }
             let Some(&f) = self.oq.front() else {
-                return Start::Nothing;
+                unreachable!("queued bytes without a queued frame");
             };
             let ready_at = pool.get(f).ready_at;
             if ready_at > now {
@@ -200,7 +254,7 @@ impl Port {
             self.oq.pop_front();
             (f, self.data_rate)
         };
-        if let Device::Nic(_) = self.spec.owner {
+        if let Device::Nic(_) = self.owner.get() {
             let frame = pool.get_mut(f);
             if frame.kind == FrameKind::Probe {
                 frame.cm.stamp = now.0; // t_src: the probe's transmission start (D17)
@@ -210,14 +264,18 @@ impl Port {
         self.busy = true;
         self.current = f;
         self.tx_start = now;
-        if self.memo_size as u64 != size || self.memo_rate != rate {
-            self.memo_size = size as u32;
-            self.memo_rate = rate;
-            self.memo_time = tx_time(size, rate);
-        }
+        let time = if rate != self.data_rate {
+            tx_time(size, rate) // a control frame during a hotspot: at the link rate
+        } else {
+            if self.memo_size as u64 != size {
+                self.memo_size = size as u32;
+                self.memo_time = tx_time(size, rate);
+            }
+            self.memo_time
+        };
         Start::Sent {
             frame: f,
-            done: now + self.memo_time,
+            done: now + time,
         }
     }
 
@@ -253,9 +311,11 @@ impl Port {
         Err(Start::Nothing)
     }
 
-    /// Queue a data frame or probe of priority `class` (the class FIFOs exist with PFC only).
+    /// Queue a data frame or probe of `size` bytes and priority `class` (the class FIFOs exist
+    /// with PFC only); it counts in `q_bytes` until its last bit leaves ([`Port::finish`]).
     #[inline]
-    pub fn enqueue(&mut self, f: FrameId, class: u8) {
+    pub fn enqueue(&mut self, f: FrameId, class: u8, size: u64) {
+        self.q_bytes += size;
         if class == 0 || self.hi_fifos == 0 {
             self.oq.push_back(f);
         } else {
@@ -322,6 +382,7 @@ impl Port {
     /// service finishes at the old rate, D16).
     pub fn set_service_fraction(&mut self, fraction: f64) {
         self.data_rate = self.spec.rate.scaled(fraction);
+        self.memo_size = 0; // the memo is at the data rate
     }
 }
 
@@ -330,7 +391,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_hop_reads_three_cache_lines_of_its_port() {
+    fn the_end_of_a_transmission_reads_one_cache_line_of_its_port() {
         use std::mem::offset_of;
         let line = |off: usize| off / 64;
         assert_eq!(std::mem::align_of::<Port>(), 64);
@@ -342,10 +403,13 @@ mod tests {
             offset_of!(Port, current),
             offset_of!(Port, urgent),
             offset_of!(Port, q_bytes),
-            offset_of!(Port, tx_start),
-            offset_of!(Port, wake_at),
             offset_of!(Port, data_rate),
             offset_of!(Port, memo_time) + 7,
+            offset_of!(Port, delay) + 7,
+            offset_of!(Port, owner) + 3,
+            offset_of!(Port, peer) + 3,
+            offset_of!(Port, peer_local) + 3,
+            offset_of!(Port, records),
         ] {
             assert_eq!(line(off), 0, "offset {off}");
         }
@@ -353,22 +417,34 @@ mod tests {
         let spec = offset_of!(Port, spec);
         for off in [
             offset_of!(PortSpec, owner),
-            offset_of!(PortSpec, peer),
-            offset_of!(PortSpec, delay),
-            offset_of!(PortSpec, peer_local),
+            offset_of!(PortSpec, rate),
             offset_of!(PortSpec, reverse),
         ] {
             assert_eq!(line(spec + off), 1, "spec offset {off}");
         }
-        // line 2: the recorder slots and the data FIFO
+        // line 2: the recorder slots, the data FIFO and the start of the frame in service
         let oq_end = offset_of!(Port, oq) + std::mem::size_of::<VecDeque<FrameId>>() - 1;
         for off in [
             offset_of!(Port, queue_rec),
             offset_of!(Port, tput_rec),
             oq_end,
+            offset_of!(Port, tx_start) + 7,
         ] {
             assert_eq!(line(off), 2, "offset {off}");
         }
+    }
+
+    #[test]
+    fn the_first_line_copies_the_link_and_says_which_recorders_watch() {
+        let mut p = port(Device::Switch(3));
+        assert_eq!(p.owner.get(), Device::Switch(3));
+        assert_eq!(p.peer.get(), Device::Nic(1));
+        assert_eq!((p.delay, p.peer_local), (SimTime(US), 0));
+        assert_eq!((p.queue_rec(), p.tput_rec()), (None, None));
+        p.record_tput(7);
+        assert_eq!((p.queue_rec(), p.tput_rec()), (None, Some(7)));
+        p.record_queue(0);
+        assert_eq!((p.queue_rec(), p.tput_rec()), (Some(0), Some(7)));
     }
 
     #[test]
@@ -432,8 +508,9 @@ mod tests {
         let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
         let a = frame(&mut pool, FrameKind::Data, 1500);
         let b = frame(&mut pool, FrameKind::Data, 64);
-        p.oq.extend([a, b]);
-        p.q_bytes = 1564;
+        p.enqueue(a, 0, 1500);
+        p.enqueue(b, 0, 64);
+        assert_eq!(p.q_bytes, 1564);
         let (f, done) = sent(p.start_next(SimTime(5), &mut pool));
         assert_eq!((f, done), (a, SimTime(5 + 12 * US / 10))); // 1500 B at 10 Gb/s: 1.2 us
         assert_eq!(p.start_next(SimTime(6), &mut pool), Start::Nothing, "busy");
@@ -441,9 +518,14 @@ mod tests {
         assert_eq!(p.q_bytes, 64);
         let (f, done) = sent(p.start_next(done, &mut pool));
         assert_eq!((f, done), (b, SimTime(5 + 12 * US / 10 + 51_200))); // 64 B: 51.2 ns
-        p.finish(64, false);
+        p.finish(64, true);
+        assert_eq!(p.q_bytes, 0);
+        let c = frame(&mut pool, FrameKind::Control, 64);
+        p.push_ctrl(c);
+        let (f, done) = sent(p.start_next(done, &mut pool));
+        assert_eq!(p.finish(64, false), f);
         assert_eq!(
-            p.q_bytes, 64,
+            p.q_bytes, 0,
             "a frame not charged to the queue leaves its count alone"
         );
         assert_eq!(p.start_next(done, &mut pool), Start::Nothing, "empty");
@@ -462,14 +544,15 @@ mod tests {
             },
             64,
         );
-        p.oq.push_back(data);
+        p.enqueue(data, 0, 1500);
         p.push_ctrl(ctrl);
         p.push_mac(pause);
         let mut order = vec![];
         let mut t = SimTime::ZERO;
         while let Start::Sent { frame, done } = p.start_next(t, &mut pool) {
             order.push(frame);
-            p.finish(0, false);
+            let fr = pool.get(frame);
+            p.finish(fr.size as u64, fr.kind.is_buffered());
             t = done;
         }
         assert_eq!(order, vec![pause, ctrl, data]);
@@ -481,14 +564,15 @@ mod tests {
         let first = frame(&mut pool, FrameKind::Data, 1500);
         let second = frame(&mut pool, FrameKind::Data, 1500);
         let ctrl = frame(&mut pool, FrameKind::Control, 64);
-        p.oq.extend([first, second]);
+        p.enqueue(first, 0, 1500);
+        p.enqueue(second, 0, 1500);
         sent(p.start_next(SimTime::ZERO, &mut pool));
         assert_eq!(
             p.set_paused(SimTime(100), true, ALL_CLASSES),
             PauseChange::Paused
         );
         assert!(p.busy, "XOFF does not cut the frame in progress");
-        assert_eq!(p.finish(1500, false), first);
+        assert_eq!(p.finish(1500, true), first);
         p.push_ctrl(ctrl);
         assert_eq!(
             p.start_next(SimTime(200), &mut pool),
@@ -539,9 +623,9 @@ mod tests {
         let mid = frame(&mut pool, FrameKind::Data, 1500);
         let high = frame(&mut pool, FrameKind::Data, 1500);
         let ctrl = frame(&mut pool, FrameKind::Control, 64);
-        p.enqueue(low, 0);
-        p.enqueue(mid, 1);
-        p.enqueue(high, 2);
+        p.enqueue(low, 0, 1500);
+        p.enqueue(mid, 1, 1500);
+        p.enqueue(high, 2, 1500);
         assert_eq!(p.set_paused(SimTime(10), true, 2), PauseChange::Paused);
         assert_eq!(p.set_paused(SimTime(20), true, 1), PauseChange::Class);
         assert!(p.class_paused(1) && p.class_paused(2) && !p.class_paused(0));
@@ -550,7 +634,8 @@ mod tests {
         let mut t = SimTime(30);
         fn next(p: &mut Port, pool: &mut FramePool, t: &mut SimTime) -> FrameId {
             let (f, done) = sent(p.start_next(*t, pool));
-            p.finish(0, false);
+            let fr = pool.get(f);
+            p.finish(fr.size as u64, fr.kind.is_buffered());
             *t = done;
             f
         }
@@ -582,14 +667,14 @@ mod tests {
             frame(&mut pool, FrameKind::Data, 64),
             frame(&mut pool, FrameKind::Data, 64),
         );
-        p.enqueue(a, 0);
-        p.enqueue(b, 1);
-        p.enqueue(c, 2);
+        p.enqueue(a, 0, 64);
+        p.enqueue(b, 1, 64);
+        p.enqueue(c, 2, 64);
         let order: Vec<FrameId> = (0..3).map(|_| next(&mut p, &mut pool, &mut t)).collect();
         assert_eq!(order, vec![c, b, a]);
         // 802.3x on the same port: everything but MAC control
         let d = frame(&mut pool, FrameKind::Data, 64);
-        p.enqueue(d, 0);
+        p.enqueue(d, 0, 64);
         p.push_ctrl(frame(&mut pool, FrameKind::Control, 64));
         assert_eq!(p.set_paused(t, true, ALL_CLASSES), PauseChange::Paused);
         assert_eq!(
@@ -609,8 +694,8 @@ mod tests {
         pool.get_mut(late).ready_at = SimTime(10 * US);
         let early = frame(&mut pool, FrameKind::Data, 1500);
         pool.get_mut(early).ready_at = SimTime(5 * US);
-        p.enqueue(late, 1);
-        p.enqueue(early, 0);
+        p.enqueue(late, 1, 1500);
+        p.enqueue(early, 0, 1500);
         assert_eq!(
             p.start_next(SimTime(US), &mut pool),
             Start::WakeAt(SimTime(5 * US))
@@ -624,7 +709,7 @@ mod tests {
         let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
         let f = frame(&mut pool, FrameKind::Data, 1500);
         pool.get_mut(f).ready_at = SimTime(10 * US);
-        p.oq.push_back(f);
+        p.enqueue(f, 0, 1500);
         assert_eq!(
             p.start_next(SimTime(US), &mut pool),
             Start::WakeAt(SimTime(10 * US))
@@ -644,26 +729,27 @@ mod tests {
         let data = frame(&mut pool, FrameKind::Data, 1500);
         let ctrl = frame(&mut pool, FrameKind::Control, 1500);
         p.set_service_fraction(0.2);
-        p.oq.push_back(data);
+        p.enqueue(data, 0, 1500);
         p.push_ctrl(ctrl);
         let (_, done) = sent(p.start_next(SimTime::ZERO, &mut pool));
         assert_eq!(done, SimTime(12 * US / 10), "control at the link rate");
-        p.finish(0, false);
+        p.finish(1500, false);
         let (_, done) = sent(p.start_next(SimTime::ZERO, &mut pool));
         assert_eq!(done, SimTime(6 * US), "data at 2 Gb/s");
-        p.finish(0, false);
+        p.finish(1500, true);
         p.set_service_fraction(0.0);
-        p.oq.push_back(frame(&mut pool, FrameKind::Data, 1500));
+        p.enqueue(frame(&mut pool, FrameKind::Data, 1500), 0, 1500);
         assert_eq!(
             p.start_next(SimTime::ZERO, &mut pool),
             Start::Nothing,
             "0 Gb/s: data waits (D16)"
         );
         p.set_service_fraction(1.0);
-        assert!(matches!(
-            p.start_next(SimTime::ZERO, &mut pool),
-            Start::Sent { .. }
-        ));
+        assert_eq!(
+            sent(p.start_next(SimTime::ZERO, &mut pool)).1,
+            SimTime(12 * US / 10),
+            "back at the link rate (the serialisation memo follows the rate)"
+        );
     }
 
     #[test]
@@ -675,8 +761,8 @@ mod tests {
         );
         let a = frame(&mut pool, FrameKind::Probe, 64);
         let b = frame(&mut pool, FrameKind::Probe, 64);
-        nic.oq.push_back(a);
-        sw.oq.push_back(b);
+        nic.enqueue(a, 0, 64);
+        sw.enqueue(b, 0, 64);
         sent(nic.start_next(SimTime(42), &mut pool));
         sent(sw.start_next(SimTime(43), &mut pool));
         assert_eq!(pool.get(a).cm.stamp, 42);

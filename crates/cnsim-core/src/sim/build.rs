@@ -240,9 +240,9 @@ pub(super) fn recorder(
     }
     for p in recorded {
         let name = topo.ports[p as usize].name.clone();
-        ports[p as usize].queue_rec = Some(rec.queues.len() as u32);
+        ports[p as usize].record_queue(rec.queues.len() as u32);
         rec.queues.push(LevelTracker::new(name.clone()));
-        ports[p as usize].tput_rec = Some(rec.ports.len() as u32);
+        ports[p as usize].record_tput(rec.ports.len() as u32);
         rec.ports.push(Counter::new());
         rec.port_names.push(name);
     }

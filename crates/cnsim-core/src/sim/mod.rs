@@ -210,7 +210,8 @@ impl Simulator {
             self.events += 1;
             match ev {
                 Event::TxDone { port } => self.on_tx_done(port),
-                Event::Arrive { port, frame } => self.on_arrive(port, frame),
+                Event::ArriveAtSwitch { switch, frame } => self.on_arrive_at_switch(switch, frame),
+                Event::ArriveAtNic { nic, frame } => self.on_arrive_at_nic(nic, frame),
                 Event::NicWake { nic } => self.on_nic_wake(nic),
                 Event::PortWake { port } => {
                     if self.ports[port as usize].wake_at == t {

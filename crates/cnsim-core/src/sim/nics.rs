@@ -594,8 +594,7 @@ impl Simulator {
 /// the parts, so that a caller holding the NIC borrowed need not look it up again.
 #[inline(always)]
 fn enter_ob(nic: &mut Nic, ob: &mut Port, cfg: &NicConfig, f: FrameId, class: u8, size: u64) {
-    ob.enqueue(f, class);
-    ob.q_bytes += size;
+    ob.enqueue(f, class, size);
     if let Some(bytes) = nic.ob_class.get_mut(class as usize) {
         *bytes += size;
     } else if ob.q_bytes >= cfg.egress_xoff {

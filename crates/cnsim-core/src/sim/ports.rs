@@ -24,7 +24,7 @@ impl Simulator {
             Start::Sent { frame: f, done } => {
                 self.queue.push(done, Event::TxDone { port: p });
                 if self.cps_active {
-                    if let Device::Switch(_) = port.spec.owner {
+                    if let Device::Switch(_) = port.owner.get() {
                         let q = port.q_bytes;
                         if let Some(cp) = self.cps[p as usize].as_mut() {
                             let frame = self.pool.get_mut(f);
@@ -52,39 +52,41 @@ impl Simulator {
         }
     }
 
-    /// The last bit of the frame in service left `p`.
+    /// The last bit of the frame in service left `p`. Of the port only its first cache line is
+    /// read, unless a recorder watches it or its queue holds more frames (`Port`).
     pub(crate) fn on_tx_done(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
-        let (counted, size, in_local, kind, class, flow_inst) = {
-            let fr = self.pool.get(port.current);
-            (
-                fr.counted,
-                fr.size as u64,
-                fr.in_local,
-                fr.kind,
-                fr.class,
-                fr.flow_inst,
-            )
-        };
+        let (owner, peer, peer_local, delay) =
+            (port.owner.get(), port.peer, port.peer_local, port.delay);
+        let fr = self.pool.get_mut(port.current);
+        let (counted, size, in_local, kind, class, flow_inst) = (
+            fr.counted,
+            fr.size as u64,
+            fr.in_local,
+            fr.kind,
+            fr.class,
+            fr.flow_inst,
+        );
+        // the input it arrives on, where the receiver charges it (a switch's partition)
+        fr.in_local = peer_local;
+        fr.counted = false;
         let f = port.finish(size, counted);
-        let owner = port.spec.owner;
-        let delay = port.spec.delay;
         if counted {
             let q = port.q_bytes;
-            let tx_start = port.tx_start;
-            if let Some(r) = port.queue_rec {
+            if let Some(r) = port.queue_rec() {
                 self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
             }
-            if let Some(r) = port.tput_rec {
+            if let Some(r) = port.tput_rec() {
                 self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, size);
             }
             if Some(p) == self.rec.hot_port {
+                let tx_start = port.tx_start;
                 self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
             } else if Some(p) == self.rec.current_hot {
+                let tx_start = port.tx_start;
                 self.rec.on_hot_departure(now, tx_start, size, q);
             }
-            self.pool.get_mut(f).counted = false;
             match owner {
                 Device::Switch(s) => self.switch_departed(s, in_local, class, size),
                 Device::Nic(n) => {
@@ -99,7 +101,7 @@ impl Simulator {
                 }
             }
         }
-        match self.ports[p as usize].spec.peer {
+        match peer.get() {
             // A data frame into a sink that nothing watches: record its delivery now instead of
             // spending an event on its arrival (same instant, same accounting).
             Device::Nic(n) if kind == FrameKind::Data && !self.sink_events => {
@@ -108,9 +110,16 @@ impl Simulator {
                 self.pool.free(f);
                 self.deliver(n, flow_rec, flow_inst, size, gen_time, now + delay);
             }
-            _ => self
+            Device::Nic(n) => self
                 .queue
-                .push(now + delay, Event::Arrive { port: p, frame: f }),
+                .push(now + delay, Event::ArriveAtNic { nic: n, frame: f }),
+            Device::Switch(s) => self.queue.push(
+                now + delay,
+                Event::ArriveAtSwitch {
+                    switch: s,
+                    frame: f,
+                },
+            ),
         }
         match owner {
             Device::Switch(_) => self.try_start(p),
@@ -118,20 +127,29 @@ impl Simulator {
         }
     }
 
-    /// The last bit of frame `f` arrived at the receiving end of `p`'s link.
-    pub(crate) fn on_arrive(&mut self, p: u32, f: FrameId) {
-        let spec = &self.ports[p as usize].spec;
-        let (peer, peer_local, reverse) = (spec.peer, spec.peer_local, spec.reverse);
-        if let FrameKind::Pause { xoff, class } = self.pool.get(f).kind {
+    /// The last bit of frame `f` arrived at switch `s`, on input `Frame::in_local`.
+    pub(crate) fn on_arrive_at_switch(&mut self, s: u32, f: FrameId) {
+        let frame = self.pool.get(f);
+        let in_local = frame.in_local;
+        if let FrameKind::Pause { xoff, class } = frame.kind {
             self.pool.free(f);
-            // the link partner's transmitter toward us is the reverse port of the one that sent it
-            self.set_paused(reverse, xoff, class);
+            // our transmitter toward the link partner that sent it
+            let p = self.switches[s as usize].ports[in_local as usize];
+            self.set_paused(p, xoff, class);
             return;
         }
-        match peer {
-            Device::Switch(s) => self.switch_receive(s, peer_local, f),
-            Device::Nic(n) => self.nic_receive(n, f),
+        self.switch_receive(s, in_local, f);
+    }
+
+    /// The last bit of frame `f` arrived at NIC `n`.
+    pub(crate) fn on_arrive_at_nic(&mut self, n: u32, f: FrameId) {
+        if let FrameKind::Pause { xoff, class } = self.pool.get(f).kind {
+            self.pool.free(f);
+            let p = self.nics[n as usize].port;
+            self.set_paused(p, xoff, class);
+            return;
         }
+        self.nic_receive(n, f);
     }
 
     /// Apply a received PAUSE for `class` to transmitter `p` (XOFF/XON semantics, D12).
@@ -151,7 +169,7 @@ impl Simulator {
             // PFC: another class may have been waiting behind the resumed one
             PauseChange::Class => {}
         }
-        match self.ports[p as usize].spec.owner {
+        match self.ports[p as usize].owner.get() {
             Device::Switch(_) => self.try_start(p),
             Device::Nic(n) => self.nic_service(n),
         }

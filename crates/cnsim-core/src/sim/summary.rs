@@ -278,7 +278,7 @@ impl Simulator {
             };
             let hot_port = match rec.hot_port {
                 Some(h) => {
-                    gbps(&rec.ports[self.ports[h as usize].tput_rec.expect("recorded") as usize])
+                    gbps(&rec.ports[self.ports[h as usize].tput_rec().expect("recorded") as usize])
                 }
                 None => gbps(&rec.hot_tput),
             };
@@ -325,7 +325,7 @@ impl Simulator {
         let mut out = BTreeMap::new();
         let hot_q = rec
             .hot_port
-            .and_then(|h| self.ports[h as usize].queue_rec)
+            .and_then(|h| self.ports[h as usize].queue_rec())
             .map(|r| r as usize);
         if rec.hot_port.is_none() {
             out.insert(
@@ -376,7 +376,7 @@ impl Simulator {
         let hot_gbps = match hot {
             Some(h) => gbps(
                 rec.ports[self.ports[h as usize]
-                    .tput_rec
+                    .tput_rec()
                     .expect("the hot port is recorded") as usize]
                     .window,
             ),
@@ -427,7 +427,7 @@ impl Simulator {
         let hot = self.rec.hot_port;
         let hot_q = hot.map(|h| {
             self.ports[h as usize]
-                .queue_rec
+                .queue_rec()
                 .expect("the hot queue is recorded") as usize
         });
         let rec = &mut self.rec;

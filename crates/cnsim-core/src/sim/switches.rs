@@ -60,22 +60,23 @@ impl Simulator {
         let legacy = sw.legacy;
         let xoff = sw.admit(&params, in_local, class, size);
         let q = q_out + size;
-        self.ports[out as usize].q_bytes = q;
         {
             let fr = self.pool.get_mut(f);
-            fr.in_local = in_local;
+            debug_assert_eq!(fr.in_local, in_local);
             fr.counted = true;
             fr.ready_at = now + params.processing_delay;
         }
+        // queued before the CP and PAUSE act: a control or PAUSE frame they put on this port
+        // goes first anyway (strict priority), so the order changes nothing
+        self.ports[out as usize].enqueue(f, class, size);
         if self.cps_active && !legacy && kind == FrameKind::Data {
             self.congestion_point_sample(s, out, q, f);
         }
         if xoff != PauseSignal::None {
             self.signal_pause(s, xoff, true);
         }
-        let port = &mut self.ports[out as usize];
-        port.enqueue(f, class);
-        if let Some(r) = port.queue_rec {
+        let port = &self.ports[out as usize];
+        if let Some(r) = port.queue_rec() {
             self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
         }
         if Some(out) == self.rec.current_hot {

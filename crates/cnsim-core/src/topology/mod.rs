@@ -24,6 +24,36 @@ pub enum Device {
     Nic(u32),
 }
 
+impl Device {
+    /// In four bytes ([`PackedDevice`]).
+    #[inline]
+    pub fn packed(self) -> PackedDevice {
+        debug_assert!(matches!(self, Device::Switch(i) | Device::Nic(i) if i < PackedDevice::NIC));
+        match self {
+            Device::Switch(s) => PackedDevice(s),
+            Device::Nic(n) => PackedDevice(n | PackedDevice::NIC),
+        }
+    }
+}
+
+/// A [`Device`] in four bytes (the top bit says NIC), for the port's first cache line, which
+/// has room for two of them and not for two eight-byte enums ([`crate::net::Port`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedDevice(u32);
+
+impl PackedDevice {
+    const NIC: u32 = 1 << 31;
+
+    #[inline(always)]
+    pub fn get(self) -> Device {
+        if self.0 & Self::NIC != 0 {
+            Device::Nic(self.0 & !Self::NIC)
+        } else {
+            Device::Switch(self.0)
+        }
+    }
+}
+
 /// One direction of a link: the transmitter at `owner` and the receiver at `peer` (`repr(C)`:
 /// what a hop reads first, the name last; see [`crate::net::Port`]).
 #[derive(Clone, Debug)]
