@@ -197,42 +197,55 @@ enum VoqIndex {
 const DENSE_VOQ_INDEX: usize = 256;
 const NO_VOQ: u32 = u32::MAX;
 
+/// A NIC. Laid out for the per-frame path (`repr(C)`, 64-byte aligned): everything a frame's
+/// way through the adapter reads — the generator, the VOQ index and ring, the OB state, the
+/// blocked generator, the probe queue — lies in the first four cache lines, the rest after
+/// them. At 2,048 hosts thousands of events pass between two services of one NIC, so each line
+/// it touches is a likely miss (docs/performance.md).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Nic {
-    pub node: u32,
     /// The NIC's egress port (global index); its `oq` is the OB.
     pub port: u32,
-    pub line_rate: BitRate,
-    pub voqs: Vec<Voq>,
-    voq_of_dst: VoqIndex,
-    /// VOQ slots free for reuse: a VOQ lives while it holds frames or a rate limiter, so a NIC
-    /// talking to thousands of destinations keeps only a handful of VOQs.
-    free_voqs: Vec<u32>,
-    pub(crate) ready: VecDeque<u32>,
-    /// Limited VOQs by release time; ties by destination, so the order does not depend on slots.
-    waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
+    pub node: u32,
+    /// `gens[0]` (`NO_GEN` if none), inline: a NIC with one generator, the common case, reads
+    /// no heap line to find it.
+    pub(crate) first_gen: u32,
     /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
     pub(crate) ob_stopped: bool,
+    pub(crate) wake_at: SimTime,
+    /// Bytes in all VOQs (the shared ingress pool).
+    pub ingress_bytes: u64,
+    pub voqs: Vec<Voq>,
+    pub(crate) ready: VecDeque<u32>,
+    /// A generator blocked on a full shared ingress, with what it still has to admit.
+    pub(crate) blocked: Option<Blocked>,
+    /// Limited VOQs by release time; ties by destination, so the order does not depend on slots.
+    waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
     /// Forward probes waiting for room in the OB (they go ahead of data, D17).
     pub(crate) probes: VecDeque<crate::frame::FrameId>,
     /// With PFC and several classes: bytes of each class in the OB, which is then one FIFO per
     /// class, each of `egress_buffer` bytes (empty otherwise).
     pub(crate) ob_class: Vec<u64>,
-    /// Generators (global indices) at this node.
+    voq_of_dst: VoqIndex,
+    /// VOQ slots free for reuse: a VOQ lives while it holds frames or a rate limiter, so a NIC
+    /// talking to thousands of destinations keeps only a handful of VOQs.
+    free_voqs: Vec<u32>,
+    /// Generators (global indices) at this node ([`Nic::add_generator`]).
     pub gens: Vec<u32>,
-    pub(crate) wake_at: SimTime,
-    /// Bytes in all VOQs (the shared ingress pool).
-    pub ingress_bytes: u64,
-    /// A generator blocked on a full shared ingress, with what it still has to admit.
-    pub(crate) blocked: Option<Blocked>,
+    pub line_rate: BitRate,
     pub rng: SimRng,
 }
+
+/// [`Nic::first_gen`] of a NIC without a generator.
+pub(crate) const NO_GEN: u32 = u32::MAX;
 
 impl Nic {
     pub fn new(node: u32, port: u32, line_rate: BitRate, n_nodes: usize, rng: SimRng) -> Self {
         Nic {
             node,
             port,
+            first_gen: NO_GEN,
             line_rate,
             voqs: Vec::new(),
             voq_of_dst: if n_nodes <= DENSE_VOQ_INDEX {
@@ -252,6 +265,14 @@ impl Nic {
             blocked: None,
             rng,
         }
+    }
+
+    /// Generator `g` (global index) sends from this NIC.
+    pub fn add_generator(&mut self, g: u32) {
+        if self.gens.is_empty() {
+            self.first_gen = g;
+        }
+        self.gens.push(g);
     }
 
     /// Give the OB one FIFO per priority class (PFC with `classes` > 1).
@@ -407,6 +428,44 @@ pub(crate) fn pace(bytes: u64, rl: &RateLimiter) -> SimTime {
 mod tests {
     use super::*;
     use crate::engine::rng::{stream, StreamKind};
+
+    #[test]
+    fn a_frame_through_the_adapter_reads_four_cache_lines_of_its_nic() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(std::mem::align_of::<Nic>(), 64);
+        let last = |off: usize, size: usize| (off + size - 1) / 64;
+        for (off, size) in [
+            (offset_of!(Nic, port), 4),
+            (offset_of!(Nic, first_gen), 4),
+            (offset_of!(Nic, ob_stopped), 1),
+            (offset_of!(Nic, wake_at), 8),
+            (offset_of!(Nic, ingress_bytes), 8),
+            (offset_of!(Nic, voqs), size_of::<Vec<Voq>>()),
+            (offset_of!(Nic, ready), size_of::<VecDeque<u32>>()),
+            (offset_of!(Nic, blocked), size_of::<Option<Blocked>>()),
+            (
+                offset_of!(Nic, waiting),
+                size_of::<BinaryHeap<Reverse<(SimTime, u32, u32)>>>(),
+            ),
+            (
+                offset_of!(Nic, probes),
+                size_of::<VecDeque<crate::frame::FrameId>>(),
+            ),
+            (offset_of!(Nic, ob_class), size_of::<Vec<u64>>()),
+            (offset_of!(Nic, voq_of_dst), size_of::<VoqIndex>()),
+        ] {
+            assert!(last(off, size) < 4, "offset {off}, {size} bytes");
+        }
+    }
+
+    #[test]
+    fn the_first_generator_is_kept_inline() {
+        let mut n = nic(4);
+        assert_eq!(n.first_gen, NO_GEN);
+        n.add_generator(7);
+        n.add_generator(3);
+        assert_eq!((n.first_gen, n.gens.as_slice()), (7, &[7, 3][..]));
+    }
 
     fn nic(n_nodes: usize) -> Nic {
         Nic::new(

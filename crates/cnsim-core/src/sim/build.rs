@@ -111,7 +111,7 @@ pub(super) fn generators(
             rng,
         );
         g.priority = src.priority;
-        nics[n as usize].gens.push(gens.len() as u32);
+        nics[n as usize].add_generator(gens.len() as u32);
         gens.push(g);
     }
     Ok(gens)

@@ -42,8 +42,10 @@ impl Simulator {
     #[inline(always)]
     fn pull_arrivals(&mut self, n: u32) {
         let now = self.now;
-        if let [g] = self.nics[n as usize].gens[..] {
+        let nic = &self.nics[n as usize];
+        if nic.gens.len() == 1 {
             // one generator, never blocked by another: no merge needed
+            let g = nic.first_gen;
             while self.gens[g as usize].next <= now && self.nics[n as usize].blocked.is_none() {
                 self.pop_arrival(n, g);
             }
@@ -378,9 +380,15 @@ impl Simulator {
         }
         let blocked_gen = nic.blocked.map(|b| b.gen);
         let mut next = nic.next_release();
-        for &g in &nic.gens {
-            if Some(g) != blocked_gen {
-                next = next.min(self.gens[g as usize].next);
+        if nic.gens.len() == 1 {
+            if Some(nic.first_gen) != blocked_gen {
+                next = next.min(self.gens[nic.first_gen as usize].next);
+            }
+        } else {
+            for &g in &nic.gens {
+                if Some(g) != blocked_gen {
+                    next = next.min(self.gens[g as usize].next);
+                }
             }
         }
         if next != SimTime::NEVER && next < nic.wake_at {
