@@ -43,7 +43,8 @@ impl FrameKind {
 pub struct Frame {
     /// When the generator created it.
     pub gen_time: SimTime,
-    /// When it may start leaving the current switch (admission + processing delay, D14).
+    /// When it may start leaving the current switch (admission + processing delay, D14); read
+    /// only by a port that holds frames ([`crate::net::Port::hold_until_ready`]).
     pub ready_at: SimTime,
     /// Source and destination node indices (for PAUSE frames: unused).
     pub src: u32,
@@ -150,8 +151,8 @@ mod tests {
         let cm = offset_of!(Frame, cm);
         for end in [
             offset_of!(Frame, counted),
-            offset_of!(Frame, kind) + std::mem::size_of::<FrameKind>() - 1,
             offset_of!(Frame, ready_at) + 7,
+            offset_of!(Frame, kind) + std::mem::size_of::<FrameKind>() - 1,
             cm + offset_of!(CmPayload, cpid) + 3,
             cm + offset_of!(CmPayload, ce),
         ] {

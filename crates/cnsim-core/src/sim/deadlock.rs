@@ -83,7 +83,9 @@ impl Simulator {
                 };
                 let holds = match self.sw_params.buffer {
                     BufferModel::Shared => !queue.is_empty(),
-                    _ => queue.iter().any(|&f| self.pool.get(f).in_local == input),
+                    _ => queue
+                        .iter()
+                        .any(|q| self.pool.get(q.frame).in_local == input),
                 };
                 if holds {
                     waits[p].push(e);

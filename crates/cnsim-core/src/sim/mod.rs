@@ -115,6 +115,13 @@ impl Simulator {
         let mut ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
 
         let switches = build::switches(cfg, &topo)?;
+        if cfg.switch.processing_delay_ps > 0 {
+            for sw in &switches {
+                sw.ports
+                    .iter()
+                    .for_each(|&p| ports[p as usize].hold_until_ready());
+            }
+        }
         let mut nics = build::nics(cfg, &topo);
         if cfg.switch.pfc_classes > 1 {
             ports

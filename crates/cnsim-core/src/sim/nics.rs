@@ -282,7 +282,6 @@ impl Simulator {
         let mut frame = Frame::data(node, dst, fs as u32, gen_time);
         frame.class = class;
         frame.counted = true;
-        frame.ready_at = now;
         frame.flow_rec = voq.flow_rec;
         frame.flow_inst = flow_inst;
         if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
@@ -500,7 +499,6 @@ impl Simulator {
             frame.kind = FrameKind::Probe;
             frame.cm = probe;
             frame.counted = true;
-            frame.ready_at = now;
             let origin = self.ports.len() + n as usize;
             self.rec.on_cm(
                 now,
