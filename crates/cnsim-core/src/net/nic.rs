@@ -32,33 +32,39 @@ pub enum VoqState {
     Waiting,
 }
 
-/// A per-destination virtual output queue: one flow (source, destination) of this NIC.
+/// A per-destination virtual output queue: one flow (source, destination) of this NIC. Laid out
+/// (`repr(C)`, 64-byte aligned) so that a frame's way through it reads two cache lines — the
+/// queue and its runs, then its counters, times, identity and rate limiter — and the reaction
+/// point's line only when the flow is limited (`rp` is `Some` only with a limiter).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Voq {
-    pub dst: u32,
     /// Generation time of every queued frame (private: only [`Voq::push_frame`] and
     /// [`Voq::pop_frame`] keep it in step with the plain head and the runs).
     frames: VecDeque<SimTime>,
-    /// The first `plain_head` queued frames belong to no flow and are of class 0: the common
-    /// case (Bernoulli frames) costs no run at all ([`Voq::push_frame`]).
-    plain_head: u32,
     /// The flows and priority classes of the frames behind the plain head, as runs (flow,
     /// frames, class) in queue order (`NO_FLOW` runs for frames of no flow).
     runs: VecDeque<(u32, u32, u8)>,
+    /// The first `plain_head` queued frames belong to no flow and are of class 0: the common
+    /// case (Bernoulli frames) costs no run at all ([`Voq::push_frame`]).
+    plain_head: u32,
+    pub state: VoqState,
     /// The class of the frame that left last (a probe travels in its flow's class).
     pub class: u8,
+    /// In use (a recycled slot waits in the NIC's free list).
+    live: bool,
     pub bytes: u64,
-    pub state: VoqState,
     /// When the flow's previous frame left the VOQ.
     pub t_last: SimTime,
     pub eligible_at: SimTime,
-    pub limiter: Option<RateLimiter>,
-    pub rp: Option<AnyRp>,
-    pub timer_token: u32,
+    pub dst: u32,
     /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
     pub flow_rec: u32,
-    /// In use (a recycled slot waits in the NIC's free list).
-    live: bool,
+    pub limiter: Option<RateLimiter>,
+    /// The reaction point; `Some` only while `limiter` is (they are created and released
+    /// together), so an unlimited flow never reads it.
+    pub rp: Option<AnyRp>,
+    pub timer_token: u32,
 }
 
 impl Voq {
@@ -91,12 +97,13 @@ impl Voq {
         debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
         debug_assert!(self.plain_head == 0);
         debug_assert!(self.limiter.is_none() && self.state == VoqState::Idle);
+        debug_assert!(
+            self.rp.is_none(),
+            "a reaction point lives only with its limiter"
+        );
         self.class = 0;
         self.t_last = SimTime::ZERO;
         self.eligible_at = SimTime::ZERO;
-        if self.rp.is_some() {
-            self.rp = None; // (a branch, not a call to the drop glue on every reset)
-        }
         self.timer_token = self.timer_token.wrapping_add(1);
         self.live = true;
     }
@@ -211,6 +218,8 @@ pub struct Nic {
     /// `gens[0]` (`NO_GEN` if none), inline: a NIC with one generator, the common case, reads
     /// no heap line to find it.
     pub(crate) first_gen: u32,
+    /// `gens.len() == 1`.
+    pub(crate) one_gen: bool,
     /// Transfer to the OB stopped at `egress_xoff`, resumes at `egress_xon`.
     pub(crate) ob_stopped: bool,
     pub(crate) wake_at: SimTime,
@@ -246,6 +255,7 @@ impl Nic {
             node,
             port,
             first_gen: NO_GEN,
+            one_gen: false,
             line_rate,
             voqs: Vec::new(),
             voq_of_dst: if n_nodes <= DENSE_VOQ_INDEX {
@@ -273,6 +283,7 @@ impl Nic {
             self.first_gen = g;
         }
         self.gens.push(g);
+        self.one_gen = self.gens.len() == 1;
     }
 
     /// Give the OB one FIFO per priority class (PFC with `classes` > 1).
@@ -437,6 +448,7 @@ mod tests {
         for (off, size) in [
             (offset_of!(Nic, port), 4),
             (offset_of!(Nic, first_gen), 4),
+            (offset_of!(Nic, one_gen), 1),
             (offset_of!(Nic, ob_stopped), 1),
             (offset_of!(Nic, wake_at), 8),
             (offset_of!(Nic, ingress_bytes), 8),
@@ -459,12 +471,36 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_through_an_unlimited_voq_reads_two_cache_lines_of_it() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(std::mem::align_of::<Voq>(), 64);
+        let last = |off: usize, size: usize| (off + size - 1) / 64;
+        for (off, size) in [
+            (offset_of!(Voq, frames), size_of::<VecDeque<SimTime>>()),
+            (offset_of!(Voq, runs), size_of::<VecDeque<(u32, u32, u8)>>()),
+            (offset_of!(Voq, plain_head), 4),
+            (offset_of!(Voq, state), 1),
+            (offset_of!(Voq, live), 1),
+            (offset_of!(Voq, bytes), 8),
+            (offset_of!(Voq, t_last), 8),
+            (offset_of!(Voq, dst), 4),
+            (offset_of!(Voq, flow_rec), 4),
+            (offset_of!(Voq, limiter), size_of::<Option<RateLimiter>>()),
+        ] {
+            assert!(last(off, size) < 2, "offset {off}, {size} bytes");
+        }
+        assert!(offset_of!(Voq, rp) >= 128, "the RP's lines come after");
+    }
+
+    #[test]
     fn the_first_generator_is_kept_inline() {
         let mut n = nic(4);
-        assert_eq!(n.first_gen, NO_GEN);
+        assert_eq!((n.first_gen, n.one_gen), (NO_GEN, false));
         n.add_generator(7);
+        assert_eq!((n.first_gen, n.one_gen), (7, true));
         n.add_generator(3);
-        assert_eq!((n.first_gen, n.gens.as_slice()), (7, &[7, 3][..]));
+        assert_eq!((n.first_gen, n.one_gen), (7, false));
+        assert_eq!(n.gens, [7, 3]);
     }
 
     fn nic(n_nodes: usize) -> Nic {

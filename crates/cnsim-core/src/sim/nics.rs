@@ -43,7 +43,7 @@ impl Simulator {
     fn pull_arrivals(&mut self, n: u32) {
         let now = self.now;
         let nic = &self.nics[n as usize];
-        if nic.gens.len() == 1 {
+        if nic.one_gen {
             // one generator, never blocked by another: no merge needed
             let g = nic.first_gen;
             while self.gens[g as usize].next <= now && self.nics[n as usize].blocked.is_none() {
@@ -284,14 +284,14 @@ impl Simulator {
         frame.counted = true;
         frame.flow_rec = voq.flow_rec;
         frame.flow_inst = flow_inst;
-        if let Some(cpid) = voq.rp.as_ref().and_then(|rp| rp.tag()) {
-            frame.cm.tagged = true;
-            frame.cm.cpid = cpid;
-        }
-        let f = pool.alloc(frame);
-        // the RP counts the frame as sent (its byte counter); the OB has no part in that
-        let out = match (voq.rp.as_mut(), voq.limiter.as_mut()) {
-            (Some(rp), Some(rl)) => {
+        // a reaction point lives only with a limiter: an unlimited flow never reads its line
+        let out = match voq.limiter.as_mut() {
+            Some(rl) => voq.rp.as_mut().map(|rp| {
+                if let Some(cpid) = rp.tag() {
+                    frame.cm.tagged = true;
+                    frame.cm.cpid = cpid;
+                }
+                // the RP counts the frame as sent (its byte counter); the OB has no part in that
                 let before = rl.rate_bps;
                 let out = rp.on_send(now, fs, rl, &mut nic.rng);
                 if rl.rate_bps != before && !out.release {
@@ -299,10 +299,17 @@ impl Simulator {
                     // follows the limiter at every change, as at CNMs and timers
                     rec.on_rate(now, node, dst, rl.rate_bps / 1e9);
                 }
-                Some(out)
+                out
+            }),
+            None => {
+                debug_assert!(
+                    voq.rp.is_none(),
+                    "a reaction point lives only with its limiter"
+                );
+                None
             }
-            _ => None,
         };
+        let f = pool.alloc(frame);
         enter_ob(nic, &mut ports[nic.port as usize], nic_cfg, f, class, fs);
         let nic = match out {
             Some(out) => {
@@ -379,7 +386,7 @@ impl Simulator {
         }
         let blocked_gen = nic.blocked.map(|b| b.gen);
         let mut next = nic.next_release();
-        if nic.gens.len() == 1 {
+        if nic.one_gen {
             if Some(nic.first_gen) != blocked_gen {
                 next = next.min(self.gens[nic.first_gen as usize].next);
             }
@@ -569,7 +576,11 @@ impl Simulator {
                 let rl = voq.limiter.get_or_insert(RateLimiter::new(line));
                 rl.rate_bps = r;
             }
-            None => voq.limiter = None,
+            None => {
+                // release: a reaction point lives only with its limiter
+                voq.limiter = None;
+                voq.rp = None;
+            }
         }
         self.limiter_changed(n, v);
     }
