@@ -88,11 +88,12 @@ impl Voq {
     }
 
     /// Start a new flow in a free slot (of the same or another destination, `dst` already set):
-    /// a fresh VOQ's state, with the slot's queue buffers kept and its timer token advanced, so
-    /// that a stale timer of the previous flow cannot fire on this one. A free slot holds no
-    /// frame, no limiter and no reaction point (`maybe_recycle`, release). The recorder slot
-    /// belongs to the destination, not the flow: it is kept (the caller clears it when the slot
-    /// changes destination).
+    /// a fresh VOQ's state, with the slot's queue buffers kept. A free slot holds no frame, no
+    /// limiter and no reaction point (`maybe_recycle`), and its timer token was advanced when
+    /// its limiter went ([`Voq::release_limiter`]), so no stale timer can fire on the new flow;
+    /// the token's line is not touched here (at 2,048 hosts a slot is reset for nearly every
+    /// frame). The recorder slot belongs to the destination, not the flow: it is kept (the
+    /// caller clears it when the slot changes destination).
     fn reset(&mut self) {
         debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
         debug_assert!(self.plain_head == 0);
@@ -104,8 +105,15 @@ impl Voq {
         self.class = 0;
         self.t_last = SimTime::ZERO;
         self.eligible_at = SimTime::ZERO;
-        self.timer_token = self.timer_token.wrapping_add(1);
         self.live = true;
+    }
+
+    /// Remove the rate limiter and the reaction point (release, D7) and advance the timer token,
+    /// so that the flow's pending timers are stale.
+    pub fn release_limiter(&mut self) {
+        self.limiter = None;
+        self.rp = None;
+        self.timer_token = self.timer_token.wrapping_add(1);
     }
 
     /// Queue a frame generated at `t`, of finite flow `flow` (or `NO_FLOW`) and priority `class`.
@@ -577,7 +585,7 @@ mod tests {
                 Some(a),
                 "a limited flow keeps its VOQ (D7)"
             );
-            nic.voqs[a as usize].limiter = None;
+            nic.voqs[a as usize].release_limiter();
             nic.maybe_recycle(a);
             assert_eq!(nic.find_voq(5), None);
             // a flow's state does not outlive its VOQ, whichever slot the next flow gets

@@ -532,9 +532,7 @@ impl Simulator {
             );
         }
         if out.release {
-            voq.limiter = None;
-            voq.rp = None;
-            voq.timer_token = voq.timer_token.wrapping_add(1);
+            voq.release_limiter();
             let dst = voq.dst;
             // the rate series ends here ("no limiter"), whichever event released it
             self.rec.on_rate(now, n, dst, f64::NAN);
@@ -576,11 +574,7 @@ impl Simulator {
                 let rl = voq.limiter.get_or_insert(RateLimiter::new(line));
                 rl.rate_bps = r;
             }
-            None => {
-                // release: a reaction point lives only with its limiter
-                voq.limiter = None;
-                voq.rp = None;
-            }
+            None => voq.release_limiter(),
         }
         self.limiter_changed(n, v);
     }
