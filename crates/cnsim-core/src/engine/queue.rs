@@ -142,6 +142,12 @@ impl EventQueue {
         Some(e)
     }
 
+    /// The next event at the current instant, if one is pending (without taking it).
+    #[inline(always)]
+    pub fn peek_now(&self) -> Option<Event> {
+        self.now.get(self.head).map(|e| e.event)
+    }
+
     /// The time of the earliest event, if any. O(1) amortised.
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
@@ -204,6 +210,20 @@ mod tests {
             ]
         );
         assert!(q.is_empty() && q.peek_time().is_none());
+    }
+
+    #[test]
+    fn peek_now_shows_the_next_event_of_the_current_instant_only() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(10), ev(1));
+        q.push(SimTime(10), ev(2));
+        q.push(SimTime(20), ev(3));
+        assert_eq!(q.peek_now(), None, "nothing popped yet: no current instant");
+        assert_eq!(q.pop(), Some((SimTime(10), ev(1))));
+        assert_eq!(q.peek_now(), Some(ev(2)));
+        assert_eq!(q.pop(), Some((SimTime(10), ev(2))), "peeking takes nothing");
+        assert_eq!(q.peek_now(), None, "the next event is at a later instant");
+        assert_eq!(q.pop(), Some((SimTime(20), ev(3))));
     }
 
     #[test]
