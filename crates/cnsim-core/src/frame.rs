@@ -50,7 +50,9 @@ pub struct Frame {
     pub src: u32,
     pub dst: u32,
     pub size: u32,
-    /// The input port (local index) of the switch currently holding the frame: its partition.
+    /// The input port (local index) of the switch holding the frame — its partition — or, on a
+    /// link, of the receiver it travels to (written when its last bit leaves, so the arrival
+    /// reads nothing of the sending port).
     pub in_local: u32,
     /// Index of the flow's throughput recorder, `NO_RECORD` if the flow is not recorded.
     pub flow_rec: u32,

@@ -62,7 +62,6 @@ impl Simulator {
         let q = q_out + size;
         {
             let fr = self.pool.get_mut(f);
-            debug_assert_eq!(fr.in_local, in_local);
             fr.counted = true;
             fr.ready_at = now + params.processing_delay;
         }
