@@ -41,6 +41,25 @@ def test_bench_scale_writes_every_size(tmp_path: Path) -> None:
     assert "vs first" in res.output
 
 
+def test_bench_scale_rounds_report_the_median_round(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    args = ["bench", "--scale", "--sizes", "16,32", "--events", "20000", "--rounds", "3", "--out", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["rounds"] == 3
+    first, second = data["sizes"]
+    for p in data["sizes"]:
+        rates = p["events_per_s_rounds"]
+        assert len(rates) == 3 and p["events_per_s"] == sorted(rates)[1]
+        # the point is that round's: its frames/s and wall time belong to the same run
+        assert p["sim_s_per_wall_s"] == pytest.approx(p["sim_s"] / p["wall_s"], rel=1e-6)
+    assert second["ratio"] == pytest.approx(second["events_per_s"] / first["events_per_s"])
+    assert "median of 3 interleaved rounds" in res.output and "M ev/s rounds" in res.output
+
+
 def test_bench_scale_bad_sizes_exit_2() -> None:
     assert runner.invoke(app, ["bench", "--scale", "--sizes", "16,x"]).exit_code == 2
     assert runner.invoke(app, ["bench", "--scale", "--sizes", "1000"]).exit_code == 2
+    res = runner.invoke(app, ["bench", "--scale", "--rounds", "0"])
+    assert res.exit_code == 2 and "--rounds" in res.output

@@ -8,12 +8,17 @@ of 1 us, partitioned 600 KB switch memory with PAUSE, no congestion management, 
 is its own) for the simulated time the resource estimate (:mod:`cnsim.budget`) expects to take
 ``events`` events, and reports events/s, delivered frames/s, simulated seconds per wall second,
 wall seconds per simulated second, peak memory and its events/s relative to the smallest size.
+
+On a shared machine one run's speed varies by tens of percent; ``rounds`` runs every size that
+many times, the sizes interleaved (so that a slow spell hits all sizes alike), and reports per
+size the round of median events/s, with every round's events/s beside it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -46,6 +51,8 @@ class ScalePoint:
     peak_rss_mib: float
     #: events/s over the smallest size's events/s
     ratio: float = 1.0
+    #: events/s of every round, in run order (the point is the round of median events/s)
+    events_per_s_rounds: tuple[float, ...] = ()
 
 
 def scale_document(hosts: int, duration_s: float | None = None) -> dict[str, Any]:
@@ -92,26 +99,39 @@ def _measure(hosts: int, events: float) -> dict[str, Any]:
     return manifest
 
 
-def run_scale(sizes: tuple[int, ...] = SIZES, events: float = 3e6) -> list[ScalePoint]:
-    """Run every size for about ``events`` events; the first size is the reference of the ratio."""
+def _point(hosts: int, m: dict[str, Any]) -> ScalePoint:
+    """A size's point from one run's manifest."""
+    sim_s, wall = float(m["sim_s"]), float(m["wall_s"])
+    return ScalePoint(
+        hosts=hosts,
+        topology="one switch" if hosts <= 128 else "fat tree (2 lv)",
+        sim_s=sim_s,
+        events=float(m["events"]),
+        wall_s=wall,
+        events_per_s=float(m["events_per_s"]),
+        frames_per_s=float(m["frames_per_s"]),
+        sim_s_per_wall_s=float(m["sim_s_per_wall_s"]),
+        wall_s_per_sim_s=wall / sim_s if sim_s > 0 else float("inf"),
+        peak_rss_mib=float(m["peak_rss_bytes"]) / 2**20,
+    )
+
+
+def run_scale(sizes: tuple[int, ...] = SIZES, events: float = 3e6, rounds: int = 1) -> list[ScalePoint]:
+    """Run every size for about ``events`` events, ``rounds`` times with the sizes interleaved;
+    per size the round of median events/s (the lower median for an even count). The first size
+    is the reference of the ratio."""
+    runs: dict[int, list[ScalePoint]] = {h: [] for h in sizes}
+    for _ in range(rounds):
+        for hosts in sizes:
+            runs[hosts].append(_point(hosts, _measure(hosts, events)))
     points: list[ScalePoint] = []
     for hosts in sizes:
-        m = _measure(hosts, events)
-        sim_s, wall = float(m["sim_s"]), float(m["wall_s"])
-        point = ScalePoint(
-            hosts=hosts,
-            topology="one switch" if hosts <= 128 else "fat tree (2 lv)",
-            sim_s=sim_s,
-            events=float(m["events"]),
-            wall_s=wall,
-            events_per_s=float(m["events_per_s"]),
-            frames_per_s=float(m["frames_per_s"]),
-            sim_s_per_wall_s=float(m["sim_s_per_wall_s"]),
-            wall_s_per_sim_s=wall / sim_s if sim_s > 0 else float("inf"),
-            peak_rss_mib=float(m["peak_rss_bytes"]) / 2**20,
+        rates = [p.events_per_s for p in runs[hosts]]
+        median = next(p for p in runs[hosts] if p.events_per_s == statistics.median_low(rates))
+        reference = points[0].events_per_s if points else median.events_per_s
+        points.append(
+            ScalePoint(**{**asdict(median), "ratio": median.events_per_s / reference, "events_per_s_rounds": tuple(rates)})
         )
-        reference = points[0].events_per_s if points else point.events_per_s
-        points.append(ScalePoint(**{**asdict(point), "ratio": point.events_per_s / reference}))
     return points
 
 

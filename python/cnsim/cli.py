@@ -279,11 +279,12 @@ def bench(
     sizes: str | None = typer.Option(None, "--sizes", help="With --scale: host counts, e.g. 16,128 (default 16,128,512,2048)."),
     events: float = typer.Option(3e6, "--events", help="With --scale: events per size (about)."),
     out: Path = typer.Option(Path("bench-scale.json"), "--out", help="With --scale: where to write the results (JSON)."),
+    rounds: int = typer.Option(1, "--rounds", help="With --scale: run every size this many times, interleaved; report the median."),
 ) -> None:
     """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
     with _guard():
         if scale:
-            _bench_scale(sizes, events, out)
+            _bench_scale(sizes, events, out, rounds)
             return
         result = run(scenario, set=parse_overrides(set_), duration=parse_set_value(duration) if duration else None)
         m = result.manifest
@@ -295,7 +296,7 @@ def bench(
         typer.echo(f"peak memory        {m['peak_rss_bytes'] / 2**20:.1f} MiB")
 
 
-def _bench_scale(sizes: str | None, events: float, out: Path) -> None:
+def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -> None:
     import json
     from dataclasses import asdict
 
@@ -307,20 +308,28 @@ def _bench_scale(sizes: str | None, events: float, out: Path) -> None:
         raise ScenarioError(f"--sizes {sizes!r}: expected host counts separated by commas, e.g. 16,128,512,2048") from None
     if not hosts or any(h < 2 for h in hosts) or not 1e3 <= events <= 1e10:
         raise ScenarioError(f"--sizes {sizes!r} / --events {events:g}: host counts >= 2 and 1e3 <= events <= 1e10")
+    if not 1 <= rounds <= 100:
+        raise ScenarioError(f"--rounds {rounds}: a whole number of rounds from 1 to 100")
     try:
-        points = run_scale(hosts, events)
+        points = run_scale(hosts, events, rounds)
     except ValueError as err:
         raise ScenarioError(f"--sizes {sizes!r}: {err}") from None
-    table = Table(title=f"scale benchmark: ~{events:.3g} events per size", show_header=True)
-    for col in ("hosts", "topology", "sim s", "events", "M ev/s", "M frames/s", "sim/wall", "wall/sim", "peak MiB", "vs first"):
+    median = f", median of {rounds} interleaved rounds" if rounds > 1 else ""
+    table = Table(title=f"scale benchmark: ~{events:.3g} events per size{median}", show_header=True)
+    cols = ["hosts", "topology", "sim s", "events", "M ev/s", "M frames/s", "sim/wall", "wall/sim", "peak MiB", "vs first"]
+    for col in cols + (["M ev/s rounds"] if rounds > 1 else []):
         table.add_column(col, justify="right", no_wrap=True)
     for p in points:
-        table.add_row(
+        row = [
             str(p.hosts), p.topology, f"{p.sim_s:.4g}", f"{p.events:,.0f}", f"{p.events_per_s / 1e6:.2f}", f"{p.frames_per_s / 1e6:.2f}",
             f"{p.sim_s_per_wall_s:.4g}", f"{p.wall_s_per_sim_s:.4g}", f"{p.peak_rss_mib:.0f}", f"{p.ratio:.2f}",
-        )
+        ]
+        if rounds > 1:
+            row.append(f"{min(p.events_per_s_rounds) / 1e6:.2f}–{max(p.events_per_s_rounds) / 1e6:.2f}")
+        table.add_row(*row)
     Console(width=None if sys.stdout.isatty() else 140).print(table)
-    out.write_text(json.dumps({"events_target": events, "sizes": [asdict(p) for p in points]}, indent=2) + "\n", encoding="utf-8")
+    doc = {"events_target": events, "rounds": rounds, "sizes": [asdict(p) for p in points]}
+    out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     typer.echo(f"results: {out}")
 
 
