@@ -24,9 +24,9 @@ use crate::topology::{Device, PackedDevice, PortSpec};
 /// watch the port) and, copied from `spec`, what the end of a transmission needs of the link (its
 /// owner, the receiver and the input it arrives on, the propagation delay). The second line is
 /// the link (`spec`, its name last); the third the recorder slots, the data FIFO and the start
-/// time; the wake-up time, the control and PFC FIFOs and the PAUSE bookkeeping come last. At 2,048 hosts the ports
-/// do not fit in L2 and thousands of events pass between two visits to one port, so each line
-/// a hop touches is a likely miss (docs/performance.md).
+/// time; the wake-up time, the control and PFC FIFOs and the PAUSE bookkeeping come last. At
+/// 2,048 hosts the ports do not fit in L2 and thousands of events pass between two visits to one
+/// port, so each line a hop touches is a likely miss (docs/performance.md).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
@@ -53,16 +53,16 @@ pub struct Port {
     pub owner: PackedDevice,
     pub peer: PackedDevice,
     pub peer_local: u32,
-    /// Which recorders watch this port ([`RECORD_QUEUE`], [`RECORD_TPUT`]), so that a departure
-    /// reads the slots only when one does.
+    /// Which recorders watch this port ([`RECORD_QUEUE`], [`RECORD_TPUT`]): the slots below are
+    /// meaningful only with their bit set, and a departure reads them only then.
     records: u8,
     /// Frames may have to wait for their `Frame::ready_at` (a switch with a processing delay).
     holds: bool,
     pub spec: PortSpec,
-    /// Index of this port's queue recorder, if its queue is recorded.
-    queue_rec: Option<u32>,
-    /// Index of this port's throughput recorder, if recorded.
-    tput_rec: Option<u32>,
+    /// Index of this port's queue recorder (with [`RECORD_QUEUE`]).
+    queue_rec: u32,
+    /// Index of this port's throughput recorder (with [`RECORD_TPUT`]).
+    tput_rec: u32,
     /// The data FIFO: a switch output queue, or a NIC's output buffer (OB); with PFC, class 0.
     pub oq: VecDeque<QueuedFrame>,
     /// When the frame in service started.
@@ -116,8 +116,8 @@ impl Port {
             records: 0,
             holds: false,
             spec,
-            queue_rec: None,
-            tput_rec: None,
+            queue_rec: 0,
+            tput_rec: 0,
             oq: VecDeque::new(),
             tx_start: SimTime::ZERO,
             wake_at: SimTime::NEVER,
@@ -157,34 +157,26 @@ impl Port {
 
     /// Record this port's queue length in queue recorder `slot`.
     pub fn record_queue(&mut self, slot: u32) {
-        self.queue_rec = Some(slot);
+        self.queue_rec = slot;
         self.records |= RECORD_QUEUE;
     }
 
     /// Record this port's throughput in throughput recorder `slot`.
     pub fn record_tput(&mut self, slot: u32) {
-        self.tput_rec = Some(slot);
+        self.tput_rec = slot;
         self.records |= RECORD_TPUT;
     }
 
-    /// The queue recorder slot, if the queue is recorded (read from the first line first).
+    /// The queue recorder slot, if the queue is recorded (the flag in the first line decides).
     #[inline(always)]
     pub fn queue_rec(&self) -> Option<u32> {
-        if self.records & RECORD_QUEUE == 0 {
-            None
-        } else {
-            self.queue_rec
-        }
+        (self.records & RECORD_QUEUE != 0).then_some(self.queue_rec)
     }
 
     /// The throughput recorder slot, if the throughput is recorded.
     #[inline(always)]
     pub fn tput_rec(&self) -> Option<u32> {
-        if self.records & RECORD_TPUT == 0 {
-            None
-        } else {
-            self.tput_rec
-        }
+        (self.records & RECORD_TPUT != 0).then_some(self.tput_rec)
     }
 }
 

@@ -386,15 +386,12 @@ impl Simulator {
         }
         let blocked_gen = nic.blocked.map(|b| b.gen);
         let mut next = nic.next_release();
-        if nic.one_gen {
-            if Some(nic.first_gen) != blocked_gen {
-                next = next.min(self.gens[nic.first_gen as usize].next);
-            }
-        } else {
-            for &g in &nic.gens {
-                if Some(g) != blocked_gen {
-                    next = next.min(self.gens[g as usize].next);
-                }
+        let one = [nic.first_gen];
+        // (the common single generator is read inline, not from the list's heap line)
+        let gens: &[u32] = if nic.one_gen { &one } else { &nic.gens };
+        for &g in gens {
+            if Some(g) != blocked_gen {
+                next = next.min(self.gens[g as usize].next);
             }
         }
         if next != SimTime::NEVER && next < nic.wake_at {
