@@ -13,17 +13,21 @@ is plain data (:class:`Page`, :class:`Section`), rendered by one Jinja2 template
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import struct
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..labels import HEADLINE, fmt, scaled, summary_value
 from ..results import Result
 from ..rundir import FIGURE_FILES, REPORT_FILE, SERIES_DIR, find_run_folders, flatten, read_json, run_complete
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = [
     "Figure",
@@ -105,8 +109,10 @@ def figure(path: str | Path, title: str | None = None, caption: str = "", scale:
     return Figure(title or Path(path).stem, src, int(width * scale), int(height * scale), caption)
 
 
-def render(page: Page) -> str:
-    """The page as HTML text."""
+@functools.cache
+def _template() -> jinja2.Template:
+    """The page template, compiled once per process: compiling it took longer than rendering a
+    run's page, and `cnsim sweep --plots` renders one page per run."""
     import jinja2
 
     env = jinja2.Environment(
@@ -116,8 +122,13 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    return env.get_template("report.html.j2")
+
+
+def render(page: Page) -> str:
+    """The page as HTML text."""
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return env.get_template("report.html.j2").render(page=page, version=__version__, generated=generated)
+    return _template().render(page=page, version=__version__, generated=generated)
 
 
 def write_page(page: Page, path: str | Path) -> Path:
