@@ -154,3 +154,20 @@ def test_the_eval_qcn_presets_halve_the_timer_at_stage_f(scheme: str) -> None:
     assert cm["halving"] == "own"
     assert cm["ai_byte_count"] == 37_500
     assert cm["hai"] is False
+
+
+def test_a_zero_rate_hotspot_without_pause_silences_its_cp() -> None:
+    """Issue 12 asked why `eval-mh-og-0g` without PAUSE drops as much with QCN as without CM
+    (docs/fidelity.md, "S4 (eval): without PAUSE a 0 Gb/s hotspot silences its congestion point"):
+    the CP samples the frames its queue admits (§5.2, §1.2), and once the partitions that feed
+    the 0 Gb/s port are full every arriving frame is dropped at its partition, so after the
+    fill's CNMs the CP sees nothing for the rest of the hotspot."""
+    r = cnsim.run("eval-mh-og-0g", set={"cm.scheme": "qcn", "switch.pause": False}, seed=2, duration="0.2s")
+    queue = [(x["t_s"], x["bytes"]) for x in r.series("queue").to_pylist() if x["queue"] == "S4/H6"]
+    full_at = min(t for t, b in queue if b == 450_000)  # three 150 KB partitions of H6 frames
+    assert 0.1 < full_at < 0.11
+    assert all(b == 450_000 for t, b in queue if t >= full_at), "nothing leaves at 0 Gb/s"
+    cnms = [(x["t_s"], x["frames"]) for x in r.series("cm").to_pylist() if x["frames"]]
+    assert sum(n for t, n in cnms if 0.1 < t <= full_at) > 0, "the fill is sampled"
+    assert not [t for t, n in cnms if t > full_at], "no frame reaches the full queue's CP"
+    assert set(r.summary["drops"]["by_place"]) == {"partition"}
