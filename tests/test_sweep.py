@@ -87,6 +87,31 @@ def test_shipped_specs_expand() -> None:
     ]
 
 
+def test_s0_case4_and_case7_grids_use_the_gd0_their_slide_prints() -> None:
+    """Cases 4 and 7 of S0 run Gd in {1, 2.5, 5, 10} x Gd0 with the Gd0 the Case 4 slide prints,
+    1/((2W+1)Qeq) (I-1's "unit" rule; docs/decisions.md), Qeq = M/4 and Gi = 400 Gd; the check
+    deck's run sets are the shipped grids, run for run."""
+    from cnsim.check.spec import load_decks
+
+    deck_sets = load_decks(["zhb"])[0].runs
+    for sid, run_set in (("zhb-og-n128-grid", "n128"), ("zhb-sweeping-hotspot-grid", "sweep_bcn")):
+        spec = load_spec(sid)
+        tasks = expand(spec)
+        assert len(tasks) == 12
+        for t in tasks:
+            k = float(str(t.params["cm.gd"]).removesuffix("*gd0"))
+            qeq = float(str(t.params["switch.memory_per_port"]).removesuffix("KB")) * 1e3 / 4
+            cm = cnsim.runner.prepare(spec.base, t.overrides, 1).lower()["cm"]
+            assert cm["gd"] == pytest.approx(k / (5 * qeq), rel=1e-12)
+            assert cm["gi"] == pytest.approx(400 * cm["gd"], rel=1e-12)
+            if k == 1:  # targets.md B3, "alternative Case 4 definition"
+                printed = {37_500.0: 5.3333e-6, 75_000.0: 2.6667e-6, 150_000.0: 1.3333e-6}[qeq]
+                assert cm["gd"] == pytest.approx(printed, rel=1e-4)
+        checked = deck_sets[run_set].spec
+        assert checked.base == spec.base
+        assert [t.run_id for t in expand(checked)] == [t.run_id for t in tasks]
+
+
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
