@@ -5,8 +5,9 @@ Single-hop studies on ``zhb-og-single-hop`` (case 1 with and without BCN, and th
 sweeps over Gd, Gi, N, W, M, M = 150 KB with Psample, and the Gd × Gi grid), each with the
 slides' quantities: hot queue length versus time for each parameter value, aggregate and
 hot-port throughput versus time, and a summary table (throughput, hot queue, drops, % time
-paused, signalling overhead). The multi-hop, dual-CP, sweeping-hotspot, IG and N = 128 studies
-are listed too; they stay pending until their base scenarios are in the catalog.
+paused, signalling overhead). The multi-hop, dual-CP, sweeping-hotspot, IG and N = 128 cases
+follow, each a grid over its own catalogue scenario (Cases 4 and 7 with the Gd0 their slide
+prints, docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ DECK = Deck(
         _study("zhb-og-m150-gd-sweep", "Gd sensitivity at M = 150 KB/port", "Qeq = 37.5 KB, Gd0 = 2.6667e-6, Gi = 400 Gd; Psample 2 % and 10 %.",
                facet="cm.ps"),
         _study("zhb-og-gi-grid", "Gi sensitivity at M = 600 KB/port", "Gd in {0.1, 1, 10} x Gd0; Gi in {1, 5, 20, 100, 500} x Gd.", facet="cm.gd"),
-        # the other ZHB cases: pending until their base scenarios are in the catalog
+        # the other ZHB cases, each over its own catalogue scenario
         _study("zhb-og-n128-grid", "Case 4: high-degree single-stage hotspot (N = 128)",
                "M x Gd in {1, 2.5, 5, 10} x Gd0 with the slide's Gd0 = 1/((2W+1)Qeq) (I-1), Gi = 400 Gd.", facet="switch.memory_per_port",
                quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["2.5*gd0"]}),
