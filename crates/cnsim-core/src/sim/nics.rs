@@ -577,7 +577,8 @@ impl Simulator {
     }
 
     /// A limiter's rate changed (or it was released): recompute the VOQ's eligibility from t_last
-    /// so that a raised rate takes effect at once (D15), record the rate, service the NIC.
+    /// (D15), so that a raised rate takes effect at once and a lowered one (or a stop) holds a VOQ
+    /// that was already waiting in the round robin; record the rate, service the NIC.
     fn limiter_changed(&mut self, n: u32, v: u32) {
         let now = self.now;
         let fs = self.frame_size as u64;
@@ -585,12 +586,22 @@ impl Simulator {
         let voq = &mut nic.voqs[v as usize];
         let rate = voq.limiter.map_or(f64::NAN, |rl| rl.rate_bps / 1e9);
         self.rec.on_rate(now, nic.node, voq.dst, rate);
-        if voq.state == VoqState::Waiting {
-            let at = match &voq.limiter {
-                Some(rl) => SimTime(voq.t_last.0.saturating_add(pace(fs, rl).0)),
-                None => now,
-            };
-            nic.schedule_voq(v, at.max(now), now);
+        let gate = match &voq.limiter {
+            Some(rl) => SimTime(voq.t_last.0.saturating_add(pace(fs, rl).0)),
+            None => now,
+        };
+        match voq.state {
+            VoqState::Waiting => nic.schedule_voq(v, gate.max(now), now),
+            VoqState::Ready if gate > now => {
+                // out of the ring until its new gate (a rare event: a linear search is enough)
+                let at = nic.ready.iter().position(|&r| r == v);
+                debug_assert!(at.is_some(), "a ready VOQ is in the ring");
+                if let Some(i) = at {
+                    nic.ready.remove(i);
+                }
+                nic.schedule_voq(v, gate, now);
+            }
+            VoqState::Ready | VoqState::Idle => {}
         }
         nic.maybe_recycle(v);
         self.nic_service(n);

@@ -77,15 +77,20 @@ impl Simulator {
             if let Some(r) = port.queue_rec() {
                 self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
             }
+            // a port's throughput and its busy time count data only (docs/decisions.md,
+            // "Metrics"): a probe, or a CM message relayed by a legacy switch, is overhead
+            let data_bytes = if kind == FrameKind::Data { size } else { 0 };
             if let Some(r) = port.tput_rec() {
-                self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, size);
+                self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, data_bytes);
             }
             if Some(p) == self.rec.hot_port {
-                let tx_start = port.tx_start;
-                self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
+                if data_bytes > 0 {
+                    let tx_start = port.tx_start;
+                    self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
+                }
             } else if Some(p) == self.rec.current_hot {
-                let tx_start = port.tx_start;
-                self.rec.on_hot_departure(now, tx_start, size, q);
+                let tx_start = if data_bytes > 0 { port.tx_start } else { now };
+                self.rec.on_hot_departure(now, tx_start, data_bytes, q);
             }
             match owner {
                 Device::Switch(s) => self.switch_departed(s, in_local, class, size),

@@ -100,3 +100,29 @@ fn a_limited_flow_behind_a_full_output_buffer_gets_its_rate_only_without_refill_
         "refill bursts cap the limited flow: {bursts} Gb/s"
     );
 }
+
+/// D15: "when R changes, eligibility is recomputed as t_last + 8·L/R_new" — also for a VOQ that
+/// already waits in the round robin for the output buffer. Two greedy flows share node 1's
+/// one-frame OB, so each VOQ spends most of its time in the ring; both are cut to 1.2 Mb/s
+/// (a 10 ms gap) at 3 ms. Only the frame already in the OB may leave in the next 5 ms; a VOQ
+/// kept in the ring would let one more frame of each flow through.
+#[test]
+fn a_lowered_rate_holds_a_voq_already_waiting_in_the_round_robin() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 8 * MS;
+    cfg.metrics.window_ps = [3 * MS, 8 * MS];
+    cfg.traffic.sources = vec![source("1", Some("2"), 1.0), source("1", Some("3"), 1.0)];
+    let mut sim = Simulator::new(&cfg).unwrap();
+    let ctl = RunControl::default();
+    sim.run_until(cnsim_core::time::SimTime(3 * MS), &ctl)
+        .unwrap();
+    sim.set_flow_rate(0, 1, Some(1.2e6));
+    sim.set_flow_rate(0, 2, Some(1.2e6));
+    sim.run(&ctl).unwrap();
+    let sm = sim.finish().summary.to_value();
+    let sent_bytes = num(&sm, "throughput_gbps.per_source_sent.1") * 1e9 * 5e-3 / 8.0;
+    assert!(
+        (sent_bytes - 1500.0).abs() < 1e-6,
+        "node 1 sent {sent_bytes} B after the cut"
+    );
+}

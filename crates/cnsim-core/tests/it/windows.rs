@@ -240,3 +240,26 @@ fn the_rate_series_records_byte_counter_increases() {
         assert!(rises >= 5, "{flow}: {rises} rises in {v:?}");
     }
 }
+
+/// A port's throughput counts data only (docs/decisions.md, "Metrics"): FECN's forward probes
+/// cross the hot port beside the data (about 10 Mb/s of them here), yet its throughput equals
+/// the data delivered through it, to within the frame or two on the wire at the window's ends.
+#[test]
+fn the_hot_port_throughput_counts_data_not_probes() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.cm = fecn_line_rate();
+    cfg.duration_ps = 20 * MS;
+    cfg.metrics.window_ps = [0, 20 * MS];
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.4), source("2", Some("3"), 0.4)];
+    cfg.metrics.hot_port = "S1/3".into();
+    let out = run(&cfg);
+    let sm = &out.summary;
+    let probes_gbps = num(sm, "cm.by_kind.probe.bytes") * 8.0 / 20e-3 / 1e9;
+    assert!(probes_gbps > 0.005, "probes crossed the port: {probes_gbps} Gb/s");
+    let (hot, data) = (
+        num(sm, "throughput_gbps.hot_port"),
+        num(sm, "throughput_gbps.per_node.3"),
+    );
+    let edge = 2.0 * 1500.0 * 8.0 / 20e-3 / 1e9;
+    assert!((hot - data).abs() <= edge, "hot port {hot}, data into node 3 {data}");
+}
