@@ -37,7 +37,9 @@ def test_reproduce_kd_quick(tmp_path: Path) -> None:
     res = runner.invoke(app, ["reproduce", "kd", "--quick", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     doc = _check_deck(tmp_path, "kd")
-    assert [s["sweep"] for s in doc["studies"]] == ["kd-qeq150-delay", "kd-qeq150-w", "kd-qeq24-delay", "kd-qeq24-w"]
+    assert [s["sweep"] for s in doc["studies"]] == [
+        "kd-qeq150-delay", "kd-qeq150-w", "kd-qeq150-w-initial", "kd-qeq24-delay", "kd-qeq24-w", "kd-qeq24-w-initial"
+    ]
     assert all(s["status"] == "done" for s in doc["studies"])
     print(f"\nkd --quick: {doc['wall_s']:.1f} s wall (budget 60 s; speed is measured, not asserted)")
     first = doc["studies"][0]

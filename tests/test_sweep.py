@@ -112,6 +112,23 @@ def test_s0_case4_and_case7_grids_use_the_gd0_their_slide_prints() -> None:
         assert [t.run_id for t in expand(checked)] == [t.run_id for t in tasks]
 
 
+@pytest.mark.parametrize("qeq", [150_000.0, 24_000.0])
+def test_kd_w_rows_recompute_the_gains_and_the_initial_rows_keep_them(qeq: float) -> None:
+    """Kwan & Ding's W rows (scenarios.md I-23): kd-qeq*-w recomputes Gd = 0.5/((2W+1)Qeq) and
+    Gi = 0.1·(rate/Ru)/((2W+1)Qeq) for each W; the -initial comparison keeps the W = 2 values."""
+    name = "kd-qeq150-w" if qeq == 150_000.0 else "kd-qeq24-w"
+    for sid, fixed in ((name, False), (f"{name}-initial", True)):
+        spec = load_spec(sid)
+        tasks = expand(spec)
+        assert len(tasks) == 3
+        for t in tasks:
+            cm = cnsim.runner.prepare(spec.base, t.overrides, 1).lower()["cm"]
+            w = 2.0 if fixed else float(t.params["cm.w"])
+            assert cm["w"] == float(t.params["cm.w"]) and cm["qeq"] == qeq
+            assert cm["gd"] == pytest.approx(0.5 / ((2 * w + 1) * qeq), rel=1e-12)
+            assert cm["gi"] == pytest.approx(0.1 * (10e9 / 1e6) / ((2 * w + 1) * qeq), rel=1e-12)
+
+
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
