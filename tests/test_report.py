@@ -82,7 +82,7 @@ def test_sweep_and_deck_reports(kd_deck: Path) -> None:
     assert res.exit_code == 0, res.output
     html = (kd_deck / "report.html").read_text()
     _assert_self_contained(html)
-    assert html.count('class="cnsim-figure"') == 12
+    assert html.count('class="cnsim-figure"') == 18  # 6 studies × 3
     assert "loop delay" in html
 
 
@@ -148,8 +148,8 @@ def test_deck_report_in_headless_chromium(kd_deck: Path) -> None:
     shot = ARTIFACTS / "report-kd-quick.png"
     attrs, console = _load_in_browser(kd_deck / "report.html", screenshot=shot)
     assert console == [], console
-    assert attrs.get("data-figures-total") == "12"
-    assert attrs.get("data-figures-loaded") == "12"
+    assert attrs.get("data-figures-total") == "18"
+    assert attrs.get("data-figures-loaded") == "18"
     assert shot.is_file() and shot.stat().st_size > 10_000
 
 
