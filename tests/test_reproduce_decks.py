@@ -19,7 +19,8 @@ runner = CliRunner()
 STUDIES = {
     "qcnp": ["qcnp-og-single-hop-grid", "qcnp-ig-baseline-grid", "qcnp-ig-100-sources-grid", "qcnp-20-stage-grid",
              "qcnp-parking-lot-grid", "qcnp-ig-rtt-sweep", "qcnp-og-w-sweep"],
-    "e2cm": ["e2cm-non-cm-domain-grid", "e2cm-fat-tree-16-grid", "e2cm-fat-tree-32-grid", "e2cm-mixed-speed-og-grid",
+    "e2cm": ["e2cm-non-cm-domain-grid", "e2cm-fat-tree-16-grid", "e2cm-fat-tree-32-grid", "e2cm-fat-tree-16-bcn00-grid",
+             "e2cm-fat-tree-32-bcn00-grid", "e2cm-mixed-speed-og-grid",
              "e2cm-mixed-speed-og-probing-grid", "e2cm-mixed-speed-ig-grid", "e2cm-mixed-speed-ig-probing-grid"],
     "eval": ["eval-baseline-grid", "eval-baseline-efr", "eval-sh-og-2g-grid", "eval-sh-og-0.5g-grid", "eval-sh-og-0g-grid",
              "eval-mh-og-2g-grid", "eval-mh-og-0.5g-grid", "eval-mh-og-0g-grid", "eval-fat-tree-64-grid"],

@@ -3,7 +3,8 @@ probing on top of ECM) with and without PAUSE.
 
 One ``<id>-grid`` study per e2cm- catalog id: no CM / ECM / E2CM × PAUSE on/off × traffic
 "Bernoulli" (TG-GEO, mean flow size 1,500 B: every flow one frame, the catalog default) and
-"Bursty" (mean 60,000 B). The mixed-speed studies also run "probing only" (E2CM with its BCN
+"Bursty" (mean 60,000 B). The fat trees run ECM and E2CM again with BCN(0,0) on at 300 KB
+(``<id>-bcn00-grid``), the other setting S3 names. The mixed-speed studies also run "probing only" (E2CM with its BCN
 feedback off, ``cm.bcn = false``, a parameter of the e2cm scheme only, hence the separate
 ``<id>-probing-grid`` specs). Figures as in the slides: per-flow and per-node throughput with
 the max-min fair shares, aggregate throughput and hot queue versus time, drops, completed flows
@@ -87,6 +88,12 @@ DECK = Deck(
         _grid("e2cm-fat-tree-32-grid", "Fat tree, 32 nodes",
               "Radix-4 merged-top fat tree; 50 % uniform TG-GEO load; node 1 served at 10 % from 0.1 to 0.5 s.", per_flow=False,
               quick_axes={"cm.scheme": ["none", "e2cm"], "switch.pause": [True]}, quick_set=_FT_QUICK),
+        _grid("e2cm-fat-tree-16-bcn00-grid", "Fat tree, 16 nodes, BCN(0,0) on",
+              "The same with BCN(0,0) on at 300 KB (S3 runs the fat trees with it on and off): ECM and E2CM.", per_flow=False,
+              quick_axes={"cm.scheme": ["e2cm"], "switch.pause": [True]}, quick_set=_FT_QUICK),
+        _grid("e2cm-fat-tree-32-bcn00-grid", "Fat tree, 32 nodes, BCN(0,0) on",
+              "The same with BCN(0,0) on at 300 KB: ECM and E2CM.", per_flow=False,
+              quick_axes={"cm.scheme": ["e2cm"], "switch.pause": [True]}, quick_set=_FT_QUICK),
         _grid("e2cm-mixed-speed-og-grid", "Mixed speed, output-generated",
               "Ten 0.5 Gb/s hot flows 1..10 -> 11 (node 11 served at 10 %, 0.1-0.5 s); node 11 sends 5 Gb/s back; stated max-min "
               "0.1 Gb/s per hot flow.", per_node=True),
