@@ -593,12 +593,8 @@ impl Simulator {
         match voq.state {
             VoqState::Waiting => nic.schedule_voq(v, gate.max(now), now),
             VoqState::Ready if gate > now => {
-                // out of the ring until its new gate (a rare event: a linear search is enough)
-                let at = nic.ready.iter().position(|&r| r == v);
-                debug_assert!(at.is_some(), "a ready VOQ is in the ring");
-                if let Some(i) = at {
-                    nic.ready.remove(i);
-                }
+                // out of the ring until its new gate (a rare event: a scan of the ring is enough)
+                nic.ready.retain(|&r| r != v);
                 nic.schedule_voq(v, gate, now);
             }
             VoqState::Ready | VoqState::Idle => {}

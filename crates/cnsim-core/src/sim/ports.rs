@@ -78,19 +78,20 @@ impl Simulator {
                 self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
             }
             // a port's throughput and its busy time count data only (docs/decisions.md,
-            // "Metrics"): a probe, or a CM message relayed by a legacy switch, is overhead
-            let data_bytes = if kind == FrameKind::Data { size } else { 0 };
+            // "Metrics"): a probe, or a CM message relayed by a legacy switch, adds no bytes and
+            // a busy interval of zero length
+            let (data_bytes, busy_from) = if kind == FrameKind::Data {
+                (size, port.tx_start)
+            } else {
+                (0, now)
+            };
             if let Some(r) = port.tput_rec() {
                 self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, data_bytes);
             }
             if Some(p) == self.rec.hot_port {
-                if data_bytes > 0 {
-                    let tx_start = port.tx_start;
-                    self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
-                }
+                self.rec.hot_busy_window += self.rec.window.overlap(busy_from, now);
             } else if Some(p) == self.rec.current_hot {
-                let tx_start = if data_bytes > 0 { port.tx_start } else { now };
-                self.rec.on_hot_departure(now, tx_start, data_bytes, q);
+                self.rec.on_hot_departure(now, busy_from, data_bytes, q);
             }
             match owner {
                 Device::Switch(s) => self.switch_departed(s, in_local, class, size),
