@@ -79,18 +79,19 @@ impl Simulator {
             }
             // a port's throughput and its busy time count data only (docs/decisions.md,
             // "Metrics"): a probe, or a CM message relayed by a legacy switch, adds no bytes and
-            // a busy interval of zero length
-            let (data_bytes, busy_from) = if kind == FrameKind::Data {
-                (size, port.tx_start)
-            } else {
-                (0, now)
-            };
+            // no busy time
+            let data = kind == FrameKind::Data;
+            let data_bytes = if data { size } else { 0 };
             if let Some(r) = port.tput_rec() {
                 self.rec.ports[r as usize].add(&self.rec.bins, &self.rec.window, now, data_bytes);
             }
             if Some(p) == self.rec.hot_port {
-                self.rec.hot_busy_window += self.rec.window.overlap(busy_from, now);
+                if data {
+                    let tx_start = port.tx_start;
+                    self.rec.hot_busy_window += self.rec.window.overlap(tx_start, now);
+                }
             } else if Some(p) == self.rec.current_hot {
+                let busy_from = if data { port.tx_start } else { now };
                 self.rec.on_hot_departure(now, busy_from, data_bytes, q);
             }
             match owner {
