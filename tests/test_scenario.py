@@ -606,3 +606,15 @@ def test_cp_placement_is_a_scenario_option() -> None:
     hot = cnsim.run("zhb-og-multi-hop", set={"cm.scheme": "qcn", "switch.cp_ports": ["S3/7"]}).summary
     assert hot["throughput_gbps"]["aggregate"] == pytest.approx(every["throughput_gbps"]["aggregate"], rel=0.01)
     assert 0 < hot["cm"]["frames"] < every["cm"]["frames"]
+
+
+def test_efr_first_cycle_reaches_the_engine_and_is_range_checked() -> None:
+    # §5.4's experimental EFR reading (b): the default (1) is the plain run, a shorter first
+    # recovery cycle changes it; 0 is refused with the key and the range
+    plain = cnsim.run("eval-baseline", set={"cm.scheme": "qcn"}, duration="20ms").summary
+    same = cnsim.run("eval-baseline", set={"cm.scheme": "qcn", "cm.efr_first_cycle": 1}, duration="20ms").summary
+    short = cnsim.run("eval-baseline", set={"cm.scheme": "qcn", "cm.efr_first_cycle": 0.5}, duration="20ms").summary
+    assert same["queue_bytes"] == plain["queue_bytes"]
+    assert short["queue_bytes"]["hot"]["mean"] != plain["queue_bytes"]["hot"]["mean"]
+    with pytest.raises(ScenarioError, match=r"cm.efr_first_cycle.*\[0.01, 1\]"):
+        load("eval-baseline").set("cm.scheme", "qcn").set("cm.efr_first_cycle", 0).lower()

@@ -149,6 +149,7 @@ _QCN: Final[dict[str, Param]] = {
     "hai": Param("bool", True, doc="hyper-active increase stage on"),
     "min_dec": _frac(0.5, doc="bound of one multiplicative decrease (MIB min dec factor)"),
     "efr": Param("bool", True, doc="TR/8 clamp of §5.3 step 4.2 (D9)"),
+    "efr_first_cycle": _f(1.0, lo=0.01, hi=1.0, doc="experimental EFR reading (b) of §5.4: the first byte cycle and timer period after a decrease, as a fraction of BC and T (1 = off)"),
     "ai_byte_count": Param("size", "bc", doc="byte-counter cycle in active increase (D9)"),
     "target_update": _choice("after_increase", "always", doc="when a CNM sets TR := CR (D8)"),
     "halving": _choice("own", "hai", doc="counter cycles halve when their own stage reaches F, or only in HAI (§5.3)"),

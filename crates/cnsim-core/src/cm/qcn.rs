@@ -88,6 +88,9 @@ pub struct QcnParams {
     pub min_dec: f64,
     /// The TR/8 clamp of §5.3 step 4.2 (D9).
     pub efr: bool,
+    /// EFR reading (b) of §5.4, experimental: the first byte-counter cycle and the first timer
+    /// period after a decrease are this fraction of their normal length (1 = off, the default).
+    pub efr_first_cycle: f64,
     /// Byte-counter cycle once ByteStage ≥ F (D9), bytes.
     pub ai_byte_count: f64,
     pub target_update: TargetUpdate,
@@ -161,6 +164,12 @@ impl QcnParams {
         }
         if !(0.0..1.0).contains(&self.jitter) {
             return Err(format!("jitter = {}: must be in [0, 1)", self.jitter));
+        }
+        if !(self.efr_first_cycle > 0.0 && self.efr_first_cycle <= 1.0) {
+            return Err(format!(
+                "efr_first_cycle = {}: must be in (0, 1]",
+                self.efr_first_cycle
+            ));
         }
         if !(0.0..=1.0).contains(&self.min_dec) {
             return Err(format!("min_dec = {}: must be in [0, 1]", self.min_dec));
@@ -509,14 +518,15 @@ impl QcnRp {
         // step 1.3: gd per quantum, capped at min_dec, floored at Rmin
         let dec = (self.p.gd * qntz as f64).min(self.p.min_dec);
         self.cr = (self.cr * (1.0 - dec)).max(self.p.rmin_bps);
-        // step 1.4
+        // step 1.4; EFR reading (b) (§5.4, experimental) shortens this first recovery cycle
         self.byte_stage = 0;
         self.time_stage = 0;
         self.restart_byte_counter(rng);
         self.timer_at = after(
             now,
-            self.p.timer_ps as f64 * jitter_factor(self.p.jitter, rng),
+            self.p.timer_ps as f64 * jitter_factor(self.p.jitter, rng) * self.p.efr_first_cycle,
         );
+        self.byte_left *= self.p.efr_first_cycle;
     }
 
     /// §5.3 step 4: one increase event after a stage counter advanced.
@@ -687,7 +697,7 @@ pub(crate) mod tests {
         serde_json::json!({"w": 2.0, "qeq": 26176, "gd": 0.0078125, "rmin_bps": 5000000, "fb_bits": 6,
             "sampling": "linear", "ps": 0.01, "sample_bytes": 150000, "pmin": 0.01, "pmax": 0.1,
             "drift_rate_bps": 0, "drift_period_ps": 20000000000u64, "bc": 150000, "timer_ps": 15000000000u64,
-            "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": false, "min_dec": 0.5, "efr": true,
+            "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": false, "min_dec": 0.5, "efr": true, "efr_first_cycle": 1.0,
             "ai_byte_count": 37500, "target_update": "after_increase", "halving": "own", "jitter": 0.15,
             "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
     }
@@ -991,6 +1001,39 @@ pub(crate) mod tests {
         let out = send(&mut rp, &mut rl, &mut r, 1);
         assert!(out.release);
         assert_eq!(rl.rate_bps, 10e9);
+    }
+
+    #[test]
+    fn efr_first_cycle_shortens_only_the_first_recovery_cycle() {
+        // §5.4 EFR reading (b): after a decrease the first byte-counter cycle and the first timer
+        // period are the given fraction of BC and T; the cycles after them are whole again
+        for (frac, first_bytes, first_timer) in [(1.0, 150_000.0, 15e9), (0.25, 37_500.0, 3.75e9)] {
+            let p = rp_params(serde_json::json!({"efr_first_cycle": frac}));
+            let mut rp = QcnRp::new(Arc::new(p), LINE);
+            let mut r = rng();
+            rp.decrease(SimTime(1_000), 10, &mut r);
+            assert_eq!(rp.byte_left, first_bytes);
+            assert_eq!(rp.timer_at, SimTime(1_000 + first_timer as u64));
+            let cr = rp.cr;
+            rp.count_bytes(first_bytes as u64, &mut r);
+            assert_eq!(rp.byte_stage, 1);
+            assert_eq!(rp.byte_left, 150_000.0, "the second cycle is a whole BC");
+            assert_eq!(
+                rp.cr,
+                (cr + LINE) / 2.0,
+                "fast recovery halves the gap to TR"
+            );
+            rp.run_due(SimTime(1_000 + first_timer as u64), &mut r);
+            assert_eq!(rp.time_stage, 1);
+            assert_eq!(
+                rp.timer_at,
+                SimTime(1_000 + first_timer as u64 + 15_000_000_000)
+            );
+        }
+        let mut v = serde_json::to_value(params(serde_json::json!({}))).unwrap();
+        v["efr_first_cycle"] = serde_json::json!(0.0);
+        let err = QcnParams::parse(v).unwrap_err().to_string();
+        assert!(err.contains("efr_first_cycle = 0"), "{err}");
     }
 
     #[test]

@@ -182,7 +182,7 @@ pub fn qcn_eval() -> CmConfig {
         params: serde_json::json!({"w": 2.0, "qeq": 26176, "gd": 0.0078125, "rmin_bps": 5000000, "fb_bits": 6,
             "sampling": "linear", "ps": 0.01, "sample_bytes": 150000, "pmin": 0.01, "pmax": 0.1,
             "drift_rate_bps": 0, "drift_period_ps": 20000000000u64, "bc": 150000, "timer_ps": 15000000000u64,
-            "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": true, "min_dec": 0.5, "efr": true,
+            "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": true, "min_dec": 0.5, "efr": true, "efr_first_cycle": 1.0,
             "ai_byte_count": 37500, "target_update": "after_increase", "halving": "own", "jitter": 0.15,
             "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
         .as_object()
