@@ -618,3 +618,22 @@ def test_efr_first_cycle_reaches_the_engine_and_is_range_checked() -> None:
     assert short["queue_bytes"]["hot"]["mean"] != plain["queue_bytes"]["hot"]["mean"]
     with pytest.raises(ScenarioError, match=r"cm.efr_first_cycle.*\[0.01, 1\]"):
         load("eval-baseline").set("cm.scheme", "qcn").set("cm.efr_first_cycle", 0).lower()
+
+
+def test_a_blocking_generator_needs_the_shared_ingress_buffer() -> None:
+    # D15's withdrawn pool: "block" has a meaning only for the shared IB; elsewhere it was ignored
+    with pytest.raises(ScenarioError, match=r'nic.on_full.*needs nic.ingress = "shared"'):
+        load("eval-baseline").set("nic.ingress", "per_voq").set("nic.ingress_size", "1.5MB").set("nic.on_full", "block").lower()
+    load("eval-baseline").set("nic.ingress", "shared").set("nic.ingress_size", "150KB").set("nic.on_full", "block").lower()
+
+
+def test_sample_at_departure_reaches_the_engine() -> None:
+    # §1.2's switch: the same run sampled where frames leave the hot queue, not where they enter
+    def cnms(point: str) -> float:
+        s = cnsim.run("zhb-og-single-hop", set={"cm.scheme": "qcn", "cm.sample_at": point}, duration="0.15s").summary
+        return float(s["cm"]["by_cp"]["S1/1"]["frames"])
+
+    arrival, departure = cnms("arrival"), cnms("departure")
+    assert departure > 0 and arrival > 0 and departure != arrival
+    with pytest.raises(ScenarioError, match="cm.sample_at"):
+        load("zhb-og-single-hop").set("cm.scheme", "qcn").set("cm.sample_at", "enqueue").lower()

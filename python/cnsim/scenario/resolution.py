@@ -188,6 +188,8 @@ class Resolution:
             p.append(Problem("nic.ingress_size", nic.ingress_size, f'nic.ingress = "{nic.ingress}" needs a buffer of at least one frame ({doc.traffic.frame_size} B)'))
         elif nic.ingress == "per_voq" and nic.ingress_size // max(len(nodes) - 1, 1) < doc.traffic.frame_size:
             p.append(Problem("nic.ingress_size", nic.ingress_size, f"per_voq splits the buffer over {len(nodes) - 1} VOQs; each must hold at least one frame"))
+        if nic.on_full == "block" and nic.ingress != "shared":
+            p.append(Problem("nic.on_full", nic.on_full, f'"block" (the generator waits for room) needs nic.ingress = "shared"; with "{nic.ingress}" use "drop"'))
         classes = max(1, doc.switch.pfc_classes)
         allowed = "0 (switch.pfc_classes = 0: one class)" if classes == 1 else f"a class in [0, {classes - 1}] (switch.pfc_classes = {classes})"
         if doc.traffic.priority >= classes:

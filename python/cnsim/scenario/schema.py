@@ -120,7 +120,7 @@ class NicSpec(_Model):
     ingress_size: Size = 0
     """IB size (per VOQ, or shared)."""
     on_full: Literal["drop", "block"] = "drop"
-    """A full IB drops the arriving frame (source drop) or blocks the generator."""
+    """A full IB drops the arriving frame (source drop) or blocks the generator ("block" needs ingress = "shared")."""
     egress_buffer: PositiveSize | None = None  # None: one frame (traffic.frame_size)
     """The PAUSE-able egress buffer OB (default: one frame)."""
     egress_xoff: AutoSize = "auto"

@@ -18,11 +18,21 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::sampling::{Sampler, SamplingMode, SamplingParams};
+use super::sampling::{SamplePoint, Sampler, SamplingMode, SamplingParams};
 use super::{msg, CmPayload, CongestionPoint, RateLimiter, ReactionPoint, RpOutput};
 use crate::engine::SimRng;
-use crate::frame::Frame;
+use crate::frame::{Frame, FrameKind};
 use crate::time::SimTime;
+
+/// What a CP does at a sampling instant with q ≥ Qsc when BCN(0,0) is on (§3.3 step 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bcn00Mode {
+    /// Send a BCN(0,0) stop message: the RP holds the flow for U(0, T_stop) (D4; default).
+    Stop,
+    /// The alternative mode: a negative message with Fb = −Fbmax (the largest decrease).
+    Fbmax,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,6 +65,8 @@ pub struct BcnParams {
     /// How `gd0` was defined (used by the front end's expressions; recorded here).
     pub gd0_rule: String,
     pub sampling: SamplingMode,
+    /// Where the CP samples (§1.2).
+    pub sample_at: SamplePoint,
     pub ps: f64,
     pub sample_bytes: f64,
     pub sample_jitter: f64,
@@ -67,6 +79,7 @@ pub struct BcnParams {
     pub bcn_max: bool,
     pub qmc: f64,
     pub bcn00: bool,
+    pub bcn00_mode: Bcn00Mode,
     pub qsc: f64,
     pub stop_time_ps: u64,
     pub drift_rate_bps: f64,
@@ -87,6 +100,7 @@ impl BcnParams {
     pub fn sampling(&self) -> SamplingParams {
         SamplingParams {
             mode: self.sampling,
+            at: self.sample_at,
             ps: self.ps,
             sample_bytes: self.sample_bytes,
             sample_jitter: self.sample_jitter,
@@ -155,7 +169,8 @@ impl BcnCp {
         let severity = if fb < 0.0 { -fb / m } else { 0.0 };
         let index = ((severity * 63.0).floor().min(63.0) as usize) / 8;
         self.sampler.next(severity, index, rng);
-        if p.bcn00 && q >= p.qsc {
+        let severe = p.bcn00 && q >= p.qsc;
+        if severe && p.bcn00_mode == Bcn00Mode::Stop {
             return Some(CmPayload {
                 msg: msg::STOP,
                 qoff,
@@ -172,7 +187,7 @@ impl BcnCp {
                 }
             };
         }
-        if p.bcn_max && q >= p.qmc {
+        if (p.bcn_max && q >= p.qmc) || severe {
             fb = if p.fb_bits > 0 {
                 -(((1u64 << p.fb_bits) - 1) as f64)
             } else {
@@ -194,14 +209,9 @@ impl BcnCp {
     }
 }
 
-impl CongestionPoint for BcnCp {
-    fn on_enqueue(
-        &mut self,
-        _now: SimTime,
-        q: u64,
-        frame: &mut Frame,
-        rng: &mut SimRng,
-    ) -> Option<CmPayload> {
+impl BcnCp {
+    /// A data frame passes the sampling point with the queue at `q` (§3.2 steps 2–6).
+    fn on_frame(&mut self, q: u64, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
         if !self
             .sampler
             .is_sample(frame.size as u64, q as f64 > self.p.qeq, rng)
@@ -210,6 +220,34 @@ impl CongestionPoint for BcnCp {
         }
         let tagged_by_me = frame.cm.tagged && frame.cm.cpid == self.cpid;
         self.sample(q as f64, tagged_by_me, rng)
+    }
+}
+
+impl CongestionPoint for BcnCp {
+    fn on_enqueue(
+        &mut self,
+        _now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        match self.sampler.params.at {
+            SamplePoint::Arrival => self.on_frame(q, frame, rng),
+            SamplePoint::Departure => None,
+        }
+    }
+    fn on_dequeue(
+        &mut self,
+        _now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        // data frames only, as at admission (probes and relayed control pass unsampled)
+        match self.sampler.params.at {
+            SamplePoint::Departure if frame.kind == FrameKind::Data => self.on_frame(q, frame, rng),
+            _ => None,
+        }
     }
 }
 
@@ -387,9 +425,9 @@ pub(crate) mod tests {
     pub fn zhb() -> BcnParams {
         serde_json::from_value(serde_json::json!({
             "w": 2.0, "qeq": 150000.0, "gd": 1.6667e-06, "gi": 0.00066667, "ru_bps": 1e7, "rmin_bps": 1e7,
-            "gd0_rule": "half", "sampling": "interval", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
+            "gd0_rule": "half", "sampling": "interval", "sample_at": "arrival", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
             "pmin": 0.01, "pmax": 0.1, "oversample_factor": 1.0, "fb_bits": 0, "quantize": "fb", "bcn_max": false,
-            "qmc": 600000.0, "bcn00": false, "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
+            "qmc": 600000.0, "bcn00": false, "bcn00_mode": "stop", "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
             "drift_period_ps": 20000000000u64, "negative_only_above_qeq": false, "cnm_size": 64, "feedback": "inband",
             "feedback_delay_ps": 0, "gi_rate_bps": 1e10
         }))
@@ -477,6 +515,16 @@ pub(crate) mod tests {
         p.qsc = 300_000.0;
         let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
         assert_eq!(cp.sample(300_000.0, false, &mut r).unwrap().msg, msg::STOP);
+        // the alternative mode: a maximal negative message instead, also without BCN_MAX
+        p.bcn_max = false;
+        p.bcn00_mode = Bcn00Mode::Fbmax;
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
+        cp.q_old = 300_000.0;
+        let m = cp.sample(300_000.0, false, &mut r).unwrap();
+        assert_eq!((m.msg, m.fb), (msg::FEEDBACK, -750_000.0));
+        cp.q_old = 299_000.0;
+        let m = cp.sample(299_000.0, false, &mut r).unwrap();
+        assert_eq!(m.fb, -149_000.0, "below Qsc: the plain Fb");
         let mut p = zhb();
         p.negative_only_above_qeq = true;
         let mut cp = BcnCp::new(Arc::new(p), 1, &mut rng());

@@ -247,12 +247,19 @@ impl CongestionPoint for DcqcnCp {
         None
     }
 
-    fn on_dequeue(&mut self, _now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) {
+    fn on_dequeue(
+        &mut self,
+        _now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         if self.p.mark == MarkAt::Dequeue {
             // the queue the frame leaves behind
             let behind = q.saturating_sub(frame.size as u64);
             self.mark(behind as f64, frame, rng);
         }
+        None
     }
 }
 

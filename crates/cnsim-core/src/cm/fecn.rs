@@ -214,10 +214,17 @@ impl CongestionPoint for FecnCp {
 
     /// §6 "on transmitting a tagged frame": a probe leaving through this port carries the
     /// smaller of its rate field and r_i.
-    fn on_dequeue(&mut self, _now: SimTime, _q: u64, frame: &mut Frame, _rng: &mut SimRng) {
+    fn on_dequeue(
+        &mut self,
+        _now: SimTime,
+        _q: u64,
+        frame: &mut Frame,
+        _rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         if frame.kind == FrameKind::Probe && (frame.cm.fb == NO_RATE || frame.cm.fb > self.rate) {
             frame.cm.fb = self.rate;
         }
+        None
     }
 
     /// §6 step 1: the T timer.

@@ -90,8 +90,17 @@ pub trait CongestionPoint {
         None
     }
     /// A counted frame starts leaving this output queue; `q` still includes it. The CP may mark
-    /// it (DCQCN's ECN at dequeue), drawing from the port's CP stream `rng`.
-    fn on_dequeue(&mut self, _now: SimTime, _q: u64, _frame: &mut Frame, _rng: &mut SimRng) {}
+    /// it (DCQCN's ECN at dequeue), drawing from the port's CP stream `rng`, and, if it samples
+    /// at departure (§1.2), return a backward message for the frame's source as `on_enqueue`.
+    fn on_dequeue(
+        &mut self,
+        _now: SimTime,
+        _q: u64,
+        _frame: &mut Frame,
+        _rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        None
+    }
     /// The CP's measurement interval ended ([`SchemeSpec::cp_period`]); `q` is the queue now and
     /// `service_bps` the rate the port serves data at now (a hotspot lowers it, D16).
     fn on_tick(&mut self, _now: SimTime, _q: u64, _service_bps: f64) {}
@@ -329,7 +338,13 @@ macro_rules! registry {
                 match self { $(AnyCp::$variant(cp) => cp.on_enqueue(now, q, frame, rng)),* }
             }
             #[inline]
-            pub fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame, rng: &mut SimRng) {
+            pub fn on_dequeue(
+                &mut self,
+                now: SimTime,
+                q: u64,
+                frame: &mut Frame,
+                rng: &mut SimRng,
+            ) -> Option<CmPayload> {
                 match self { $(AnyCp::$variant(cp) => cp.on_dequeue(now, q, frame, rng)),* }
             }
             pub fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {

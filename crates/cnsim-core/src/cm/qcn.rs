@@ -18,10 +18,10 @@ use rand::Rng;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::sampling::{Sampler, SamplingMode, SamplingParams};
+use super::sampling::{SamplePoint, Sampler, SamplingMode, SamplingParams};
 use super::{msg, CmPayload, CongestionPoint, RateLimiter, ReactionPoint, RpOutput};
 use crate::engine::SimRng;
-use crate::frame::Frame;
+use crate::frame::{Frame, FrameKind};
 use crate::time::SimTime;
 
 /// What `target_update` selects (§5.3 step 1.2, D8).
@@ -68,6 +68,8 @@ pub struct QcnParams {
     /// b: QntzFb ∈ [0, 2^b − 1] (D18).
     pub fb_bits: u32,
     pub sampling: SamplingMode,
+    /// Where the CP samples (§1.2).
+    pub sample_at: SamplePoint,
     pub ps: f64,
     pub sample_bytes: f64,
     pub pmin: f64,
@@ -195,6 +197,7 @@ impl QcnParams {
     pub fn sampling_params(&self) -> SamplingParams {
         SamplingParams {
             mode: self.sampling,
+            at: self.sample_at,
             ps: self.ps,
             sample_bytes: self.sample_bytes,
             sample_jitter: self.jitter * self.sample_bytes,
@@ -322,6 +325,17 @@ impl QcnCp {
     }
 }
 
+impl QcnCp {
+    /// A data frame passes the sampling point with the queue at `q` (§5.2).
+    fn on_frame(&mut self, q: u64, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
+        if !self.sampler.is_sample(frame.size as u64, false, rng) {
+            return None;
+        }
+        let s = self.sample(q, rng);
+        Self::cnm(&s)
+    }
+}
+
 impl CongestionPoint for QcnCp {
     fn on_enqueue(
         &mut self,
@@ -330,11 +344,23 @@ impl CongestionPoint for QcnCp {
         frame: &mut Frame,
         rng: &mut SimRng,
     ) -> Option<CmPayload> {
-        if !self.sampler.is_sample(frame.size as u64, false, rng) {
-            return None;
+        match self.sampler.params.at {
+            SamplePoint::Arrival => self.on_frame(q, frame, rng),
+            SamplePoint::Departure => None,
         }
-        let s = self.sample(q, rng);
-        Self::cnm(&s)
+    }
+    fn on_dequeue(
+        &mut self,
+        _now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        // data frames only, as at admission (probes and relayed control pass unsampled)
+        match self.sampler.params.at {
+            SamplePoint::Departure if frame.kind == FrameKind::Data => self.on_frame(q, frame, rng),
+            _ => None,
+        }
     }
 }
 
@@ -695,7 +721,7 @@ pub(crate) mod tests {
     /// replaced by `interval` so tests choose their sampling instants.
     pub(crate) fn json() -> serde_json::Value {
         serde_json::json!({"w": 2.0, "qeq": 26176, "gd": 0.0078125, "rmin_bps": 5000000, "fb_bits": 6,
-            "sampling": "linear", "ps": 0.01, "sample_bytes": 150000, "pmin": 0.01, "pmax": 0.1,
+            "sampling": "linear", "sample_at": "arrival", "ps": 0.01, "sample_bytes": 150000, "pmin": 0.01, "pmax": 0.1,
             "drift_rate_bps": 0, "drift_period_ps": 20000000000u64, "bc": 150000, "timer_ps": 15000000000u64,
             "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": false, "min_dec": 0.5, "efr": true, "efr_first_cycle": 1.0,
             "ai_byte_count": 37500, "target_update": "after_increase", "halving": "own", "jitter": 0.15,
@@ -798,6 +824,43 @@ pub(crate) mod tests {
         let p = params(serde_json::json!({"sampling": "interval", "sample_bytes": 1500}));
         let mut r = stream(1, StreamKind::CongestionPoint, 0);
         (QcnCp::new(&p, &mut r), r)
+    }
+
+    #[test]
+    fn a_departure_sampling_cp_samples_only_frames_that_leave() {
+        // §1.2's switch: with sample_at = "departure" admissions are not counted; each frame
+        // that starts to leave is, with the queue that still holds it
+        let p = params(serde_json::json!(
+            {"sampling": "interval", "sample_bytes": 1500, "sample_at": "departure"}
+        ));
+        let mut r = stream(1, StreamKind::CongestionPoint, 0);
+        let mut cp = QcnCp::new(&p, &mut r);
+        for q in [1500, 30_000, 90_000] {
+            assert_eq!(cp.on_enqueue(SimTime::ZERO, q, &mut frame(), &mut r), None);
+        }
+        assert_eq!(cp.q_old, 0.0, "no sampling instant at admission");
+        let mut probe = frame();
+        probe.kind = FrameKind::Probe;
+        assert_eq!(
+            cp.on_dequeue(SimTime::ZERO, 30_000, &mut probe, &mut r),
+            None
+        );
+        assert_eq!(
+            cp.q_old, 0.0,
+            "a probe leaving is not a data frame to sample"
+        );
+        // Fb = -((30000-26176) + 2·30000) = -63824 -> QntzFb 30 (as the arrival trace below)
+        let m = cp.on_dequeue(SimTime::ZERO, 30_000, &mut frame(), &mut r);
+        assert_eq!(cp.last.fb, -63_824.0);
+        assert_eq!(m.map(|m| m.fb), Some(30.0));
+        assert_eq!(cp.q_old, 30_000.0);
+        // an arrival-sampling CP ignores departures
+        let (mut cp, mut r) = every_frame_cp();
+        assert_eq!(
+            cp.on_dequeue(SimTime::ZERO, 90_000, &mut frame(), &mut r),
+            None
+        );
+        assert_eq!(cp.q_old, 0.0);
     }
 
     #[test]

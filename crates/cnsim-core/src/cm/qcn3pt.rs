@@ -128,6 +128,15 @@ impl CongestionPoint for Qcn3ptCp {
         }
         cnm
     }
+    fn on_dequeue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        self.qcn.on_dequeue(now, q, frame, rng)
+    }
 }
 
 /// The QCN-3pt RP: the QCN RP without its own byte counter, advanced by reflections.

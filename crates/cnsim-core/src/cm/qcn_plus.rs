@@ -140,6 +140,15 @@ impl CongestionPoint for PlusCp {
     ) -> Option<CmPayload> {
         self.qcn.on_enqueue(now, q, frame, rng)
     }
+    fn on_dequeue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
+        self.qcn.on_dequeue(now, q, frame, rng)
+    }
     fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
         let (qoff, qdelta, fb) = self.qcn.peek_fb(q);
         Some(CmPayload {

@@ -154,8 +154,15 @@ impl CongestionPoint for SonarCp {
         self.observe(now, q);
         self.qcn.on_enqueue(now, q, frame, rng)
     }
-    fn on_dequeue(&mut self, now: SimTime, q: u64, frame: &mut Frame, _rng: &mut SimRng) {
+    fn on_dequeue(
+        &mut self,
+        now: SimTime,
+        q: u64,
+        frame: &mut Frame,
+        rng: &mut SimRng,
+    ) -> Option<CmPayload> {
         self.observe(now, q.saturating_sub(frame.size as u64));
+        self.qcn.on_dequeue(now, q, frame, rng)
     }
     fn on_probe(&mut self, now: SimTime, q: u64, probe: &CmPayload) -> Option<CmPayload> {
         self.observe(now, q);

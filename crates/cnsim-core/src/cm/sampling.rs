@@ -1,5 +1,7 @@
-//! Sampling at the congestion point (algorithms.md §1.2, §5.2): which arriving frames are
-//! sampling instants. One sampler per CP; it sees every admitted data frame (q includes it).
+//! Sampling at the congestion point (algorithms.md §1.2, §5.2): which frames are sampling
+//! instants. One sampler per CP; it sees every admitted data frame as it arrives (q includes
+//! it), or, with `sample_at = "departure"` (§1.2's switch, [CODE:pcn-qcn]), every data frame as
+//! it starts to leave (q still includes it).
 //!
 //! * `random`: each frame independently with probability `ps` (BCN in seed 000: 2 %).
 //! * `interval`: every `sample_bytes` of arriving data (Kwan & Ding: one frame per 75 KB).
@@ -33,9 +35,20 @@ pub enum SamplingMode {
     Linear,
 }
 
+/// Where the CP counts and samples frames (§1.2: "sample on arrival; make it a switch").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplePoint {
+    /// At admission to the output queue (the default, [CODE:linux-qcn-qdisc]).
+    Arrival,
+    /// When the frame starts to leave the output queue ([CODE:pcn-qcn]).
+    Departure,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SamplingParams {
     pub mode: SamplingMode,
+    pub at: SamplePoint,
     pub ps: f64,
     pub sample_bytes: f64,
     pub sample_jitter: f64,
@@ -127,6 +140,7 @@ mod tests {
     fn params(mode: SamplingMode) -> SamplingParams {
         SamplingParams {
             mode,
+            at: SamplePoint::Arrival,
             ps: 0.02,
             sample_bytes: 75_000.0,
             sample_jitter: 5_000.0,

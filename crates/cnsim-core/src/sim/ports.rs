@@ -5,6 +5,7 @@
 use crate::engine::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::net::port::{PauseChange, Start};
+use crate::net::switch::Origin;
 use crate::topology::Device;
 
 use super::Simulator;
@@ -24,12 +25,20 @@ impl Simulator {
             Start::Sent { frame: f, done } => {
                 self.queue.push(done, Event::TxDone { port: p });
                 if self.cps_active {
-                    if let Device::Switch(_) = port.owner.get() {
+                    if let Device::Switch(s) = port.owner.get() {
                         let q = port.q_bytes;
                         if let Some(cp) = self.cps[p as usize].as_mut() {
                             let frame = self.pool.get_mut(f);
                             if frame.counted {
-                                cp.on_dequeue(now, q, frame, &mut self.cp_rngs[p as usize]);
+                                let rng = &mut self.cp_rngs[p as usize];
+                                if let Some(mut msg) = cp.on_dequeue(now, q, frame, rng) {
+                                    // sampled at departure (§1.2): as at admission, to the source
+                                    msg.cpid = p;
+                                    msg.flow_src = frame.src;
+                                    msg.flow_dst = frame.dst;
+                                    let target = frame.src;
+                                    self.send_control(Origin::Switch(s), target, msg);
+                                }
                             }
                         }
                     }

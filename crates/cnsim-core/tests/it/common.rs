@@ -180,7 +180,7 @@ pub fn qcn_eval() -> CmConfig {
     CmConfig {
         scheme: "qcn".into(),
         params: serde_json::json!({"w": 2.0, "qeq": 26176, "gd": 0.0078125, "rmin_bps": 5000000, "fb_bits": 6,
-            "sampling": "linear", "ps": 0.01, "sample_bytes": 150000, "pmin": 0.01, "pmax": 0.1,
+            "sampling": "linear", "sample_at": "arrival", "ps": 0.01, "sample_bytes": 150000, "pmin": 0.01, "pmax": 0.1,
             "drift_rate_bps": 0, "drift_period_ps": 20000000000u64, "bc": 150000, "timer_ps": 15000000000u64,
             "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": true, "min_dec": 0.5, "efr": true, "efr_first_cycle": 1.0,
             "ai_byte_count": 37500, "target_update": "after_increase", "halving": "own", "jitter": 0.15,
@@ -198,9 +198,9 @@ pub fn bcn_zhb(qeq: f64) -> CmConfig {
         scheme: "bcn".into(),
         params: serde_json::json!({
             "w": 2.0, "qeq": qeq, "gd": 1.6667e-06, "gi": 0.00066667, "ru_bps": 1e7, "rmin_bps": 1e7,
-            "gd0_rule": "half", "sampling": "interval", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
+            "gd0_rule": "half", "sampling": "interval", "sample_at": "arrival", "ps": 0.02, "sample_bytes": 75000.0, "sample_jitter": 0.0,
             "pmin": 0.01, "pmax": 0.1, "oversample_factor": 1.0, "fb_bits": 0, "quantize": "fb", "bcn_max": false,
-            "qmc": 600000.0, "bcn00": false, "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
+            "qmc": 600000.0, "bcn00": false, "bcn00_mode": "stop", "qsc": 1200000.0, "stop_time_ps": 1000000000u64, "drift_rate_bps": 0.0,
             "drift_period_ps": 20000000000u64, "negative_only_above_qeq": false, "cnm_size": 64, "feedback": "inband",
             "feedback_delay_ps": 0, "gi_rate_bps": 1e10
         })

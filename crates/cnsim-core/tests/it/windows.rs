@@ -168,6 +168,44 @@ fn qcn_notifications_are_negative_feedback_and_bcn_splits_by_sign() {
     assert_eq!(neg + pos, num(cm, "frames"));
 }
 
+/// §1.2's switch: a CP that samples frames as they leave instead of as they arrive still signals
+/// the sources of the frames it samples, which slow down; only the sampling instants differ.
+#[test]
+fn a_cp_sampling_at_departure_signals_the_hot_flows_and_holds_the_queue() {
+    // without PAUSE the hot queue overflows its 300 KB discard threshold unless the sources slow
+    let none = run(&hotspot_run(BufferModel::Egress, false)).summary;
+    let dropped = num(&none, "drops.frames");
+    assert!(dropped > 10_000.0, "{dropped}");
+    for cm in [qcn_eval(), bcn_zhb(37_500.0)] {
+        let at = |point: &str| {
+            let mut cfg = hotspot_run(BufferModel::Egress, false);
+            cfg.cm = cm.clone();
+            cfg.cm
+                .params
+                .insert("sample_at".into(), serde_json::json!(point));
+            run(&cfg).summary
+        };
+        let (arrival, departure) = (at("arrival"), at("departure"));
+        let scheme = &cm.scheme;
+        let cm_d = &departure["cm"];
+        // every message comes from the hot port's CP, and reaches the hot flows' sources: they
+        // slow down and the hot queue loses a small fraction of what it lost without CM
+        assert!(num(cm_d, "frames") > 10.0, "{scheme}: {cm_d}");
+        assert_eq!(
+            num(cm_d, "by_cp.S1/3.frames"),
+            num(cm_d, "frames"),
+            "{scheme}"
+        );
+        assert!(num(&departure, "drops.frames") < dropped / 10.0, "{scheme}");
+        // the sampling instants differ from arrival's
+        assert_ne!(
+            num(cm_d, "frames"),
+            num(&arrival["cm"], "frames"),
+            "{scheme}"
+        );
+    }
+}
+
 /// Flows 1→3 and 2→3 at 4 Gb/s each into node 3, whose port serves 5 Gb/s for the first 20 ms,
 /// under `cm` for `duration_ms`: each flow's rate series (1 ms bins), by flow name.
 fn rate_series_of_two_flows_into_a_hotspot(
@@ -255,11 +293,17 @@ fn the_hot_port_throughput_counts_data_not_probes() {
     let out = run(&cfg);
     let sm = &out.summary;
     let probes_gbps = num(sm, "cm.by_kind.probe.bytes") * 8.0 / 20e-3 / 1e9;
-    assert!(probes_gbps > 0.005, "probes crossed the port: {probes_gbps} Gb/s");
+    assert!(
+        probes_gbps > 0.005,
+        "probes crossed the port: {probes_gbps} Gb/s"
+    );
     let (hot, data) = (
         num(sm, "throughput_gbps.hot_port"),
         num(sm, "throughput_gbps.per_node.3"),
     );
     let edge = 2.0 * 1500.0 * 8.0 / 20e-3 / 1e9;
-    assert!((hot - data).abs() <= edge, "hot port {hot}, data into node 3 {data}");
+    assert!(
+        (hot - data).abs() <= edge,
+        "hot port {hot}, data into node 3 {data}"
+    );
 }
