@@ -18,7 +18,7 @@ runner = CliRunner()
 #: the studies of each deck (scenarios.md §8 sweep ids, plus the probing-only and EFR specs)
 STUDIES = {
     "qcnp": ["qcnp-og-single-hop-grid", "qcnp-ig-baseline-grid", "qcnp-ig-100-sources-grid", "qcnp-20-stage-grid",
-             "qcnp-parking-lot-grid", "qcnp-ig-rtt-sweep", "qcnp-og-w-sweep"],
+             "qcnp-parking-lot-grid", "qcnp-ig-rtt-sweep", "qcnp-og-w-sweep", "qcnp-og-00-rtt-sweep"],
     "e2cm": ["e2cm-non-cm-domain-grid", "e2cm-fat-tree-16-grid", "e2cm-fat-tree-32-grid", "e2cm-fat-tree-16-bcn00-grid",
              "e2cm-fat-tree-32-bcn00-grid", "e2cm-mixed-speed-og-grid",
              "e2cm-mixed-speed-og-probing-grid", "e2cm-mixed-speed-ig-grid", "e2cm-mixed-speed-ig-probing-grid"],

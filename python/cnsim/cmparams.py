@@ -159,6 +159,13 @@ _QCN: Final[dict[str, Param]] = {
     "jitter": _frac(0.15, doc="byte counter and timer jitter U(1-j, 1+j)"),
 }
 
+#: QCN "w/ (0,0)" (S1; §5.4, §3.2 step 4, §3.3 step 3): two-point only
+_QCN_00: Final[dict[str, Param]] = {
+    "bcn00": Param("bool", False, doc='QCN "w/ (0,0)": a sample at q >= Qsc stops the source for U(0, stop_time); it resumes at half its rate'),
+    "qsc": Param("size", "2*m", doc="(0,0) threshold Qsc"),
+    "stop_time": Param("time", "1ms", doc="(0,0) back-off bound"),
+}
+
 _QCN3PT_EXTRA: Final[dict[str, Param]] = {
     "refp": _frac(0.04, doc="reflection probability RefP of the end node"),
     "de_rule": _choice("q_above_qeq", "last_fb_negative", doc="when a CP sets DE (D17)"),
@@ -251,7 +258,7 @@ SCHEMES: Final[dict[str, dict[str, Param]]] = {
     "none": {},
     "bcn": {**_BCN, **_COMMON},
     "e2cm": {**_BCN, **_E2CM_EXTRA, **_COMMON},
-    "qcn": {**_QCN, **_COMMON},
+    "qcn": {**_QCN, **_QCN_00, **_COMMON},
     "qcn3pt": {**_QCN, **_QCN3PT_EXTRA, **_COMMON},
     "qcn-sonar": {**_QCN, **_SONAR_EXTRA, **_COMMON},
     "qcn-plus": {**_QCN, **_PLUS_EXTRA, **_COMMON},

@@ -10,7 +10,8 @@ throughput and underrun versus RTT; per-flow throughput at the smallest RTT with
 fair share (parking lot: also the proportional share 1.67/3.33 Gb/s).
 
 Part two (QCN+): ``qcnp-ig-rtt-sweep`` (PS-QCNP-RTT on the IG baseline: hot queue and hot-port
-throughput versus RTT per scheme and W) and ``qcnp-og-w-sweep`` (QCN on the OG hotspot over W).
+throughput versus RTT per scheme and W), ``qcnp-og-w-sweep`` (QCN on the OG hotspot over W) and
+``qcnp-og-00-rtt-sweep`` (QCN on the OG hotspot with and without (0,0) over RTT).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def qcnp_label(key: str, value: Any) -> str:
         return "PAUSE =" if value in ("", None) else ("PAUSE on" if value else "PAUSE off")
     if key == "switch.memory_per_port":
         return "M =" if value in ("", None) else f"M = {value}"
+    if key == "cm.bcn00":
+        return "(0,0) =" if value in ("", None) else ("with (0,0)" if value else "without (0,0)")
     return label_value(key, value)
 
 
@@ -131,6 +134,28 @@ def _w_sweep() -> Study:
     )
 
 
+def _00_rtt_sweep() -> Study:
+    sweep = "qcnp-og-00-rtt-sweep"
+    return Study(
+        sweep=sweep,
+        title="QCN+: QCN with and without (0,0) over RTT on the OG single hop",
+        text="QCN (PS-QCNP, Psample_base 1 %) on qcnp-og-single-hop (node 1 at 10 %, degree 10, M = 150 KB, PAUSE off) "
+             "with and without (0,0) (a sample at q >= Qsc = 300 KB stops the source for U(0, 1 ms); it resumes at half its "
+             "rate) over the RTT label: the RTT half of the slide 'W requirements conflict between IG and OG'.",
+        figures=[
+            TimeFigure(f"{sweep}-queue", "QCN on the OG hotspot: hot queue vs time with and without (0,0)", "hot_queue",
+                       facet="links.delay", caption="Hot queue (S1/1) versus time, one panel per RTT label, with and without (0,0)."),
+            TimeFigure(f"{sweep}-hot-port", "QCN on the OG hotspot: hot-port throughput vs time with and without (0,0)", "hot_port",
+                       facet="links.delay", caption="Hot-port throughput versus time (1 Gb/s service during the hotspot)."),
+            MetricFigure(f"{sweep}-metrics", "QCN on the OG hotspot: window means vs RTT with and without (0,0)", "links.delay",
+                         ["q_mean", "q_std", "hot_port", "drops"], legend="cm.bcn00",
+                         caption="Hot queue mean and standard deviation, hot-port throughput and drops over the window versus "
+                                 "the RTT label."),
+        ],
+        tables=[SummaryTable("(0,0) over RTT: queue, throughput and drops", _TABLE)],
+    )
+
+
 DECK = Deck(
     name="qcnp",
     title="ECM vs QCN vs QCN-SONAR, and QCN+",
@@ -153,6 +178,7 @@ DECK = Deck(
               ["5us", "50us", "500us"], proportional=True, hot="first CP queue (S1/S2)"),
         _rtt_sweep(),
         _w_sweep(),
+        _00_rtt_sweep(),
     ],
     # quick: 0.3 s (the hotspot 0.1-1.0 s is clipped; window [0.1, 0.3] s) instead of 2 s
     quick_set={"duration": "0.3s", "metrics.window": ["0.1s", "0.3s"]},

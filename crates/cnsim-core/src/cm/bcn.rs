@@ -387,6 +387,9 @@ impl super::SchemeSpec for BcnParams {
     type Cp = BcnCp;
     type Rp = BcnRp;
     type Np = ();
+    fn cp_on_dequeue(&self) -> bool {
+        self.sample_at == SamplePoint::Departure
+    }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         super::parse_params(Self::NAME, params)
     }

@@ -214,6 +214,9 @@ impl super::SchemeSpec for E2cmParams {
     type Cp = super::bcn::BcnCp;
     type Rp = E2cmRp;
     type Np = ();
+    fn cp_on_dequeue(&self) -> bool {
+        self.bcn.sample_at == super::sampling::SamplePoint::Departure
+    }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
         Self::from_map(params)
     }

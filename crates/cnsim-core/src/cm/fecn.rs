@@ -344,6 +344,9 @@ impl SchemeSpec for FecnParams {
     type Cp = FecnCp;
     type Rp = FecnRp;
     type Np = ();
+    fn cp_on_dequeue(&self) -> bool {
+        true // probes are stamped as they leave (§6)
+    }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         let p: FecnParams = super::parse_params(Self::NAME, params)?;
         p.check().map_err(|e| {

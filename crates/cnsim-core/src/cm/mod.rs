@@ -208,6 +208,11 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     fn needs_sink_events(&self) -> bool {
         false
     }
+    /// Whether its CPs act on frames leaving their queue ([`CongestionPoint::on_dequeue`]):
+    /// otherwise the engine does not call them at every transmission start.
+    fn cp_on_dequeue(&self) -> bool {
+        false
+    }
     /// Every CP's measurement interval (FECN's T, §6): the engine calls
     /// [`CongestionPoint::on_tick`] at every multiple of it; `None`: CPs have no clock.
     fn cp_period(&self) -> Option<SimTime> {
@@ -293,6 +298,9 @@ macro_rules! registry {
             }
             pub fn needs_sink_events(&self) -> bool {
                 match self { $(Scheme::$variant(p) => p.needs_sink_events()),* }
+            }
+            pub fn cp_on_dequeue(&self) -> bool {
+                match self { $(Scheme::$variant(p) => p.cp_on_dequeue()),* }
             }
             pub fn cp_period(&self) -> Option<SimTime> {
                 match self { $(Scheme::$variant(p) => p.cp_period()),* }

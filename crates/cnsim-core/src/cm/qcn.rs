@@ -102,6 +102,16 @@ pub struct QcnParams {
     pub cnm_size: u32,
     pub feedback: Feedback,
     pub feedback_delay_ps: u64,
+    /// QCN "w/ (0,0)" (S1, §5.4): a sample at q ≥ `qsc` sends a stop message instead of a CNM,
+    /// and the RP holds the flow for U(0, `stop_time`) and resumes at half its rate (§3.3 step 3).
+    /// QCN two-point only (the front end offers it there; [`split_params`] refuses it for the
+    /// family's other schemes, whose RPs do not take stops).
+    #[serde(default)]
+    pub bcn00: bool,
+    #[serde(default)]
+    pub qsc: f64,
+    #[serde(default)]
+    pub stop_time_ps: u64,
 }
 
 /// Deserialize-error helper.
@@ -128,6 +138,11 @@ pub fn split_params<E: DeserializeOwned>(
         }
     }
     let qcn = QcnParams::parse(serde_json::Value::Object(base))?;
+    if qcn.bcn00 {
+        return Err(bad(
+            "bcn00 = true: (0,0) is an option of QCN two-point only".into(),
+        ));
+    }
     let ext = serde_json::from_value(serde_json::Value::Object(extra))?;
     Ok((qcn, ext))
 }
@@ -176,6 +191,9 @@ impl QcnParams {
         if !(0.0..=1.0).contains(&self.min_dec) {
             return Err(format!("min_dec = {}: must be in [0, 1]", self.min_dec));
         }
+        if self.bcn00 && !(self.qsc > 0.0 && self.qsc.is_finite()) {
+            return Err(format!("qsc = {}: must be > 0 with bcn00", self.qsc));
+        }
         if self.drift_rate_bps > 0.0 && self.drift_period_ps == 0 {
             return Err("drift_period_ps = 0: must be > 0 when drift_rate_bps > 0".into());
         }
@@ -220,7 +238,7 @@ impl QcnParams {
 
     /// A CNM (QntzFb > 0) creates the flow's limiter; nothing else does (§1.4, §5.3 step 1.1).
     pub fn creates_limiter(&self, m: &CmPayload) -> bool {
-        m.msg == msg::FEEDBACK && m.fb > 0.0
+        (m.msg == msg::FEEDBACK && m.fb > 0.0) || m.msg == msg::STOP
     }
 }
 
@@ -259,6 +277,8 @@ pub struct QcnCp {
     pub fbmax: f64,
     pub levels: u32,
     pub fb_bits: u32,
+    /// The (0,0) threshold Qsc, bytes (`None` without (0,0)).
+    pub qsc: Option<f64>,
     pub sampler: Sampler,
     /// Queue at the previous sampling instant.
     pub q_old: f64,
@@ -274,6 +294,7 @@ impl QcnCp {
             fbmax: p.fbmax(),
             levels: p.fb_levels(),
             fb_bits: p.fb_bits,
+            qsc: p.bcn00.then_some(p.qsc),
             sampler: Sampler::new(p.sampling_params(), rng),
             q_old: 0.0,
             last: Sample::default(),
@@ -332,6 +353,15 @@ impl QcnCp {
             return None;
         }
         let s = self.sample(q, rng);
+        if self.qsc.is_some_and(|qsc| q as f64 >= qsc) {
+            // (0,0): severe congestion stops the source (§3.2 step 4, as BCN's CP)
+            return Some(CmPayload {
+                msg: msg::STOP,
+                qoff: s.qoff,
+                qdelta: s.qdelta,
+                ..CmPayload::default()
+            });
+        }
         Self::cnm(&s)
     }
 }
@@ -436,6 +466,8 @@ pub struct QcnRp {
     pub active: bool,
     /// The CPID of the last CNM (set by the scheme's RP: SONAR pings and QCN+ probes go there).
     pub cpid: u32,
+    /// (0,0): the flow is held (limiter at 0) until this instant; NEVER when not stopped.
+    pub stopped_until: SimTime,
 }
 
 impl QcnRp {
@@ -456,12 +488,13 @@ impl QcnRp {
             drift_at: SimTime::NEVER,
             active: false,
             cpid: 0,
+            stopped_until: SimTime::NEVER,
         }
     }
 
     /// The earliest of the RP's own deadlines.
     pub fn next_deadline(&self) -> SimTime {
-        self.timer_at.min(self.drift_at)
+        self.timer_at.min(self.drift_at).min(self.stopped_until)
     }
 
     /// D7: released when CR and TR have reached the line rate.
@@ -528,6 +561,23 @@ impl QcnRp {
 
     /// A decrease by QntzFb = `qntz` quanta (§5.3 step 1). Activates the RL if needed.
     pub fn decrease(&mut self, now: SimTime, qntz: u32, rng: &mut SimRng) {
+        // step 1.3: gd per quantum, capped at min_dec
+        self.decrease_by(now, (self.p.gd * qntz as f64).min(self.p.min_dec), rng);
+    }
+
+    /// A (0,0) stop (§3.3 step 3, QCN "w/ (0,0)"): unless the flow is already held, hold it for
+    /// U(0, stop_time) and let it resume at max(Rmin, CR/2), the decrease's bookkeeping (TR,
+    /// stages, counters) done as for a CNM.
+    pub fn stop(&mut self, now: SimTime, rng: &mut SimRng) {
+        if self.stopped_until != SimTime::NEVER {
+            return;
+        }
+        self.decrease_by(now, 0.5, rng);
+        self.stopped_until = now + SimTime(rng.gen_range(0..=self.p.stop_time_ps));
+    }
+
+    /// §5.3 step 1 with the fractional decrease `dec`.
+    fn decrease_by(&mut self, now: SimTime, dec: f64, rng: &mut SimRng) {
         if !self.active {
             self.active = true;
             if self.p.drift_rate_bps > 0.0 {
@@ -541,8 +591,7 @@ impl QcnRp {
         {
             self.tr = self.cr;
         }
-        // step 1.3: gd per quantum, capped at min_dec, floored at Rmin
-        let dec = (self.p.gd * qntz as f64).min(self.p.min_dec);
+        // step 1.3, floored at Rmin
         self.cr = (self.cr * (1.0 - dec)).max(self.p.rmin_bps);
         // step 1.4; EFR reading (b) (§5.4, experimental) shortens this first recovery cycle
         self.byte_stage = 0;
@@ -598,8 +647,12 @@ impl QcnRp {
         }
     }
 
-    /// Run the timer and drift deadlines that are due at `now` (timer first on a tie).
+    /// Run the timer and drift deadlines that are due at `now` (timer first on a tie), and end
+    /// a (0,0) stop that is due.
     pub fn run_due(&mut self, now: SimTime, rng: &mut SimRng) {
+        if self.stopped_until <= now {
+            self.stopped_until = SimTime::NEVER;
+        }
         if self.timer_at <= now {
             // §5.3 step 3
             self.time_stage += 1;
@@ -619,8 +672,9 @@ impl QcnRp {
 
     /// Write CR to the limiter and build the output: release (D7) or the earliest wake-up.
     pub fn output(&self, rl: &mut RateLimiter, wake: &mut Wake, next: SimTime) -> RpOutput {
-        rl.rate_bps = self.cr;
-        if self.active && self.released() {
+        let stopped = self.stopped_until != SimTime::NEVER;
+        rl.rate_bps = if stopped { 0.0 } else { self.cr };
+        if self.active && !stopped && self.released() {
             return RpOutput {
                 release: true,
                 ..RpOutput::default()
@@ -664,6 +718,9 @@ impl ReactionPoint for QcnReaction {
         if m.msg == msg::FEEDBACK && m.fb > 0.0 {
             self.core.cpid = m.cpid;
             self.core.decrease(now, m.fb.round() as u32, rng);
+        } else if m.msg == msg::STOP {
+            self.core.cpid = m.cpid;
+            self.core.stop(now, rng);
         }
         self.out(rl)
     }
@@ -689,6 +746,9 @@ impl super::SchemeSpec for QcnParams {
     type Cp = QcnCp;
     type Rp = QcnReaction;
     type Np = ();
+    fn cp_on_dequeue(&self) -> bool {
+        self.sample_at == SamplePoint::Departure
+    }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
             crate::error::Error::config("cm (qcn)", e, "the parameters of that scheme")
@@ -725,7 +785,8 @@ pub(crate) mod tests {
             "drift_rate_bps": 0, "drift_period_ps": 20000000000u64, "bc": 150000, "timer_ps": 15000000000u64,
             "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": false, "min_dec": 0.5, "efr": true, "efr_first_cycle": 1.0,
             "ai_byte_count": 37500, "target_update": "after_increase", "halving": "own", "jitter": 0.15,
-            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
+            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0,
+            "bcn00": false, "qsc": 300000.0, "stop_time_ps": 1000000000u64})
     }
 
     pub(crate) fn params(over: serde_json::Value) -> QcnParams {
@@ -1022,6 +1083,63 @@ pub(crate) mod tests {
             out = rp.on_send(SimTime::ZERO, 1500, rl, r);
         }
         out
+    }
+
+    #[test]
+    fn qcn_with_00_stops_the_source_above_qsc_and_resumes_it_at_half_rate() {
+        // the CP: a sample at q >= Qsc is a stop, below it a CNM as usual; q_old follows both
+        let p = params(serde_json::json!(
+            {"sampling": "interval", "sample_bytes": 1500, "bcn00": true, "qsc": 60000.0}
+        ));
+        let mut r = stream(1, StreamKind::CongestionPoint, 0);
+        let mut cp = QcnCp::new(&p, &mut r);
+        let m = cp
+            .on_enqueue(SimTime::ZERO, 30_000, &mut frame(), &mut r)
+            .unwrap();
+        assert_eq!((m.msg, m.fb), (msg::FEEDBACK, 30.0));
+        let m = cp
+            .on_enqueue(SimTime::ZERO, 60_000, &mut frame(), &mut r)
+            .unwrap();
+        assert_eq!(m.msg, msg::STOP);
+        assert_eq!((m.qoff, m.qdelta), (60_000.0 - 26_176.0, 30_000.0));
+        assert_eq!(cp.q_old, 60_000.0);
+        assert!(p.creates_limiter(&m), "a stop installs the limiter");
+
+        // the RP: held at 0 for U(0, 1 ms), then CR = line/2 (TR stays at the line rate)
+        let p = rp_params(
+            serde_json::json!({"bcn00": true, "qsc": 60000.0, "stop_time_ps": 1_000_000_000u64}),
+        );
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        let stop = CmPayload {
+            msg: msg::STOP,
+            ..CmPayload::default()
+        };
+        let t0 = SimTime(5_000);
+        let out = rp.on_message(t0, &stop, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, 0.0);
+        let until = rp.core.stopped_until;
+        assert!(
+            until >= t0 && until <= t0 + SimTime(1_000_000_000),
+            "{until:?}"
+        );
+        assert_eq!(out.timer, Some(until), "woken when the stop ends");
+        assert_eq!((rp.core.cr, rp.core.tr), (LINE / 2.0, LINE));
+        // a second stop while held changes nothing
+        rp.on_message(t0 + SimTime(1), &stop, &mut rl, &mut r);
+        assert_eq!((rp.core.stopped_until, rp.core.cr), (until, LINE / 2.0));
+        let out = rp.on_timer(until, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, LINE / 2.0);
+        assert!(!out.release);
+        assert_eq!(rp.core.stopped_until, SimTime::NEVER);
+
+        // the family's other schemes do not take stops
+        let mut v = serde_json::to_value(params(serde_json::json!({}))).unwrap();
+        v["bcn00"] = serde_json::json!(true);
+        v["qsc"] = serde_json::json!(60000.0);
+        let err = split_params::<serde_json::Value>(v, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("two-point only"), "{err}");
     }
 
     #[test]
@@ -1446,10 +1564,16 @@ mod scheme_tests {
             ("qcn-sonar", sonar.clone(), false),
             ("qcn-plus", plus.clone(), false),
         ] {
-            let s = Scheme::from_config(&cfg(name, extra)).unwrap();
+            let s = Scheme::from_config(&cfg(name, extra.clone())).unwrap();
             assert_eq!(s.name(), name);
             assert!(s.has_congestion_points());
             assert_eq!(s.needs_sink_events(), sink, "{name}");
+            // only SONAR's CP watches departures, unless the CP samples there (§1.2)
+            assert_eq!(s.cp_on_dequeue(), name == "qcn-sonar", "{name}");
+            let mut at_departure = extra.clone();
+            at_departure["sample_at"] = serde_json::json!("departure");
+            let d = Scheme::from_config(&cfg(name, at_departure)).unwrap();
+            assert!(d.cp_on_dequeue(), "{name}");
             assert!(!s.limiter_from_start());
             assert!(s.creates_limiter(&cnm));
             assert!(!s.creates_limiter(&refl));

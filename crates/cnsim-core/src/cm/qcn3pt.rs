@@ -193,6 +193,9 @@ impl super::SchemeSpec for Qcn3ptParams {
     type Cp = Qcn3ptCp;
     type Rp = Qcn3ptRp;
     type Np = Qcn3ptNp;
+    fn cp_on_dequeue(&self) -> bool {
+        self.qcn.sample_at == super::sampling::SamplePoint::Departure
+    }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
             crate::error::Error::config("cm (qcn3pt)", e, "the parameters of that scheme")

@@ -77,6 +77,8 @@ pub struct Simulator {
     pub(crate) cps: Vec<Option<AnyCp>>,
     pub(crate) cp_rngs: Vec<SimRng>,
     pub(crate) cps_active: bool,
+    /// The CPs act on frames leaving their queue (`cps_active` and the scheme says so).
+    pub(crate) cps_dequeue: bool,
     /// The scheme acts on frames reaching a sink (reflections, probes): arrivals need events.
     pub(crate) sink_events: bool,
     /// One notification point per NIC (indexed by NIC), when `sink_events`.
@@ -157,6 +159,7 @@ impl Simulator {
             gens,
             hotspots,
             cps_active: scheme.has_congestion_points(),
+            cps_dequeue: scheme.has_congestion_points() && scheme.cp_on_dequeue(),
             sink_events: scheme.needs_sink_events(),
             cm_frame_bytes: scheme.frame_bytes(),
             scheme,

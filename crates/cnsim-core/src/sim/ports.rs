@@ -24,26 +24,35 @@ impl Simulator {
             Start::WakeAt(t) => self.queue.push(t, Event::PortWake { port: p }),
             Start::Sent { frame: f, done } => {
                 self.queue.push(done, Event::TxDone { port: p });
-                if self.cps_active {
+                if self.cps_dequeue {
                     if let Device::Switch(s) = port.owner.get() {
-                        let q = port.q_bytes;
-                        if let Some(cp) = self.cps[p as usize].as_mut() {
-                            let frame = self.pool.get_mut(f);
-                            if frame.counted {
-                                let rng = &mut self.cp_rngs[p as usize];
-                                if let Some(mut msg) = cp.on_dequeue(now, q, frame, rng) {
-                                    // sampled at departure (§1.2): as at admission, to the source
-                                    msg.cpid = p;
-                                    msg.flow_src = frame.src;
-                                    msg.flow_dst = frame.dst;
-                                    let target = frame.src;
-                                    self.send_control(Origin::Switch(s), target, msg);
-                                }
-                            }
-                        }
+                        self.cp_dequeue(s, p, f);
                     }
                 }
             }
+        }
+    }
+
+    /// Frame `f` starts leaving egress `p` of switch `s`, whose CP acts on departures: DCQCN's
+    /// marking, FECN's probe stamp, SONAR's queue watch, or a sample (`sample_at = "departure"`,
+    /// §1.2), whose message goes to the frame's source as at admission. Out of line: only these
+    /// schemes reach it.
+    #[inline(never)]
+    fn cp_dequeue(&mut self, s: u32, p: u32, f: FrameId) {
+        let q = self.ports[p as usize].q_bytes;
+        let Some(cp) = self.cps[p as usize].as_mut() else {
+            return;
+        };
+        let frame = self.pool.get_mut(f);
+        if !frame.counted {
+            return;
+        }
+        if let Some(mut msg) = cp.on_dequeue(self.now, q, frame, &mut self.cp_rngs[p as usize]) {
+            msg.cpid = p;
+            msg.flow_src = frame.src;
+            msg.flow_dst = frame.dst;
+            let target = frame.src;
+            self.send_control(Origin::Switch(s), target, msg);
         }
     }
 

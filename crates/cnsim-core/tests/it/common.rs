@@ -184,7 +184,7 @@ pub fn qcn_eval() -> CmConfig {
             "drift_rate_bps": 0, "drift_period_ps": 20000000000u64, "bc": 150000, "timer_ps": 15000000000u64,
             "f": 5, "r_ai_bps": 12000000, "r_hai_bps": 50000000, "hai": true, "min_dec": 0.5, "efr": true, "efr_first_cycle": 1.0,
             "ai_byte_count": 37500, "target_update": "after_increase", "halving": "own", "jitter": 0.15,
-            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0})
+            "cnm_size": 64, "feedback": "inband", "feedback_delay_ps": 0, "bcn00": false, "qsc": 300000.0, "stop_time_ps": 1000000000u64})
         .as_object()
         .cloned()
         .unwrap_or_default(),
