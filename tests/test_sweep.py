@@ -296,3 +296,34 @@ def test_spec_errors_raise_scenario_error() -> None:
         parse_spec({"name": "x", "base": KD, "seeds": []})
     with pytest.raises(ScenarioError, match="both in \\[axes\\] and in \\[zip\\]"):
         parse_spec({"name": "x", "base": KD, "axes": {"cm.w": [1.0]}, "zip": {"cm.w": [1.0]}})
+
+
+def test_the_spec_s_alternative_readings_ship_as_sweeps() -> None:
+    """scenarios.md's named alternatives, each a sweep beside its default: S0's fixed Gi for the
+    M = 150 KB Gd sweep, I-8's secondary ECM unit reading and I-9's QCN set points for S4, and
+    S1's 0.2 Gb/s culprits of the 100-source hotspot."""
+
+    def lowered(sid: str) -> list[tuple[dict[str, object], dict[str, object]]]:
+        spec = load_spec(sid)
+        return [(t.params, cnsim.runner.prepare(spec.base, t.overrides, 1).lower()) for t in expand(spec)]
+
+    runs = lowered("zhb-og-m150-gd-sweep-fixed-gi")
+    assert len(runs) == 14
+    gd0 = 0.5 / (5 * 37_500)
+    for params, low in runs:
+        assert low["cm"]["gi"] == 6.6667e-4 and low["cm"]["qeq"] == 37_500
+        assert low["cm"]["gd"] == pytest.approx(float(str(params["cm.gd"]).split("*")[0]) * gd0, rel=1e-12)
+    ecm = [low["cm"] for _, low in lowered("eval-baseline-ecm-secondary")]
+    assert [(c["qeq"], c["qmc"], c["gi"], c["gd"]) for c in ecm] == [
+        (24_000, 83_200, 8.3333e-3, 4.1667e-6),
+        (375_000, 1_300_000, 5.3333e-4, 2.6667e-7),
+    ]
+    qcn = [(p["cm.scheme"], low["cm"]["qeq"]) for p, low in lowered("eval-baseline-qcn-qeq")]
+    assert sorted(qcn) == sorted((s, q) for s in ("qcn", "qcn3pt") for q in (26_176, 40_900, 409_000))
+    runs = lowered("qcnp-ig-100-sources-0.2g")
+    assert len(runs) == 9
+    for _, low in runs:
+        culprits = [s for s in low["traffic"]["sources"] if s["dst"] == "102"]
+        assert len(culprits) == 100 and all(s["load"] == pytest.approx(0.02) for s in culprits)
+        victim = [s for s in low["traffic"]["sources"] if s["dst"] == "103"]
+        assert [s["load"] for s in victim] == [0.5]
