@@ -191,8 +191,8 @@ impl QcnParams {
         if !(0.0..=1.0).contains(&self.min_dec) {
             return Err(format!("min_dec = {}: must be in [0, 1]", self.min_dec));
         }
-        if self.bcn00 && !(self.qsc > 0.0 && self.qsc.is_finite()) {
-            return Err(format!("qsc = {}: must be > 0 with bcn00", self.qsc));
+        if self.bcn00 && !(self.qsc >= 0.0 && self.qsc.is_finite()) {
+            return Err(format!("qsc = {}: must be >= 0 with bcn00", self.qsc));
         }
         if self.drift_rate_bps > 0.0 && self.drift_period_ps == 0 {
             return Err("drift_period_ps = 0: must be > 0 when drift_rate_bps > 0".into());
