@@ -177,6 +177,11 @@ def test_a_scheme_without_a_fluid_model_is_bad_input(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "no fluid model" in res.output
     assert "Traceback" not in res.output
+    # a run that ends before its hotspot starts has nothing to integrate (it raised a ValueError)
+    res = CliRunner().invoke(app, ["fluid", "zhb-og-single-hop", "--set", "cm.scheme=qcn", "--set", "duration=20ms",
+                                   "--out", str(tmp_path / "y")])
+    assert res.exit_code == 2, res.output
+    assert "duration = 0.02 s ends before its hotspot starts (0.1 s)" in res.output
 
 
 def test_max_stable_loop_delay_and_the_w_needed_for_kd() -> None:

@@ -488,6 +488,22 @@ def test_window_rules() -> None:
     assert w(base.copy().set("hotspots", []).set("metrics.window", "hotspot")) == [60_000_000_000, 600_000_000_000]
 
 
+def test_a_run_to_completion_is_measured_up_to_its_end() -> None:
+    """contract "Measurement window": clipped to [0, end of run], the "run" rule if that is
+    empty. e2cm-non-cm-domain stopped at 3 ms drains by 15 ms, long before a 20 ms cap: a window
+    after the end, or the "run" rule, measure [1.5, 15] ms (they were [15, 15] ms with nothing
+    in it, and [2, 15] ms from the cap); a window inside the run is kept."""
+    def measured(window: object) -> tuple[list[float], float, float]:
+        s = cnsim.run("e2cm-non-cm-domain", set={"traffic.stop": "3ms", "metrics.window": window}, duration="20ms").summary
+        return s["window_s"], s["duration_s"], s["throughput_gbps"]["aggregate"]
+
+    after, end, agg = measured(["16ms", "20ms"])
+    assert end == pytest.approx(0.0150066) and after == pytest.approx([end / 10, end]) and agg > 9.9
+    assert measured("run") == (after, end, agg)
+    inside = measured(["1ms", "10ms"])
+    assert inside[0] == pytest.approx([0.001, 0.01]) and inside[1] == end
+
+
 def test_per_flow_modes() -> None:
     pf = lambda s: s.lower()["metrics"]["per_flow"]  # noqa: E731
     assert pf(load("zhb-og-single-hop").set("metrics.per_flow", "none")) == []

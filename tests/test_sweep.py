@@ -196,6 +196,23 @@ def test_sweep_cli_writes_runs_table_and_catalog_then_resumes(tmp_path: Path) ->
     assert res.exit_code == 0 and "8 runs (8 already done, 0 run, 0 failed)" in res.output
 
 
+def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
+    """contract: a non-empty --out is refused unless it is resumed; a sweep resumes its own spec
+    only, never a run folder or another sweep's folder (whose runs would mix into its table)."""
+    spec = _small_spec(tmp_path, n=1, duration="0.005s")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0
+    assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0  # resumed
+    other = _write(tmp_path / "other.toml", spec.read_text().replace('"4us"', '"8us"'))
+    res = runner.invoke(app, ["sweep", str(other), "--out", str(out), "--quiet"])
+    assert res.exit_code == 2 and "holds another sweep ('small'" in res.output, res.output
+    run_folder = tmp_path / "run"
+    assert runner.invoke(app, ["run", KD, "--duration", "1ms", "--out", str(run_folder), "--quiet", "--no-plots"]).exit_code == 0
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(run_folder), "--quiet"])
+    assert res.exit_code == 2 and "holds no sweep (sweep.json)" in res.output, res.output
+    assert not (run_folder / "runs").exists()
+
+
 def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _small_spec(tmp_path)
     real_run = cnsim.runner.run

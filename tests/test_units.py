@@ -39,7 +39,7 @@ def test_times(text: object, ps: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "bps"),
-    [("10Gbps", 10**10), ("1 Mbps", 10**6), ("12Mbps", 12 * 10**6), ("2.5Gbps", 25 * 10**8), ("5Kbps", 5000), (1e9, 10**9), ("4Gb/s", 4 * 10**9)],
+    [("10Gbps", 10**10), ("1 Mbps", 10**6), ("12Mbps", 12 * 10**6), ("2.5Gbps", 25 * 10**8), ("5Kbps", 5000), (1e9, 10**9), ("4Gb/s", 4 * 10**9), ("5kbps", 5000), ("1gbps", 10**9)],
 )
 def test_rates(text: object, bps: int) -> None:
     assert parse_rate(text) == bps
@@ -47,7 +47,7 @@ def test_rates(text: object, bps: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "nbytes"),
-    [("600KB", 600_000), ("1.5 MB", 1_500_000), ("150KiB", 153_600), ("1MiB", 1_048_576), ("1500B", 1500), (1500, 1500), ("37.5KB", 37_500)],
+    [("600KB", 600_000), ("1.5 MB", 1_500_000), ("150KiB", 153_600), ("1MiB", 1_048_576), ("1500B", 1500), (1500, 1500), ("37.5KB", 37_500), ("600kB", 600_000)],
 )
 def test_sizes(text: object, nbytes: int) -> None:
     assert parse_size(text) == nbytes
@@ -63,6 +63,10 @@ def test_sizes(text: object, nbytes: int) -> None:
         (parse_time, "0.5ps", "whole number"),
         (parse_time, True, "boolean"),
         (parse_rate, "10Gbs", "unknown unit"),
+        (parse_rate, "10GBps", "'B' is a byte"),  # bytes per second, not 10 Gb/s
+        (parse_rate, "10GB/s", "'B' is a byte"),
+        (parse_size, "150Kb", "'b' is a bit"),  # kilobits, not 150 KB
+        (parse_size, "1500b", "'b' is a bit"),
         (parse_rate, "-5Gbps", "negative"),
         (parse_size, "1.5B", "whole number"),
         (parse_size, "600KBB", "unknown unit"),

@@ -258,10 +258,7 @@ def run_cmd(
             result = run(scen, force=force)
         tmp = outdir.staging(folder)
         try:
-            result.save(tmp, plots=not no_plots)
-            from .report import write_run_report
-
-            write_run_report(tmp, draw=False)  # the page embeds the figures just drawn, if any
+            result.save(tmp, plots=not no_plots)  # report.html embeds the figures just drawn, if any
             outdir.commit(tmp, folder)
         except BaseException:
             outdir.discard(tmp)
@@ -364,11 +361,39 @@ def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
     return bar, factory
 
 
-def _sweep_out(out: Path | None, name: str) -> Path:
-    """A sweep's folder: new and unique by default; an existing one is resumed."""
+def _resumable_out(out: Path | None, name: str) -> Path:
+    """The folder of `reproduce` and `check`: new and unique by default; an existing one is
+    resumed (its runs are a cache by run id)."""
     from .outdir import choose
 
     return choose(out, name, resume=True)
+
+
+def _sweep_out(out: Path | None, spec: Any) -> Path:
+    """A sweep's folder: new and unique by default; an existing non-empty one is resumed if it
+    holds this spec's sweep (its sweep.json), and refused otherwise (contract: "refused unless
+    --force or, for sweeps, it is resumed"), so that runs of another sweep, or a run folder, are
+    never mixed into this one's table and catalog."""
+    import json
+
+    from .outdir import choose
+    from .results import dump_json
+    from .rundir import SWEEP_PLAN_FILE
+
+    folder = choose(out, spec.name, resume=True)
+    if out is None or not folder.is_dir() or not any(folder.iterdir()):
+        return folder
+    plan = folder / SWEEP_PLAN_FILE
+    try:
+        previous = json.loads(plan.read_text(encoding="utf-8"))["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ScenarioError(f"--out {out}: the folder is not empty and holds no sweep ({SWEEP_PLAN_FILE}); "
+                            "a sweep resumes only in its own folder: choose another folder") from None
+    if previous != json.loads(dump_json(spec.to_dict())):
+        other = previous.get("name") if isinstance(previous, dict) else None
+        raise ScenarioError(f"--out {out}: the folder holds another sweep ({other!r}, or the same name with other "
+                            f"settings) than {spec.name!r}; a sweep resumes only its own spec: choose another folder")
+    return folder
 
 
 @app.command()
@@ -387,7 +412,7 @@ def sweep(
 
     with _guard():
         parsed = load_spec(spec)
-        folder = _sweep_out(out, parsed.name)
+        folder = _sweep_out(out, parsed)
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
         try:
@@ -438,7 +463,7 @@ def reproduce(
 
     with _guard():
         get_deck(deck)
-        folder = _sweep_out(out, f"reproduce-{deck}{'-quick' if quick else ''}")
+        folder = _resumable_out(out, f"reproduce-{deck}{'-quick' if quick else ''}")
         bar, factory = _sweep_progress(quiet, deck)
         pool = make_executor(executor, workers, scheduler)
         try:
@@ -489,7 +514,7 @@ def check(
             raise ScenarioError(f"unknown check deck {deck!r}; decks: {', '.join(deck_names())}, or all")
         if seeds is not None and seeds < 1:
             raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
-        folder = _sweep_out(out, f"check-{deck}{'-quick' if quick else ''}")
+        folder = _resumable_out(out, f"check-{deck}{'-quick' if quick else ''}")
         bar, factory = _sweep_progress(quiet, f"check {deck}")
         pool = make_executor(executor, workers, scheduler)
         try:

@@ -9,6 +9,7 @@ polls ``progress_ps()`` for a progress callback and turns Ctrl-C into ``interrup
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
@@ -110,44 +111,19 @@ def run(
     """
     scen = prepare(scenario, set, seed, duration)
     budget.check(scen.lower(), force=force)
-    config = scen.core_json()
     core = engine()
-    try:
-        sim = core.Simulation(config)
-    except Exception as err:
-        raise _front_end_error(core, scen, err) from None
     total_ps = scen.resolved.doc.duration
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            box["result"] = sim.run()
-        except BaseException as err:  # handed to the calling thread
-            box["error"] = err
-        finally:
-            done.set()
-
     started = time.perf_counter()
-    worker = threading.Thread(target=work, name="cnsim-engine", daemon=True)
-    worker.start()
-    # Wait on an Event, not on Thread.join: a join interrupted by Ctrl-C can make later joins
-    # return while the engine thread still runs, and the interpreter then aborts at exit (134).
-    try:
-        while not done.wait(_POLL_S):
-            if progress is not None:
-                progress(int(sim.progress_ps()), total_ps)
-    except KeyboardInterrupt:
-        sim.interrupt()
-        _wait_through_interrupts(done)
-        raise
+    raw = _simulate(core, scen, progress)
+    window = _window_after_the_end(scen, raw)
+    if window is not None:
+        # contract "Measurement window": clipped to the end of a run to completion, or the "run"
+        # rule if that leaves nothing; the window is measured as the run goes, so the same
+        # deterministic run is made again with the window it turned out to need
+        scen = scen.copy().set("metrics.window", [f"{window[0]}ps", f"{window[1]}ps"])
+        raw = _simulate(core, scen, progress)
     wall = time.perf_counter() - started
-    if "error" in box:
-        failure: BaseException = box["error"]
-        if isinstance(failure, core.Interrupted):
-            raise KeyboardInterrupt from None
-        raise _front_end_error(core, scen, failure) from None
-    result = Result.from_engine(scen, box["result"])
+    result = Result.from_engine(scen, raw)
     sim_s = float(result.summary.get("duration_s") or total_ps / PS_PER_S)
     events = float((result.summary.get("engine") or {}).get("events") or 0)
     delivered = (result.summary.get("conservation") or {}).get("delivered")
@@ -170,6 +146,72 @@ def run(
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     return result
+
+
+def _simulate(core: Any, scen: Scenario, progress: Progress | None) -> Any:
+    """Run the engine on ``scen`` in a worker thread (Ctrl-C interrupts it); its raw result."""
+    try:
+        sim = core.Simulation(scen.core_json())
+    except Exception as err:
+        raise _front_end_error(core, scen, err) from None
+    total_ps = scen.resolved.doc.duration
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["result"] = sim.run()
+        except BaseException as err:  # handed to the calling thread
+            box["error"] = err
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=work, name="cnsim-engine", daemon=True)
+    worker.start()
+    # Wait on an Event, not on Thread.join: a join interrupted by Ctrl-C can make later joins
+    # return while the engine thread still runs, and the interpreter then aborts at exit (134).
+    try:
+        while not done.wait(_POLL_S):
+            if progress is not None:
+                progress(int(sim.progress_ps()), total_ps)
+    except KeyboardInterrupt:
+        sim.interrupt()
+        _wait_through_interrupts(done)
+        raise
+    if "error" in box:
+        failure: BaseException = box["error"]
+        if isinstance(failure, core.Interrupted):
+            raise KeyboardInterrupt from None
+        raise _front_end_error(core, scen, failure) from None
+    return box["result"]
+
+
+def _window_after_the_end(scen: Scenario, raw: Any) -> tuple[int, int] | None:
+    """The window a run to completion that ended before its cap needed (contract "Measurement
+    window": the scenario's window clipped to [0, end of run], the "run" rule if that is empty),
+    if it differs from the one measured (which was clipped to the cap); else None."""
+    doc = scen.resolved.doc
+    end_ps = _end_ps(raw)
+    if not doc.traffic.run_to_completion or end_ps is None or end_ps >= doc.duration:
+        return None
+    rule = (end_ps // 10, end_ps)
+    w = doc.metrics.window
+    if w == "run" or (w == "hotspot" and not doc.hotspots):
+        wanted = rule
+    else:
+        t0, t1 = (doc.hotspots[0].start, doc.hotspots[0].end) if w == "hotspot" else (w[0], w[1])
+        t0, t1 = min(max(t0, 0), end_ps), min(max(t1, 0), end_ps)
+        wanted = (t0, t1) if t1 > t0 else rule
+    measured = scen.resolved.window_ps
+    return None if (measured[0], min(measured[1], end_ps)) == wanted else wanted
+
+
+def _end_ps(raw: Any) -> int | None:
+    """The simulated end of a raw engine result, ps."""
+    summary = raw.get("summary") if isinstance(raw, dict) else None
+    doc = json.loads(summary) if isinstance(summary, (str, bytes)) else summary
+    end_s = doc.get("duration_s") if isinstance(doc, dict) else None
+    return None if end_s is None else round(float(end_s) * PS_PER_S)
 
 
 def _wait_through_interrupts(done: threading.Event) -> None:

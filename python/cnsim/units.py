@@ -9,8 +9,10 @@ and back into short exact strings:
 * sizes: ``B KB MB`` (KB = 1000 B, MB = 10^6 B) and ``KiB MiB`` (1024-based) → int bytes;
   a bare number is **bytes**.
 
-Strings may put white space between the number and the unit (``"1.5 MB"``); unit names are
-matched without regard to case. Arithmetic is decimal, so ``"0.1s"`` is exactly 10^11 ps.
+Strings may put white space between the number and the unit (``"1.5 MB"``); unit prefixes are
+matched without regard to case, but not the bit and the byte: a rate's ``b`` is a bit (``"10GBps"``
+or ``"10GB/s"``, bytes per second, are refused, not read as 10 Gb/s) and a size's ``B`` a byte
+(``"150Kb"``, kilobits, is refused). Arithmetic is decimal, so ``"0.1s"`` is exactly 10^11 ps.
 A value that is negative, not a whole number of base units, or has an unknown unit raises
 :class:`UnitError` (a ``ValueError``) whose message says what is allowed.
 """
@@ -77,7 +79,7 @@ class UnitError(ValueError):
 
 
 def _to_decimal(value: object, kind: str) -> tuple[Decimal, str]:
-    """Split ``value`` into (number, unit name in lower case; "" for none)."""
+    """Split ``value`` into (number, unit name as written; "" for none)."""
     if isinstance(value, bool):
         raise UnitError(f"expected {_KIND_HELP[kind]}, not a boolean")
     if isinstance(value, int):
@@ -95,7 +97,7 @@ def _to_decimal(value: object, kind: str) -> tuple[Decimal, str]:
             num = Decimal(m["num"])
         except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
             raise UnitError(f"cannot read {value!r} as {_KIND_HELP[kind]}") from None
-        return num, m["unit"].lower()
+        return num, m["unit"]
     raise UnitError(f"expected {_KIND_HELP[kind]}, got {type(value).__name__}")
 
 
@@ -103,7 +105,13 @@ def parse_quantity(value: object, kind: str) -> int:
     """Read ``value`` as a ``kind`` ("time", "rate" or "size") in integer base units."""
     if kind not in _TABLES:
         raise ValueError(f"unknown quantity kind {kind!r}")
-    num, unit = _to_decimal(value, kind)
+    num, written = _to_decimal(value, kind)
+    unit = written.lower()
+    if kind == "rate" and "B" in written:
+        raise UnitError(f"{_short(value)}: 'B' is a byte; rates are in bits per second, {_KIND_HELP[kind]} "
+                        "(a byte per second is 8 bit/s: 10 GB/s = 80Gbps)")
+    if kind == "size" and written.endswith("b"):
+        raise UnitError(f"{_short(value)}: 'b' is a bit; sizes are in bytes, {_KIND_HELP[kind]}")
     if unit == "":
         factor = PS_PER_S if kind == "time" else 1
     else:

@@ -341,6 +341,11 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
         raise _bad(sid, "the fluid model takes at most one hotspot window on the hot node")
     if mu_windows and mu_windows[0][2] <= 0:
         raise _bad(sid, "a hotspot rate of 0 has no fluid equilibrium (μ = 0); use a rate > 0")
+    congested_from = mu_windows[0][0] if mu_windows else max(g.start_s for g in groups)
+    if congested_from >= end_s:
+        what = "its hotspot starts" if mu_windows else "its hot flows all run"
+        raise _bad(sid, f"duration = {end_s:g} s ends before {what} ({congested_from:g} s): nothing for the fluid model to "
+                        f"integrate; allowed: a duration longer than {congested_from:g} s")
 
     # loop delay, averaged over the hot sources (all equal in the shipped scenarios)
     cnm = float(cm.get("cnm_size", 64))
