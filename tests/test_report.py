@@ -35,7 +35,7 @@ def kd_deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_run_report_from_a_run_folder(tmp_path: Path) -> None:
     r = cnsim.run("kd-symmetric-single-hs", set={"cm.scheme": "bcn"}, duration="0.03s")
-    r.save(tmp_path, plots=False, report=False)
+    r.save(tmp_path, plots=False)
     res = runner.invoke(app, ["report", str(tmp_path)])
     assert res.exit_code == 0, res.output
     html = (tmp_path / "report.html").read_text()

@@ -258,7 +258,10 @@ def run_cmd(
             result = run(scen, force=force)
         tmp = outdir.staging(folder)
         try:
-            result.save(tmp, plots=not no_plots)  # report.html embeds the figures just drawn, if any
+            result.save(tmp, plots=not no_plots)
+            from .report import write_run_report
+
+            write_run_report(tmp, draw=False)  # the page embeds the figures just drawn, if any
             outdir.commit(tmp, folder)
         except BaseException:
             outdir.discard(tmp)

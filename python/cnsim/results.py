@@ -306,10 +306,10 @@ class Result:
         frame = self.scenario.resolved.doc.traffic.frame_size
         return float(np.nansum(gbps) * float(raw.get("bin_s", 0.0)) * 1e9 / 8 / frame)
 
-    def save(self, directory: str | os.PathLike[str], plots: bool = True, report: bool = True) -> Path:
-        """Write the run folder (contract "A run folder"): scenario, summary, manifest, series, the
-        default figures (``plots``) and ``report.html`` (``report``: the page embeds the figures
-        drawn, if any; a sweep's runs leave it out unless asked, docs/sweeps.md); returns its path."""
+    def save(self, directory: str | os.PathLike[str], plots: bool = True) -> Path:
+        """Write the run folder: scenario, summary, manifest, series and (``plots``) the default
+        figures; returns its path. Its page, ``report.html``, belongs to the report layer above
+        this one (``cnsim report DIR``, :func:`cnsim.rebuild.build_report`; `cnsim run` writes both)."""
         out = Path(directory)
         (out / SERIES_DIR).mkdir(parents=True, exist_ok=True)
         (out / SCENARIO_FILE).write_text(self.scenario.to_toml(), encoding="utf-8")
@@ -327,10 +327,6 @@ class Result:
             from .plots import save_figures  # matplotlib is imported only when figures are drawn
 
             save_figures(self, out)
-        if report:
-            from .report import write_run_report
-
-            write_run_report(out, draw=False)
         return out
 
     def __repr__(self) -> str:

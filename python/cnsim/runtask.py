@@ -80,7 +80,7 @@ def execute_run(task: RunTask, stop: threading.Event | None = None) -> RunOutcom
     try:
         scen = prepare(task.base, task.overrides, task.seed)
         result = run(scen, progress=progress if stop is not None else None)
-        result.save(tmp, plots=task.plots, report=False)  # pages are written after the sweep, with --plots
+        result.save(tmp, plots=task.plots)
         (tmp / PARAMS_FILE).write_text(dump_json(params_doc(task)), encoding="utf-8")
         publish(tmp, final)
         return RunOutcome(task.run_id, "ok", None, time.perf_counter() - started)
