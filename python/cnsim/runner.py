@@ -29,7 +29,7 @@ from . import budget
 from ._version import __version__
 from .errors import EngineError, EngineMissing, Problem, ScenarioError
 from .results import Result, dump_json
-from .scenario import Scenario, load
+from .scenario import Scenario, load, measurement_window
 from .units import PS_PER_S
 
 __all__ = ["run", "prepare", "engine", "EngineMissing"]
@@ -117,9 +117,8 @@ def run(
     raw = _simulate(core, scen, progress)
     window = _window_after_the_end(scen, raw)
     if window is not None:
-        # contract "Measurement window": clipped to the end of a run to completion, or the "run"
-        # rule if that leaves nothing; the window is measured as the run goes, so the same
-        # deterministic run is made again with the window it turned out to need
+        # the window is measured as the run goes, so the same deterministic run is made again
+        # with the window its end turned out to need
         scen = scen.copy().set("metrics.window", [f"{window[0]}ps", f"{window[1]}ps"])
         raw = _simulate(core, scen, progress)
     wall = time.perf_counter() - started
@@ -188,20 +187,15 @@ def _simulate(core: Any, scen: Scenario, progress: Progress | None) -> Any:
 
 def _window_after_the_end(scen: Scenario, raw: Any) -> tuple[int, int] | None:
     """The window a run to completion that ended before its cap needed (contract "Measurement
-    window": the scenario's window clipped to [0, end of run], the "run" rule if that is empty),
-    if it differs from the one measured (which was clipped to the cap); else None."""
+    window", applied to the end of the run), if it differs from the one measured (resolved for
+    the cap, and clipped by the engine to the end); else None."""
     doc = scen.resolved.doc
-    end_ps = _end_ps(raw)
-    if not doc.traffic.run_to_completion or end_ps is None or end_ps >= doc.duration:
+    if not doc.traffic.run_to_completion:  # only such a run can end early: no summary parse
         return None
-    rule = (end_ps // 10, end_ps)
-    w = doc.metrics.window
-    if w == "run" or (w == "hotspot" and not doc.hotspots):
-        wanted = rule
-    else:
-        t0, t1 = (doc.hotspots[0].start, doc.hotspots[0].end) if w == "hotspot" else (w[0], w[1])
-        t0, t1 = min(max(t0, 0), end_ps), min(max(t1, 0), end_ps)
-        wanted = (t0, t1) if t1 > t0 else rule
+    end_ps = _end_ps(raw)
+    if end_ps is None or end_ps >= doc.duration:
+        return None
+    wanted, _ = measurement_window(doc, end_ps)
     measured = scen.resolved.window_ps
     return None if (measured[0], min(measured[1], end_ps)) == wanted else wanted
 

@@ -31,7 +31,7 @@ from .document import Scenario
 from .fields import CORE_CONFIG_VERSION, MAX_NODES, Kind
 from .loading import load, scenarios
 from .overrides import parse_set_value, split_key
-from .resolution import traffic_pairs, traffic_pairs_into
+from .resolution import measurement_window, traffic_pairs, traffic_pairs_into
 from .resolver import Resolved
 from .schema import ScenarioDoc
 
@@ -43,6 +43,7 @@ __all__ = [
     "Scenario",
     "ScenarioDoc",
     "load",
+    "measurement_window",
     "parse_set_value",
     "scenarios",
     "split_key",

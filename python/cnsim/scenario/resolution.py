@@ -73,7 +73,7 @@ class Resolution:
         oq_limit = values.get("switch.oq_limit")
         thresholds, xoff_note, xon_note = self.marks.switches(res, memory)
         egress = self.marks.nic(proc)
-        window_ps, window_note = self._window()
+        window_ps, window_note = measurement_window(self.doc, self.doc.duration)
         windows_ps = named_windows_ps(doc)
         hot_port, hot_node = self._hot_port(net)
         queues = self._queues(hot_port)
@@ -211,25 +211,6 @@ class Resolution:
             raise EvalProblem(Problem("cm.qeq", res.value("cm.qeq"), "(2w+1)*qeq must be > 0 to define gd0"))
         return fbmax
 
-    def _window(self) -> tuple[tuple[int, int], str]:
-        """Contract "Measurement window": clip to [0, duration]; empty → "run"."""
-        doc = self.doc
-        dur = doc.duration
-        run = (dur // 10, dur)
-        w = doc.metrics.window
-        if w == "run":
-            return run, "run"
-        if w == "hotspot":
-            if not doc.hotspots:
-                return run, "run (no hotspot)"
-            t0, t1, note = doc.hotspots[0].start, doc.hotspots[0].end, "hotspot"
-        else:
-            t0, t1, note = w[0], w[1], ""
-        t0, t1 = min(max(t0, 0), dur), min(max(t1, 0), dur)
-        if t1 <= t0:
-            return run, "run (the window was empty after clipping)"
-        return (t0, t1), note
-
     def _hot_port(self, net: Network | None) -> tuple[str, str | None]:
         doc = self.doc
         hp = doc.metrics.hot_port
@@ -288,6 +269,26 @@ class Resolution:
             return []
         sw, nb = hot_port.split("/", 1)
         return [p for p in pairs if (sw, nb) in net.path(*p)]
+
+
+def measurement_window(doc: ScenarioDoc, end: int) -> tuple[tuple[int, int], str]:
+    """Contract "Measurement window" for a run that ends at ``end`` ps (the duration, or the
+    actual end of a run to completion): the scenario's window clipped to [0, end]; if that is
+    empty, the "run" rule (the whole run after a 10 % warm-up). Also a note on what was used."""
+    run = (end // 10, end)
+    w = doc.metrics.window
+    if w == "run":
+        return run, "run"
+    if w == "hotspot":
+        if not doc.hotspots:
+            return run, "run (no hotspot)"
+        t0, t1, note = doc.hotspots[0].start, doc.hotspots[0].end, "hotspot"
+    else:
+        t0, t1, note = w[0], w[1], ""
+    t0, t1 = min(max(t0, 0), end), min(max(t1, 0), end)
+    if t1 <= t0:
+        return run, "run (the window was empty after clipping)"
+    return (t0, t1), note
 
 
 def traffic_pairs(doc: ScenarioDoc, nodes: list[str]) -> list[tuple[str, str]]:

@@ -5,7 +5,6 @@
 use crate::engine::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::net::port::{PauseChange, Start};
-use crate::net::switch::Origin;
 use crate::topology::Device;
 
 use super::Simulator;
@@ -47,12 +46,9 @@ impl Simulator {
         if !frame.counted {
             return;
         }
-        if let Some(mut msg) = cp.on_dequeue(self.now, q, frame, &mut self.cp_rngs[p as usize]) {
-            msg.cpid = p;
-            msg.flow_src = frame.src;
-            msg.flow_dst = frame.dst;
-            let target = frame.src;
-            self.send_control(Origin::Switch(s), target, msg);
+        if let Some(msg) = cp.on_dequeue(self.now, q, frame, &mut self.cp_rngs[p as usize]) {
+            let (src, dst) = (frame.src, frame.dst);
+            self.send_cp_message(s, p, src, dst, msg);
         }
     }
 

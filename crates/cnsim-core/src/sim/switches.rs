@@ -93,13 +93,26 @@ impl Simulator {
         };
         let rng = &mut self.cp_rngs[out as usize];
         let frame = self.pool.get_mut(f);
-        if let Some(mut msg) = cp.on_enqueue(now, q, frame, rng) {
-            msg.cpid = out;
-            msg.flow_src = frame.src;
-            msg.flow_dst = frame.dst;
-            let target = frame.src;
-            self.send_control(Origin::Switch(s), target, msg);
+        if let Some(msg) = cp.on_enqueue(now, q, frame, rng) {
+            let (src, dst) = (frame.src, frame.dst);
+            self.send_cp_message(s, out, src, dst, msg);
         }
+    }
+
+    /// The message the CP of egress `p` (switch `s`) sent about a frame of flow `src` → `dst`,
+    /// sampled as it arrived or as it left: to the flow's source, naming the CP (D6).
+    pub(crate) fn send_cp_message(
+        &mut self,
+        s: u32,
+        p: u32,
+        src: u32,
+        dst: u32,
+        mut msg: crate::cm::CmPayload,
+    ) {
+        msg.cpid = p;
+        msg.flow_src = src;
+        msg.flow_dst = dst;
+        self.send_control(Origin::Switch(s), src, msg);
     }
 
     /// Send a class (a) backward message from a switch or a NIC to node `target` (D6): at the
