@@ -87,13 +87,12 @@ impl Voq {
         }
     }
 
-    /// Start a new flow in a free slot (of the same or another destination, `dst` already set):
-    /// a fresh VOQ's state, with the slot's queue buffers kept. A free slot holds no frame, no
-    /// limiter and no reaction point (`maybe_recycle`), and its timer token was advanced when
-    /// its limiter went ([`Voq::release_limiter`]), so no stale timer can fire on the new flow;
-    /// the token's line is not touched here (at 2,048 hosts a slot is reset for nearly every
-    /// frame). The recorder slot belongs to the destination, not the flow: it is kept (the
-    /// caller clears it when the slot changes destination).
+    /// Start a new flow in a free slot (`dst` already set): a fresh VOQ's state, with the slot's
+    /// queue buffers kept. A free slot holds no frame, no limiter and no reaction point
+    /// (`maybe_recycle`), and its timer token was advanced when its limiter went
+    /// ([`Voq::release_limiter`]), so no stale timer can fire on the new flow; the token's line
+    /// is not touched here (a slot is reset for nearly every cold frame). The recorder slot is
+    /// cleared: the caller looks up the new destination's.
     fn reset(&mut self) {
         debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
         debug_assert!(self.plain_head == 0);
@@ -103,6 +102,7 @@ impl Voq {
             "a reaction point lives only with its limiter"
         );
         self.class = 0;
+        self.flow_rec = crate::frame::NO_RECORD;
         self.t_last = SimTime::ZERO;
         self.eligible_at = SimTime::ZERO;
         self.live = true;
@@ -176,9 +176,6 @@ impl Voq {
 pub enum VoqLookup {
     /// Its live VOQ.
     Live,
-    /// Its own slot, free and now reset for a new flow (dense index): the flow's recorder slot
-    /// (`flow_rec`) is the destination's and still set.
-    Restarted,
     /// A new or recycled slot, reset for a new flow: `flow_rec` is `NO_RECORD` until set.
     Fresh,
 }
@@ -245,8 +242,8 @@ pub struct Nic {
     /// class, each of `egress_buffer` bytes (empty otherwise).
     pub(crate) ob_class: Vec<u64>,
     voq_of_dst: VoqIndex,
-    /// VOQ slots free for reuse: a VOQ lives while it holds frames or a rate limiter, so a NIC
-    /// talking to thousands of destinations keeps only a handful of VOQs.
+    /// VOQ slots free for reuse, the one freed last on top: a VOQ lives while it holds frames
+    /// or a rate limiter, so a NIC talking to thousands of destinations keeps only a handful.
     free_voqs: Vec<u32>,
     /// Generators (global indices) at this node ([`Nic::add_generator`]).
     pub gens: Vec<u32>,
@@ -309,26 +306,21 @@ impl Nic {
 
     /// The VOQ toward `dst`, created on first use, and whether it is a new flow's.
     ///
-    /// With the dense index a destination keeps its slot for the whole run: a VOQ that held
-    /// nothing was only marked free (`maybe_recycle`) and is reset in place here, as a recycled
-    /// slot would be. A cold destination's VOQ empties after every frame, so this saves a free
-    /// list and an index write per frame; the state it starts from is exactly a fresh one's.
+    /// A new flow takes the slot freed last (`maybe_recycle`), with either index: below
+    /// saturation a cold destination's VOQ empties after every frame, so a NIC cycles through
+    /// the few slots it has live at once and they stay in cache. (A slot kept per destination
+    /// saves the index write, but at 128 hosts its 127 slots per NIC, each frame's in a random
+    /// one, made the VOQ lines most of the run's cache misses: docs/performance.md.)
     #[inline(always)]
     pub fn voq_index(&mut self, dst: u32) -> (u32, VoqLookup) {
         let v = self.indexed(dst);
         if v != NO_VOQ {
-            let voq = &mut self.voqs[v as usize];
-            if voq.live {
-                return (v, VoqLookup::Live);
-            }
-            voq.reset();
-            return (v, VoqLookup::Restarted);
+            return (v, VoqLookup::Live);
         }
         let v = match self.free_voqs.pop() {
             Some(v) => {
                 let voq = &mut self.voqs[v as usize];
                 voq.dst = dst;
-                voq.flow_rec = crate::frame::NO_RECORD;
                 voq.reset();
                 v
             }
@@ -348,8 +340,7 @@ impl Nic {
 
     #[inline]
     /// Free VOQ `v` if it holds no frame and no limiter (its flow has nothing the NIC must keep):
-    /// with the sparse index its slot goes back to the free list, with the dense one it stays its
-    /// destination's, to be reset on the next use.
+    /// its slot leaves the index and goes back to the free list.
     pub(crate) fn maybe_recycle(&mut self, v: u32) {
         let voq = &mut self.voqs[v as usize];
         if !voq.live
@@ -360,10 +351,13 @@ impl Nic {
             return;
         }
         voq.live = false;
-        if let VoqIndex::Sparse(m) = &mut self.voq_of_dst {
-            m.remove(&voq.dst);
-            self.free_voqs.push(v);
+        match &mut self.voq_of_dst {
+            VoqIndex::Dense(t) => t[voq.dst as usize] = NO_VOQ,
+            VoqIndex::Sparse(m) => {
+                m.remove(&voq.dst);
+            }
         }
+        self.free_voqs.push(v);
     }
 
     /// A generator of this NIC waits for room in its ingress buffer.
@@ -374,11 +368,10 @@ impl Nic {
     /// The live VOQ toward `dst`, if any.
     #[inline]
     pub fn find_voq(&self, dst: u32) -> Option<u32> {
-        Some(self.indexed(dst)).filter(|&v| v != NO_VOQ && self.voqs[v as usize].live)
+        Some(self.indexed(dst)).filter(|&v| v != NO_VOQ)
     }
 
-    /// The slot the index holds for `dst` (`NO_VOQ` if none; with the dense index it may be a
-    /// free slot, not live).
+    /// The live VOQ's slot the index holds for `dst` (`NO_VOQ` if none).
     #[inline]
     fn indexed(&self, dst: u32) -> u32 {
         match &self.voq_of_dst {
@@ -593,20 +586,12 @@ mod tests {
             nic.voqs[a as usize].class = 3;
             let (b, found) = nic.voq_index(9);
             assert_eq!(found, VoqLookup::Fresh);
-            if n_nodes == 16 {
-                // dense: every destination keeps its slot (and its recorder slot); the free one
-                // is reset on next use
-                assert_ne!(b, a);
-                assert_eq!(nic.voq_index(5), (a, VoqLookup::Restarted));
-                assert_eq!(nic.voqs[a as usize].flow_rec, 4);
-            } else {
-                assert_eq!(b, a, "sparse: the slot is reused");
-                assert_eq!(
-                    nic.voqs[a as usize].flow_rec,
-                    crate::frame::NO_RECORD,
-                    "another destination's recorder slot is not inherited"
-                );
-            }
+            assert_eq!(b, a, "the slot freed last is reused");
+            assert_eq!(
+                nic.voqs[a as usize].flow_rec,
+                crate::frame::NO_RECORD,
+                "another destination's recorder slot is not inherited"
+            );
             let old = &nic.voqs[a as usize];
             assert_eq!(
                 (old.t_last, old.class, old.live, old.timer_token),
@@ -614,7 +599,9 @@ mod tests {
                 "a fresh flow's state; a stale timer cannot fire on the new flow"
             );
             assert_eq!(nic.voqs[b as usize].dst, 9);
-            assert_eq!(nic.voqs[a as usize].dst, if n_nodes == 16 { 5 } else { 9 });
+            let (c, found) = nic.voq_index(5);
+            assert_eq!(found, VoqLookup::Fresh);
+            assert_ne!(c, a, "a live slot is not handed out again");
         }
     }
 

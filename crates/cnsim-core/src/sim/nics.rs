@@ -12,7 +12,7 @@
 use crate::cm::{CmPayload, RateLimiter, RpOutput};
 use crate::engine::Event;
 use crate::frame::{Frame, FrameId, FrameKind, NO_FLOW};
-use crate::net::nic::{pace, Blocked, VoqLookup, VoqState};
+use crate::net::nic::{pace, Blocked, VoqState};
 use crate::net::{Nic, Origin, Port};
 use crate::scenario::{Ingress, NicConfig, OnFull};
 use crate::time::SimTime;
@@ -76,12 +76,10 @@ impl Simulator {
         let (v, found) = nic.voq_index(dst);
         if found.is_new_flow() {
             let voq = &mut nic.voqs[v as usize];
-            if found == VoqLookup::Fresh {
-                voq.flow_rec = self
-                    .rec
-                    .flow_slot(nic.node, dst)
-                    .unwrap_or(crate::frame::NO_RECORD);
-            }
+            voq.flow_rec = self
+                .rec
+                .flow_slot(nic.node, dst)
+                .unwrap_or(crate::frame::NO_RECORD);
             if self.scheme.limiter_from_start() {
                 // E2CM probing-only (D17): every flow is limited (at line rate) from its first frame
                 let line = nic.line_rate.as_f64();
