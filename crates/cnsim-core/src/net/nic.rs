@@ -494,6 +494,28 @@ mod tests {
     }
 
     #[test]
+    fn a_nic_reuses_few_slots_for_many_short_flows() {
+        // 127 destinations, one frame each, one at a time: one slot serves them all with either
+        // index, so a NIC's VOQ lines stay in cache (the dense index used to keep a slot per
+        // destination: 127 here)
+        for n_nodes in [128, 1000] {
+            let mut nic = nic(n_nodes);
+            for dst in 1..128 {
+                let (v, found) = nic.voq_index(dst);
+                assert_eq!(found, VoqLookup::Fresh);
+                nic.voqs[v as usize].push_frame(SimTime(dst as u64), NO_FLOW, 0);
+                assert_eq!(
+                    nic.voqs[v as usize].pop_frame().map(|f| f.0),
+                    Some(SimTime(dst as u64))
+                );
+                nic.maybe_recycle(v);
+                assert_eq!(nic.find_voq(dst), None);
+            }
+            assert_eq!(nic.voqs.len(), 1, "{n_nodes} nodes");
+        }
+    }
+
+    #[test]
     fn the_first_generator_is_kept_inline() {
         let mut n = nic(4);
         assert_eq!((n.first_gen, n.one_gen), (NO_GEN, false));
