@@ -117,11 +117,17 @@ def window_sum(t_end: ArrayLike, values: ArrayLike, window: Window) -> float:
     return float(np.sum(_overlap(t, bin_width(t), window) * v))
 
 
+def in_window(t: ArrayLike, window: Window) -> Array:
+    """Which sample times lie inside the window (t0 < t <= t1)."""
+    t = np.asarray(t, dtype=np.float64)
+    return (t > window[0] + _EPS) & (t <= window[1] + _EPS)
+
+
 def samples_in(t: ArrayLike, values: ArrayLike, window: Window) -> tuple[Array, Array]:
     """The samples of a sampled signal taken inside the window (t0 < t <= t1)."""
     t = np.asarray(t, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
-    mask = (t > window[0] + _EPS) & (t <= window[1] + _EPS)
+    mask = in_window(t, window)
     return t[mask], v[mask]
 
 
@@ -132,12 +138,21 @@ def time_std(values: ArrayLike) -> float:
 
 
 def time_cv(values: ArrayLike) -> float:
-    """Coefficient of variation std/mean of uniformly spaced samples; nan for a zero mean."""
+    """Coefficient of variation std/mean of uniformly spaced samples; nan for a zero mean.
+
+    The same reductions as ``np.std(v) / np.mean(v)`` (the same floats), without their
+    per-call overhead: summary.json computes one per recorded flow, 4 million at 2,048 hosts
+    with ``metrics.per_flow = "all"``.
+    """
     v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
+    n = v.size
+    if n == 0:
         return math.nan
-    mean = float(np.mean(v))
-    return float(np.std(v) / mean) if abs(mean) > _EPS else math.nan
+    mean = np.add.reduce(v) / n
+    if not abs(mean) > _EPS:
+        return math.nan
+    x = v - mean
+    return float(math.sqrt(np.add.reduce(x * x) / n) / mean)
 
 
 def rebin(t_end: ArrayLike, values: ArrayLike, width: float) -> tuple[Array, Array]:
