@@ -117,7 +117,7 @@ def window_sum(t_end: ArrayLike, values: ArrayLike, window: Window) -> float:
     return float(np.sum(_overlap(t, bin_width(t), window) * v))
 
 
-def in_window(t: ArrayLike, window: Window) -> Array:
+def in_window(t: ArrayLike, window: Window) -> NDArray[np.bool_]:
     """Which sample times lie inside the window (t0 < t <= t1)."""
     t = np.asarray(t, dtype=np.float64)
     return (t > window[0] + _EPS) & (t <= window[1] + _EPS)
