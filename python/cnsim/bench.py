@@ -25,13 +25,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from . import budget
-from .errors import EngineError
+from .errors import EngineError, ResourceError
 from .units import PS_PER_S
 
-__all__ = ["SIZES", "ScalePoint", "scale_document", "run_scale"]
+__all__ = ["SIZES", "MAX_HOSTS", "ScalePoint", "scale_document", "check_scale", "run_scale"]
 
 #: the sizes of the scale benchmark (hosts)
 SIZES = (16, 128, 512, 2048)
+#: the largest size accepted (the physical range of a scenario: at most 65,536 nodes)
+MAX_HOSTS = 65_536
 BASE = "scale-ft-2048"
 
 
@@ -87,6 +89,20 @@ def _duration_for(hosts: int, events: float) -> float:
     est = budget.estimate(scen.lower())
     per_s = est.events / (scen.resolved.doc.duration / PS_PER_S)
     return max(events / per_s, 1e-4)
+
+
+def check_scale(sizes: tuple[int, ...], events: float) -> None:
+    """Estimate every size before any of them runs (:func:`cnsim.budget.check`, as each child
+    process will): a size the machine cannot hold is refused with :class:`ResourceError` naming
+    ``--sizes``, instead of failing after the sizes before it have run."""
+    from .scenario import Scenario
+
+    for hosts in sizes:
+        scen = Scenario(scale_document(hosts, _duration_for(hosts, events)), f"scale-{hosts}", "bench")
+        try:
+            budget.check(scen.lower(), force_hint="give smaller --sizes or fewer --events")
+        except ResourceError as err:
+            raise ResourceError(f"--sizes: the size of {hosts:,} hosts at about {events:.3g} events: {err}") from None
 
 
 def _measure(hosts: int, events: float) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from .errors import ResourceError
 
-__all__ = ["Estimate", "estimate", "check", "physical_memory", "MAX_EVENTS", "MEMORY_SHARE"]
+__all__ = ["Estimate", "estimate", "check", "physical_memory", "MAX_EVENTS", "MEMORY_SHARE", "FORCE_HINT"]
 
 #: Refuse runs above this many events (about 2 hours at 15 M events/s).
 MAX_EVENTS = 1.0e11
@@ -192,10 +192,15 @@ def estimate(core: dict[str, Any]) -> Estimate:
     return Estimate(nodes=nodes, ports=ports, bins=bins, series_rows=series_rows, frames=frames, events=events, memory_bytes=int(memory), backlog_bytes=backlog)
 
 
-def check(core: dict[str, Any], force: bool = False, memory: int | None = None) -> Estimate:
+#: what :func:`check` tells a ``cnsim run`` user to do to run a refused run anyway
+FORCE_HINT = "pass --force to run it anyway"
+
+
+def check(core: dict[str, Any], force: bool = False, memory: int | None = None, force_hint: str = FORCE_HINT) -> Estimate:
     """Estimate ``core`` and raise :class:`ResourceError` if it would exceed the machine.
 
-    ``memory`` is the machine's physical memory in bytes (default: this machine's).
+    ``memory`` is the machine's physical memory in bytes (default: this machine's);
+    ``force_hint`` ends the message (how to run it anyway, where the command can).
     """
     est = estimate(core)
     if force:
@@ -210,6 +215,6 @@ def check(core: dict[str, Any], force: bool = False, memory: int | None = None) 
         raise ResourceError(
             f"this run was refused before it started: {' and '.join(reasons)}. Estimate: {est.describe()}. "
             "Shorten `duration`, widen `metrics.bin`, record fewer series (`metrics.per_flow`, `metrics.queues`) "
-            "or use fewer nodes; pass --force to run it anyway."
+            f"or use fewer nodes; {force_hint}."
         )
     return est

@@ -11,7 +11,7 @@ missing engine build exits with status 1 and says how to build it; an internal e
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,42 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
             raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, for example --set cm.scheme=bcn or --set links.delay=250us")
         out[key.strip()] = parse_set_value(value.strip())
     return out
+
+
+def _nonempty(option: str, value: str | None, example: str) -> str | None:
+    """``value`` as given, or None when the option was not given; an empty (or blank) value is
+    bad input, never read as "not given" (``--duration ''`` must not run the full scenario)."""
+    if value is not None and not value.strip():
+        raise ScenarioError(f"{option} {value!r}: an empty value; give {example}, or leave the option out")
+    return value
+
+
+def _duration(value: str | None) -> Any:
+    """``--duration`` as a scenario value (None: the scenario's own)."""
+    given = _nonempty("--duration", value, "a simulated time such as 0.5s or 20ms")
+    return parse_set_value(given) if given is not None else None
+
+
+def _executor_options(executor: str, workers: int | None, scheduler: str | None) -> None:
+    """The executor options checked before any planning (make_executor checks them again)."""
+    if executor not in ("local", "process", "dask"):
+        raise ScenarioError(f"--executor: {executor!r} is not an executor; allowed: local, process, dask")
+    if workers is not None and workers < 1:
+        raise ScenarioError(f"--workers: must be at least 1 (given {workers})")
+    _nonempty("--scheduler", scheduler, "the Dask scheduler ADDRESS, e.g. tcp://head:8786")
+
+
+def _stopped(err: BaseException, folder: Path, resume: str) -> None:
+    """The one line of an interrupted sweep, check or reproduction: it names the folder only if
+    the command got as far as writing it."""
+    try:
+        wrote = folder.is_dir() and any(folder.iterdir())
+    except OSError:
+        wrote = False
+    if wrote:
+        typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: {resume} --out {folder}", err=True)
+    else:
+        typer.echo(f"cnsim: {_signal_word(err)}; nothing was written.", err=True)
 
 
 @app.command("list")
@@ -248,7 +284,7 @@ def run_cmd(
     from . import outdir
 
     with _guard():
-        scen = prepare(scenario, parse_overrides(set_), seed, parse_set_value(duration) if duration else None)
+        scen = prepare(scenario, parse_overrides(set_), seed, _duration(duration))
         folder = outdir.choose(out, scen.id, force=force)
         bar, update = _progress_bar(scen.resolved.doc.duration, quiet)
         if bar is not None:
@@ -270,23 +306,42 @@ def run_cmd(
             Console().print(_summary_table(result, folder))
 
 
+#: --scale's defaults (the options are None when not given, so that they can be told apart)
+_SCALE_EVENTS = 3e6
+_SCALE_OUT = Path("bench-scale.json")
+
+
 @app.command()
 def bench(
-    scenario: str = typer.Argument("zhb-og-single-hop", metavar="[ID]", help="Catalog id or scenario file."),
-    duration: str | None = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's)."),
+    scenario: str | None = typer.Argument(None, metavar="[ID]", help="Catalog id or scenario file (default zhb-og-single-hop); not with --scale."),
+    duration: str | None = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's); not with --scale."),
     set_: list[str] | None = SetOpt,
     scale: bool = typer.Option(False, "--scale", help="The scale benchmark: the same workload at 16, 128, 512 and 2,048 hosts."),
     sizes: str | None = typer.Option(None, "--sizes", help="With --scale: host counts, e.g. 16,128 (default 16,128,512,2048)."),
-    events: float = typer.Option(3e6, "--events", help="With --scale: events per size (about)."),
-    out: Path = typer.Option(Path("bench-scale.json"), "--out", help="With --scale: where to write the results (JSON)."),
-    rounds: int = typer.Option(1, "--rounds", help="With --scale: run every size this many times, interleaved; report the median."),
+    events: float | None = typer.Option(None, "--events", help="With --scale: events per size (about; default 3e6)."),
+    out: Path | None = typer.Option(None, "--out", help="With --scale: the JSON file of the results (default bench-scale.json)."),
+    rounds: int | None = typer.Option(None, "--rounds", help="With --scale: run every size this many times, interleaved; report the median (default 1)."),
 ) -> None:
     """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
     with _guard():
         if scale:
-            _bench_scale(sizes, events, out, rounds)
+            for option, given in (("ID", scenario), ("--duration", duration), ("--set", set_ or None)):
+                if given is not None:
+                    shown = given if isinstance(given, str) else " ".join(given)
+                    raise ScenarioError(
+                        f"{option} {shown!r}: not with --scale, which runs its own workload (scale-ft-2048's shape at each "
+                        "size, about --events events each); leave it out, or drop --scale to bench one scenario"
+                    )
+            _bench_scale(sizes, _SCALE_EVENTS if events is None else events, _SCALE_OUT if out is None else out,
+                         1 if rounds is None else rounds)
             return
-        result = run(scenario, set=parse_overrides(set_), duration=parse_set_value(duration) if duration else None)
+        for option, value in (("--sizes", sizes), ("--events", events), ("--out", out), ("--rounds", rounds)):
+            if value is not None:
+                raise ScenarioError(
+                    f"{option} {str(value)!r}: only with --scale (the scale benchmark); `cnsim bench [ID]` runs one "
+                    "scenario and writes no file: add --scale, or leave the option out"
+                )
+        result = run(scenario if scenario is not None else "zhb-og-single-hop", set=parse_overrides(set_), duration=_duration(duration))
         m = result.manifest
         typer.echo(f"scenario           {result.scenario.id} (scheme {result.summary.get('scheme')}, {m['sim_s']:g} s simulated)")
         typer.echo(f"wall time          {m['wall_s']:.3f} s")
@@ -296,20 +351,66 @@ def bench(
         typer.echo(f"peak memory        {m['peak_rss_bytes'] / 2**20:.1f} MiB")
 
 
-def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -> None:
-    import json
-    from dataclasses import asdict
+def _bench_out(out: Path) -> None:
+    """Check --out of the scale benchmark before it runs (minutes of results must not be lost
+    to a path that cannot be written): a file path in an existing, writable folder."""
+    import os
+    import tempfile
 
-    from .bench import SIZES, run_scale
+    if out == Path("."):  # both "" and "." arrive as Path(".")
+        raise ScenarioError("--out '.' (or an empty value): names a folder; give the path of a JSON file, e.g. --out bench-scale.json")
+    if out.is_dir():
+        raise ScenarioError(f"--out {out}: is a folder; give the path of a JSON file, e.g. --out {out / 'bench-scale.json'}")
+    if out.exists() and not out.is_file():
+        raise ScenarioError(f"--out {out}: exists and is not a regular file; give the path of a JSON file")
+    parent = out.parent
+    if not parent.is_dir():
+        raise ScenarioError(f"--out {out}: the folder {parent} does not exist; create it first or give another path")
+    try:  # a real probe, as outdir does: root passes os.access, yet /proc and read-only mounts refuse
+        fd, probe = tempfile.mkstemp(prefix=".cnsim-probe-", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ScenarioError(f"--out {out}: cannot write into {parent} ({err.strerror or err}); give another path") from None
 
+
+def _scale_sizes(sizes: str | None) -> tuple[int, ...]:
+    """--sizes as host counts, each one the scale benchmark can build, checked before running."""
+    from .bench import MAX_HOSTS, SIZES, scale_document
+
+    if sizes is None:
+        return SIZES
+    _nonempty("--sizes", sizes, "host counts separated by commas, e.g. 16,128,512,2048")
     try:
-        hosts = tuple(int(x) for x in sizes.split(",")) if sizes else SIZES
+        hosts = tuple(int(x) for x in sizes.split(","))
     except ValueError:
         raise ScenarioError(f"--sizes {sizes!r}: expected host counts separated by commas, e.g. 16,128,512,2048") from None
-    if not hosts or any(h < 2 for h in hosts) or not 1e3 <= events <= 1e10:
-        raise ScenarioError(f"--sizes {sizes!r} / --events {events:g}: host counts >= 2 and 1e3 <= events <= 1e10")
+    for h in hosts:
+        if not 2 <= h <= MAX_HOSTS:
+            raise ScenarioError(f"--sizes {sizes!r}: host count {h} is out of range; allowed: 2 to {MAX_HOSTS:,} hosts")
+        try:
+            scale_document(h)
+        except ValueError as err:
+            raise ScenarioError(f"--sizes {sizes!r}: {err}; up to 128 hosts any count, above that 2·k² (512, 2048, 8192, ...)") from None
+    if len(set(hosts)) != len(hosts):
+        raise ScenarioError(f"--sizes {sizes!r}: a size is repeated; give each host count once (--rounds repeats them)")
+    return hosts
+
+
+def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -> None:
+    import json
+    import os
+    from dataclasses import asdict
+
+    from .bench import check_scale, run_scale
+
+    hosts = _scale_sizes(sizes)
+    if not 1e3 <= events <= 1e10:
+        raise ScenarioError(f"--events {events:g}: about how many events per size; allowed: 1e3 to 1e10")
     if not 1 <= rounds <= 100:
         raise ScenarioError(f"--rounds {rounds}: a whole number of rounds from 1 to 100")
+    _bench_out(out)
+    check_scale(hosts, events)
     try:
         points = run_scale(hosts, events, rounds)
     except ValueError as err:
@@ -329,7 +430,13 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
         table.add_row(*row)
     Console(width=None if sys.stdout.isatty() else 140).print(table)
     doc = {"events_target": events, "rounds": rounds, "sizes": [asdict(p) for p in points]}
-    out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    tmp = out.parent / f".{out.name}.partial"
+    try:
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     typer.echo(f"results: {out}")
 
 
@@ -364,12 +471,72 @@ def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
     return bar, factory
 
 
-def _resumable_out(out: Path | None, name: str) -> Path:
-    """The folder of `reproduce` and `check`: new and unique by default; an existing one is
-    resumed (its runs are a cache by run id)."""
+_CHECK_OUTPUTS = {"runs", "sweep.parquet", "catalog.duckdb", "checks.json", "checks.parquet", "figures", "report.html"}
+
+
+def _is_run_id(name: str) -> bool:
+    return len(name) == 16 and all(c in "0123456789abcdef" for c in name)
+
+
+def _visible(folder: Path) -> set[str]:
+    """The names in ``folder`` but hidden ones (temporary files of an interrupted command)."""
+    return {p.name for p in folder.iterdir() if not p.name.startswith(".")}
+
+
+def _check_folder_refusal(folder: Path) -> str | None:
+    """Why ``folder`` (existing, non-empty) is not a previous ``cnsim check``'s folder, or None."""
+    names = _visible(folder)
+    others = sorted(names - _CHECK_OUTPUTS)
+    if others:
+        return f"it holds files that `cnsim check` does not write ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''})"
+    runs = folder / "runs"
+    if (folder / "checks.json").is_file():
+        return None
+    if runs.is_dir() and all(_is_run_id(n) for n in _visible(runs)):
+        return None  # a check interrupted before it wrote checks.json
+    return "it holds no checks.json and no run folders of a check"
+
+
+def _reproduce_folder_refusal(folder: Path, deck: Any, quick: bool) -> str | None:
+    """Why ``folder`` (existing, non-empty) is not a previous ``cnsim reproduce DECK [--quick]``'s
+    folder, or None."""
+    import json
+
+    from .rundir import SWEEP_PLAN_FILE
+
+    studies = {s.sweep for s in deck.studies}
+    names = _visible(folder)
+    others = sorted(names - studies - {"deck.json", "report.html", "catalog.duckdb", "checks"})
+    if others:
+        return f"it holds files that `cnsim reproduce {deck.name}` does not write ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''})"
+    mine = f"cnsim reproduce {deck.name}{' --quick' if quick else ''}"
+    if (folder / "deck.json").is_file():
+        try:
+            previous = json.loads((folder / "deck.json").read_text(encoding="utf-8"))
+            theirs = f"cnsim reproduce {previous['deck']}{' --quick' if previous.get('quick') else ''}"
+        except (OSError, ValueError, KeyError, TypeError):
+            return "its deck.json does not read back"
+        return None if theirs == mine else f"it holds the output of `{theirs}`, not of `{mine}`"
+    if any((folder / n / SWEEP_PLAN_FILE).is_file() for n in names & studies):
+        return None  # interrupted before its first deck.json
+    return "it holds no deck.json and no study of the deck"
+
+
+def _resumable_out(out: Path | None, name: str, force: bool = False, refusal: Callable[[Path], str | None] | None = None) -> Path:
+    """The folder of `reproduce` and `check`: new and unique by default. A given non-empty one is
+    resumed (its runs are a cache by run id) only if it holds this command's own output
+    (``refusal(folder)`` says why not), refused otherwise unless ``force`` (it is then replaced,
+    after the command's input has been checked)."""
     from .outdir import choose
 
-    return choose(out, name, resume=True)
+    folder = choose(out, name, force=force, resume=True)
+    if out is None or force or refusal is None or not folder.is_dir() or not any(folder.iterdir()):
+        return folder
+    why = refusal(folder)
+    if why is not None:
+        raise ScenarioError(f"--out {out}: the folder is not empty and {why}; it resumes only its own earlier output. "
+                            "Choose another folder, or pass --force to replace it")
+    return folder
 
 
 def _sweep_out(out: Path | None, spec: Any) -> Path:
@@ -412,21 +579,24 @@ def sweep(
     """Run a sweep: every run folder, DIR/sweep.parquet and DIR/catalog.duckdb; resumes in DIR."""
     from .executors import make_executor
     from .sweep import load_spec, run_sweep
+    from .sweep import plan as plan_sweep
 
     with _guard():
+        _executor_options(executor, workers, scheduler)
         parsed = load_spec(spec)
         folder = _sweep_out(out, parsed)
+        tasks = plan_sweep(parsed, folder, plots=plots)  # every run resolved and estimated first
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
         try:
             if bar is not None:
                 with bar:
-                    result = run_sweep(parsed, folder, executor=pool, plots=plots, progress=factory(parsed.name, 0))
+                    result = run_sweep(parsed, folder, executor=pool, plots=plots, progress=factory(parsed.name, 0), tasks=tasks)
             else:
-                result = run_sweep(parsed, folder, executor=pool, plots=plots)
+                result = run_sweep(parsed, folder, executor=pool, plots=plots, tasks=tasks)
         except KeyboardInterrupt as err:
             pool.close()
-            typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim sweep {spec} --out {folder}", err=True)
+            _stopped(err, folder, f"cnsim sweep {spec}")
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
@@ -458,26 +628,33 @@ def reproduce(
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
     checks: bool = typer.Option(False, "--checks", help="Also run the deck's checks of targets.md (cnsim check) into DIR/checks/ and show them in the report."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds something else than this deck's earlier output."),
 ) -> None:
     """Reproduce a study deck: run its sweeps, draw its figures, write DIR/report.html."""
+    from . import outdir
     from .executors import make_executor
-    from .reproduce import get_deck
+    from .reproduce import get_deck, plan_deck
     from .reproduce import reproduce as run_deck
 
     with _guard():
-        get_deck(deck)
-        folder = _resumable_out(out, f"reproduce-{deck}{'-quick' if quick else ''}")
+        the_deck = get_deck(deck)
+        _executor_options(executor, workers, scheduler)
+        folder = _resumable_out(out, f"reproduce-{deck}{'-quick' if quick else ''}", force,
+                                lambda f: _reproduce_folder_refusal(f, the_deck, quick))
+        planned = plan_deck(deck, quick=quick, checks=checks)  # every run resolved and estimated first
+        if force and folder.is_dir():
+            outdir.clear(folder)
         bar, factory = _sweep_progress(quiet, deck)
         pool = make_executor(executor, workers, scheduler)
         try:
             if bar is not None:
                 with bar:
-                    doc = run_deck(deck, folder, quick=quick, executor=pool, progress=factory, checks=checks)
+                    doc = run_deck(deck, folder, quick=quick, executor=pool, progress=factory, checks=checks, planned=planned)
             else:
-                doc = run_deck(deck, folder, quick=quick, executor=pool, checks=checks)
+                doc = run_deck(deck, folder, quick=quick, executor=pool, checks=checks, planned=planned)
         except KeyboardInterrupt as err:
             pool.close()
-            typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim reproduce {deck} --out {folder}", err=True)
+            _stopped(err, folder, f"cnsim reproduce {deck}{' --quick' if quick else ''}")
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
@@ -506,9 +683,11 @@ def check(
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when a check fails."),
     only: list[str] | None = typer.Option(None, "--only", help="Only these check ids (repeatable), e.g. --only T-K15."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tally."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds something else than an earlier check's output."),
 ) -> None:
     """Run and judge the numbered checks of targets.md: DIR/checks.json, checks.parquet, report.html."""
-    from .check import FAIL, deck_names, run_checks, tally_line
+    from . import outdir
+    from .check import FAIL, deck_names, plan_checks, run_checks, tally_line
     from .executors import make_executor
 
     with _guard():
@@ -517,19 +696,23 @@ def check(
             raise ScenarioError(f"unknown check deck {deck!r}; decks: {', '.join(deck_names())}, or all")
         if seeds is not None and seeds < 1:
             raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
-        folder = _resumable_out(out, f"check-{deck}{'-quick' if quick else ''}")
+        _executor_options(executor, workers, scheduler)
+        folder = _resumable_out(out, f"check-{deck}{'-quick' if quick else ''}", force, _check_folder_refusal)
+        planned = plan_checks(names, folder, quick=quick, seeds=seeds, only=only)  # every run resolved and estimated first
+        if force and folder.is_dir():
+            outdir.clear(folder)
         bar, factory = _sweep_progress(quiet, f"check {deck}")
         pool = make_executor(executor, workers, scheduler)
         try:
             if bar is not None:
                 with bar:
                     doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only,
-                                     progress=factory(f"check {deck}", 0))
+                                     progress=factory(f"check {deck}", 0), planned=planned)
             else:
-                doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only)
+                doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only, planned=planned)
         except KeyboardInterrupt as err:
             pool.close()
-            typer.echo(f"cnsim: {_signal_word(err)}; completed runs are kept in {folder}. Resume with: cnsim check {deck} --out {folder}", err=True)
+            _stopped(err, folder, f"cnsim check {deck}{' --quick' if quick else ''}")
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()

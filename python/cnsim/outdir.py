@@ -5,8 +5,8 @@ non-empty ``--out`` is refused unless ``--force``; nothing half-written under a 
 * :func:`choose` checks the folder *before* any simulation: a default name is made unique by
   a timestamp and a random 24-bit suffix (two runs started in the same second get two
   folders), a given ``--out`` must
-  not be a file, not be a non-empty folder (unless ``force`` or ``resume``) and have a
-  writable parent.
+  not be empty or ``.`` (nor the current folder or one that holds it), not be a file, not be a
+  non-empty folder (unless ``force`` or ``resume``) and have a writable parent.
 * :func:`staging` / :func:`commit`: a run writes into a hidden sibling folder and is renamed
   to its final name only when complete; an interrupted run leaves no folder under that name.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .errors import ScenarioError
 
-__all__ = ["choose", "staging", "commit", "default_name"]
+__all__ = ["choose", "clear", "staging", "commit", "default_name"]
 
 
 def default_name(stem: str) -> str:
@@ -44,6 +44,35 @@ def _writable_parent(path: Path) -> None:
         raise ScenarioError(f"--out {path}: cannot write into {parent} ({err.strerror or err}); choose another folder") from None
 
 
+def _not_the_current_folder(out: Path) -> None:
+    """Refuse ``--out ''``, ``--out .`` and the current folder or one that holds it: results go into
+    a folder of their own, written under a hidden sibling name and renamed into place (``--force``
+    would replace the folder the command runs in, and the rename onto it fails)."""
+    if out == Path("."):  # both "" and "." arrive as Path(".")
+        raise ScenarioError(
+            f"--out {str(out)!r} (or an empty value): names the current folder itself; give the path of a new or "
+            "empty folder for the results, e.g. --out results/mine"
+        )
+    try:
+        resolved, cwd = out.resolve(), Path.cwd().resolve()
+    except (OSError, RuntimeError):  # a symlink loop, or the current folder was removed
+        return
+    if resolved == cwd or resolved in cwd.parents:
+        raise ScenarioError(
+            f"--out {out}: is the current folder or holds it; give the path of a new or empty folder for the "
+            "results, e.g. --out results/mine"
+        )
+
+
+def clear(folder: Path) -> None:
+    """Empty ``folder`` (``--force`` of the commands that write in place: check, reproduce)."""
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
 def choose(out: Path | None, stem: str, force: bool = False, resume: bool = False, root: Path = Path("results")) -> Path:
     """The folder a command will write, checked before any work starts.
 
@@ -55,6 +84,7 @@ def choose(out: Path | None, stem: str, force: bool = False, resume: bool = Fals
         folder = root / default_name(stem)
         _writable_parent(folder)
         return folder
+    _not_the_current_folder(out)
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out {out}: is a file, not a folder; give a folder path for the results")
     if out.is_dir() and any(out.iterdir()) and not (force or resume):

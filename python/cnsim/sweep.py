@@ -17,9 +17,10 @@ Keys are dotted scenario keys, quoted or as nested tables (flattened). Values ar
 ``--set`` accepts, expressions of ``gd0, gd, qeq, w, ru, m, rate, xoff`` included.
 
 :func:`expand` turns a spec into runs (grid axes in the order written, then the zipped group, seeds
-innermost); every run is resolved before anything runs, so a bad key or value stops the sweep with
-:class:`~cnsim.errors.ScenarioError` (exit 2). The run id is a content hash of the resolved
-scenario (the engine's core config, sorted keys) plus the scenario id and the seed.
+innermost); every run is resolved and estimated (:mod:`cnsim.budget`) before anything runs, so a
+bad key or value, a run the machine cannot hold, or more than :data:`MAX_RUNS` runs stops the
+sweep with :class:`~cnsim.errors.ScenarioError` (exit 2). The run id is a content hash of the
+resolved scenario (the engine's core config, sorted keys) plus the scenario id and the seed.
 
 :func:`run_sweep` is the coordinator: it runs what is missing under ``DIR/runs/<run_id>/`` on an
 executor (:mod:`cnsim.executors`), each run written to a temporary folder and renamed when
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import importlib.resources
 import itertools
+import math
 import os
 import shutil
 import time
@@ -47,7 +49,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import ScenarioError, format_value
+from . import budget
+from .errors import ResourceError, ScenarioError, format_value
 from .results import dump_json
 from .rundir import SWEEP_PLAN_FILE, SWEEP_TABLE_FILE, TMP_PREFIX, flatten, read_run, rows_table, run_complete, run_id_of
 from .runtask import RunOutcome, RunTask, execute_run, params_doc
@@ -61,6 +64,10 @@ __all__ = [
     "load_spec",
     "shipped_sweeps",
     "expand",
+    "plan",
+    "count_runs",
+    "check_size",
+    "MAX_RUNS",
     "run_id_of",
     "execute_run",
     "run_sweep",
@@ -148,11 +155,22 @@ def shipped_sweeps() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in root.iterdir() if p.name.endswith(".toml"))
 
 
+def _read_spec_file(path: Path) -> str:
+    """A spec file's text; a file that is not UTF-8 or cannot be read is bad input (the
+    wording of :mod:`cnsim.scenario.loading` for scenario files)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(f"{path}: not a UTF-8 text file (byte {err.start} cannot be decoded); save it as UTF-8 TOML") from None
+    except OSError as err:
+        raise ScenarioError(f"{path}: cannot be read: {err.strerror or err}") from None
+
+
 def _spec_text(ref: str | Path) -> tuple[str, str, Path | None]:
     """(text, source, directory of the file) of a spec path or a shipped sweep id."""
     path = Path(ref)
     if path.is_file():
-        return path.read_text(encoding="utf-8"), str(path), path.resolve().parent
+        return _read_spec_file(path), str(path), path.resolve().parent
     text_ref = str(ref)
     if text_ref in shipped_sweeps():
         res = importlib.resources.files("cnsim") / "sweeps" / f"{text_ref}.toml"
@@ -168,10 +186,21 @@ def load_spec(ref: str | Path) -> SweepSpec:
     """Read and check a sweep spec (a file or a shipped sweep id); bad specs raise ScenarioError."""
     text, source, directory = _spec_text(ref)
     try:
-        doc = tomllib.loads(text)
+        doc = tomllib.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Windows editors) is skipped
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{source}: not valid TOML: {err}") from None
-    return parse_spec(doc, source, directory)
+    except RecursionError:  # `a = [[[[…]]]]` thousands deep: tomllib recurses
+        raise ScenarioError(f"{source}: not readable as TOML: arrays or inline tables are nested too deeply; {_NESTING}") from None
+    except ValueError:  # tomllib converts digits with int(): more than 4,300 is refused
+        raise ScenarioError(f"{source}: not readable as TOML: a number is too long to read (at most 4,300 digits)") from None
+    try:
+        return parse_spec(doc, source, directory)
+    except RecursionError:  # tables nested thousands deep (`[set] a.a.a.…`): the key flattening recurses
+        raise ScenarioError(f"{source}: tables are nested too deeply; {_NESTING}") from None
+
+
+#: what a spec's nesting may be (the message of a spec nested too deeply)
+_NESTING = "a sweep spec needs a few levels: [set], [axes] and [zip] tables of dotted keys and lists of values"
 
 
 def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | None = None) -> SweepSpec:
@@ -255,6 +284,44 @@ def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | No
 # ------------------------------------------------------------------------------------------
 
 
+#: the most runs (points × seeds) one sweep, check or reproduction may plan. Every run is
+#: resolved before anything runs (a few ms each), so the limit keeps planning under a minute;
+#: the largest shipped sweep has 54 runs and ``cnsim check all`` plans about 760.
+MAX_RUNS = 10_000
+
+
+def count_runs(spec: SweepSpec) -> int:
+    """How many runs (points × seeds) ``spec`` expands to, computed without expanding it."""
+    n = math.prod(len(values) for values in spec.axes.values())
+    if spec.zip:
+        n *= len(next(iter(spec.zip.values())))
+    return n * len(spec.seeds)
+
+
+def _shape(spec: SweepSpec) -> str:
+    """``cm.w: 50 values × links.delay: 50 values × 2 seeds`` (what multiplies into the count)."""
+    parts = [f"{k}: {len(v)} values" for k, v in spec.axes.items()]
+    if spec.zip:
+        parts.append(f"[zip] {', '.join(spec.zip)}: {len(next(iter(spec.zip.values())))} values")
+    parts.append(f"{len(spec.seeds)} seed{'s' if len(spec.seeds) != 1 else ''}")
+    return " × ".join(parts)
+
+
+def check_size(spec: SweepSpec, limit: int = MAX_RUNS) -> int:
+    """The number of runs of ``spec``; a ScenarioError when it exceeds ``limit`` (before expanding)."""
+    n = count_runs(spec)
+    if n > limit:
+        raise ScenarioError(
+            f"sweep {spec.name}: {n:,} runs ({_shape(spec)}), more than the limit of {limit:,} runs per sweep; "
+            "give fewer values per axis or fewer seeds, or split it into several sweeps"
+        )
+    return n
+
+
+#: how a sweep's run refused by its estimate can run anyway (a sweep has no --force)
+_SWEEP_FORCE_HINT = "a sweep does not force it: run that point alone with `cnsim run {base} --set KEY=VALUE ... --force`"
+
+
 def points(spec: SweepSpec) -> list[dict[str, Any]]:
     """The parameter points (without seeds), grid axes in order then the zip group."""
     grid = [[(k, v) for v in values] for k, values in spec.axes.items()]
@@ -269,12 +336,18 @@ def points(spec: SweepSpec) -> list[dict[str, Any]]:
     return out
 
 
-def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False) -> list[RunTask]:
+def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False, budget_check: bool = True) -> list[RunTask]:
     """Every point × seed of ``spec``, resolved and checked; raises ScenarioError naming the bad point.
+
+    A spec of more than :data:`MAX_RUNS` runs is refused before any point is resolved; with
+    ``budget_check`` every run is also estimated (:func:`cnsim.budget.check`, as ``cnsim run``
+    does) and one that would exceed the machine is refused (:class:`ResourceError`) before
+    anything runs, rather than failing in a worker after others have run.
 
     Two points that resolve to the same scenario (``qeq = "m/4"`` and ``"150KB"`` at M = 600 KB)
     share a run id: the run is done once and both rows of the table show it.
     """
+    check_size(spec)
     tasks: list[RunTask] = []
     base = load(spec.base)
     for point in points(spec):
@@ -289,6 +362,12 @@ def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False) 
             except ScenarioError as err:
                 where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
                 raise ScenarioError(f"sweep {spec.name}: the run with {where} (seed {seed}) is not valid:\n\n{err}") from None
+            if budget_check:
+                try:
+                    budget.check(scen.lower(), force_hint=_SWEEP_FORCE_HINT.format(base=spec.base))
+                except ResourceError as err:
+                    where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
+                    raise ResourceError(f"sweep {spec.name}: the run with {where} (seed {seed}): {err}") from None
             tasks.append(
                 RunTask(
                     run_id=rid,
@@ -303,6 +382,11 @@ def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False) 
                 )
             )
     return tasks
+
+
+def plan(spec: SweepSpec, out: str | Path, plots: bool = False) -> list[RunTask]:
+    """The tasks of ``spec`` run into the sweep folder ``out`` (checked, nothing written)."""
+    return expand(spec, Path(out).resolve() / "runs", plots=plots)
 
 
 # ------------------------------------------------------------------------------------------
@@ -397,12 +481,14 @@ def run_sweep(
     plots: bool = False,
     progress: ProgressHook | None = None,
     catalog: bool = True,
+    tasks: list[RunTask] | None = None,
 ) -> SweepResult:
     """Run (or resume) a sweep into ``out``; returns the rebuilt table and what was done.
 
     ``executor`` is an executor of :mod:`cnsim.executors` (default: a local pool of ``workers``).
     Raises ScenarioError for a bad spec before anything runs; KeyboardInterrupt propagates after
-    the table and catalog have been rebuilt from the runs completed so far.
+    the table and catalog have been rebuilt from the runs completed so far. ``tasks`` is the
+    spec already expanded with :func:`plan` for ``out`` (default: expanded here).
     """
     from .executors import LocalExecutor
 
@@ -410,7 +496,8 @@ def run_sweep(
         spec = load_spec(spec)
     out = Path(out)
     runs = out.resolve() / "runs"  # absolute: Dask workers may run elsewhere (shared file system)
-    tasks = expand(spec, runs, plots=plots)
+    if tasks is None:
+        tasks = plan(spec, out, plots=plots)
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     (out / SWEEP_PLAN_FILE).write_text(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from .plan import Plan, make_plan
 from .report import draw_failure, rows, tally, write_checks_report, write_results
 from .spec import Check, Deck, deck_names, load_decks
 
-__all__ = ["FAIL", "NOT_RUN", "PASS", "deck_names", "load_decks", "run_checks", "select", "tally_line"]
+__all__ = ["FAIL", "NOT_RUN", "PASS", "CheckPlan", "deck_names", "load_decks", "plan_checks", "run_checks", "select", "tally_line"]
 
 Progress = Callable[[int, int, int], None]
 
@@ -61,6 +62,34 @@ def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) ->
     return len(tasks), len(todo), failed
 
 
+@dataclass
+class CheckPlan:
+    """What :func:`plan_checks` found: the decks, the selected checks and their runs."""
+
+    decks: list[Deck]
+    checks: list[Check]
+    plan: Plan
+
+
+def plan_checks(
+    decks: list[str] | None,
+    out: str | Path,
+    quick: bool = False,
+    seeds: int | None = None,
+    only: list[str] | None = None,
+) -> CheckPlan:
+    """Load, select and plan the checks to run into ``out``: every run resolved and estimated,
+    nothing written (bad input raises ScenarioError before any work starts)."""
+    if seeds is not None and seeds < 1:
+        raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
+    if only is not None and any(not i.strip() for i in only):
+        raise ScenarioError("--only '': an empty check id; give ids like --only T-K15")
+    loaded = load_decks(decks)
+    checks = select(loaded, only)
+    runs_dir = Path(out).resolve() / "runs"
+    return CheckPlan(loaded, checks, make_plan(loaded, checks, str(runs_dir), quick=quick, seeds=seeds))
+
+
 def run_checks(
     decks: list[str] | None,
     out: str | Path,
@@ -71,20 +100,20 @@ def run_checks(
     only: list[str] | None = None,
     progress: Progress | None = None,
     catalog: bool = True,
+    planned: CheckPlan | None = None,
 ) -> dict[str, Any]:
-    """Run and judge the checks of ``decks`` (None: all) into ``out``; returns the checks.json document."""
+    """Run and judge the checks of ``decks`` (None: all) into ``out``; returns the checks.json
+    document. ``planned`` is :func:`plan_checks` of the same arguments (default: planned here)."""
     from ..executors import LocalExecutor
     from ..sweep import rebuild_table
 
-    if seeds is not None and seeds < 1:
-        raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
     started = time.perf_counter()
-    loaded = load_decks(decks)
-    checks = select(loaded, only)
+    if planned is None:
+        planned = plan_checks(decks, out, quick=quick, seeds=seeds, only=only)
+    loaded, checks, plan = planned.decks, planned.checks, planned.plan
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs_dir = out.resolve() / "runs"
-    plan = make_plan(loaded, checks, str(runs_dir), quick=quick, seeds=seeds)
     own = executor is None
     if executor is None:
         executor = LocalExecutor(workers)

@@ -21,14 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ScenarioError
 from ..runner import prepare
 from ..signals import named_windows
-from ..sweep import RunTask, SweepSpec, expand
+from ..sweep import MAX_RUNS, RunTask, SweepSpec, count_runs, expand
 from ..units import PS_PER_S
 from .extract import FINE_BIN, hot_times
 from .spec import Check, Deck, RunSet
 
-__all__ = ["FULL_SEEDS", "QUICK_SEEDS", "Plan", "PlannedSet", "make_plan"]
+__all__ = ["FULL_SEEDS", "QUICK_SEEDS", "Plan", "PlannedSet", "make_plan", "check_plan_size"]
 
 FULL_SEEDS = 3
 QUICK_SEEDS = 1
@@ -87,14 +88,32 @@ def _latest_end(rs: RunSet, checks: list[Check], overrides: dict[str, Any]) -> f
     return latest if 0 < latest + _MARGIN_S < duration else None
 
 
+def check_plan_size(by_deck: dict[str, Deck], needed: list[tuple[str, str]], n_seeds: int, given: bool) -> int:
+    """The runs the needed run sets take at ``n_seeds`` seeds, counted before anything is
+    expanded; above :data:`cnsim.sweep.MAX_RUNS` a ScenarioError (naming ``--seeds`` when given)."""
+    per_seed = sum(count_runs(by_deck[deck].runs[name].spec.with_changes(seeds=[1])) for deck, name in needed)
+    total = per_seed * n_seeds
+    if total > MAX_RUNS:
+        fits = MAX_RUNS // per_seed
+        what = f"--seeds {n_seeds}: " if given else ""
+        advice = f"give at most --seeds {fits:,} here, or select fewer checks" if fits >= 1 else "select fewer checks"
+        raise ScenarioError(
+            f"{what}the selected checks need {total:,} runs ({per_seed:,} points × {n_seeds:,} seeds), more than the "
+            f"limit of {MAX_RUNS:,} runs; {advice} (a deck, --only)"
+        )
+    return total
+
+
 def make_plan(decks: list[Deck], checks: list[Check], runs_dir: str, quick: bool = False,
               seeds: int | None = None) -> Plan:
     """The run sets ``checks`` need, expanded into tasks under ``runs_dir``."""
     n_seeds = seeds if seeds is not None else (QUICK_SEEDS if quick else FULL_SEEDS)
     by_deck = {d.name: d for d in decks}
+    needed = list(dict.fromkeys((c.deck, m.run) for c in checks if not c.pending
+                                for m in c.measures.values() if m.source != "scenario"))
+    check_plan_size(by_deck, needed, n_seeds, seeds is not None)
     sets: dict[tuple[str, str], PlannedSet] = {}
-    for key in dict.fromkeys((c.deck, m.run) for c in checks if not c.pending
-                             for m in c.measures.values() if m.source != "scenario"):
+    for key in needed:
         deck, name = key
         rs = by_deck[deck].runs[name]
         users = [c for c in checks if c.deck == deck and any(m.run == name for m in c.measures.values())]

@@ -33,7 +33,7 @@ from ..results import dump_json
 from ..sweep import SweepSpec, load_spec, run_sweep, shipped_sweeps
 from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, label_value, load_points
 
-__all__ = ["DECKS", "Deck", "Study", "get_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
+__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "get_deck", "plan_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
 
 DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval", "modern")
 FigureSpec = TimeFigure | MetricFigure | FlowFigure
@@ -119,6 +119,44 @@ def study_status(study: Study) -> tuple[SweepSpec | None, str]:
 ProgressFactory = Callable[[str, int], Callable[[int, int, int], None]]
 
 
+@dataclass
+class PlannedStudy:
+    """A study as it will run: its (``--quick``) spec, or None and why it is pending."""
+
+    study: Study
+    spec: SweepSpec | None
+    reason: str = ""
+
+
+def plan_deck(deck_name: str, quick: bool = False, checks: bool = False) -> list[PlannedStudy]:
+    """Every study of a deck resolved before anything runs: each run of each available study
+    checked and estimated (:func:`cnsim.sweep.expand`), and with ``checks`` the deck's checks
+    planned too, so that bad input is refused (ScenarioError) before the first run, not after
+    the studies before it have run. Nothing is written."""
+    from ..sweep import MAX_RUNS, count_runs, expand
+
+    deck = get_deck(deck_name)
+    planned: list[PlannedStudy] = []
+    for study in deck.studies:
+        spec, reason = study_status(study)
+        if spec is not None and quick:
+            spec = quick_spec(spec, study, deck)
+        planned.append(PlannedStudy(study, spec, reason))
+    total = sum(count_runs(p.spec) for p in planned if p.spec is not None)
+    if total > MAX_RUNS:
+        raise ScenarioError(f"reproduce {deck.name}: {total:,} runs, more than the limit of {MAX_RUNS:,} runs")
+    for p in planned:
+        if p.spec is not None:
+            expand(p.spec, "/nonexistent/runs")  # validation and estimate only
+    if checks:
+        from ..check import deck_names, plan_checks
+
+        if deck.name not in deck_names():
+            raise ScenarioError(f"--checks: deck {deck.name!r} has no checks in targets.md; check decks: {', '.join(deck_names())}")
+        plan_checks([deck.name], "/nonexistent/checks", quick=quick)
+    return planned
+
+
 def reproduce(
     deck_name: str,
     out: str | Path,
@@ -127,12 +165,16 @@ def reproduce(
     workers: int | None = None,
     progress: ProgressFactory | None = None,
     checks: bool = False,
+    planned: list[PlannedStudy] | None = None,
 ) -> dict[str, Any]:
-    """Run every available study of a deck into ``out``; returns the deck.json document."""
+    """Run every available study of a deck into ``out``; returns the deck.json document.
+    ``planned`` is :func:`plan_deck` of the same deck and options (default: planned here)."""
     from ..catalog import build
     from ..executors import LocalExecutor
 
     deck = get_deck(deck_name)
+    if planned is None:
+        planned = plan_deck(deck_name, quick=quick, checks=checks)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     own = executor is None
@@ -142,15 +184,13 @@ def reproduce(
     doc: dict[str, Any] = {"deck": deck.name, "title": deck.title, "source": deck.source, "quick": quick,
                            "notes": deck.notes, "executor": getattr(executor, "name", "?"), "studies": []}
     try:
-        for study in deck.studies:
-            spec, reason = study_status(study)
+        for item in planned:
+            study, spec = item.study, item.spec
             entry: dict[str, Any] = {"sweep": study.sweep, "title": study.title, "text": study.text,
-                                     "status": "pending", "reason": reason, "figures": [], "tables": []}
+                                     "status": "pending", "reason": item.reason, "figures": [], "tables": []}
             doc["studies"].append(entry)
             if spec is None:
                 continue
-            if quick:
-                spec = quick_spec(spec, study, deck)
             entry["spec"] = spec.to_dict()
             t0 = time.perf_counter()
             hook = progress(study.sweep, 0) if progress is not None else None
@@ -162,10 +202,8 @@ def reproduce(
             _draw_study(study, deck, out / study.sweep, entry)
             _write_deck(out, doc, started)
         if checks:
-            from ..check import deck_names, run_checks
+            from ..check import run_checks
 
-            if deck.name not in deck_names():
-                raise ScenarioError(f"--checks: deck {deck.name!r} has no checks in targets.md; check decks: {', '.join(deck_names())}")
             hook = progress("checks", 0) if progress is not None else None
             judged = run_checks([deck.name], out / "checks", quick=quick, executor=executor, progress=hook, catalog=False)
             doc["checks"] = judged["tally"].get(deck.name, {})
