@@ -30,12 +30,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .units import PS_PER_S, format_rate, format_size, format_time
+
 __all__ = ["Param", "SCHEMES", "SIMULATED_SCHEMES", "params_for", "QCN_FAMILY", "BCN_FAMILY", "DCQCN_FAMILY", "ENGINE_SCHEME"]
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: ``kind`` (see the module doc), its cnsim default, allowed range."""
+    """One parameter: ``kind`` (see the module doc), its cnsim default, allowed range.
+
+    ``lo`` and ``hi`` bound the value in the kind's base unit (bytes, bit/s, picoseconds for
+    sizes, rates and times); every value must also be finite.
+    """
 
     kind: str
     default: Any
@@ -57,15 +63,52 @@ class Param:
             "size": 'a size (bytes, or e.g. "150KB")',
             "rate": 'a rate (bit/s, or e.g. "10Mbps")',
             "time": 'a time (seconds, or e.g. "15ms")',
-            "time_or_auto": 'a time (e.g. "100us") or "auto"',
+            "time_or_auto": 'a time (e.g. "100us")',
             "float": "a number",
         }[self.kind]
-        rng = ""
-        if self.kind == "float" and self.hi is not None:
-            rng = f" in [{self.lo:g}, {self.hi:g}]"
-        elif self.kind == "float" and self.lo is not None:
-            rng = f" >= {self.lo:g}"
-        return unit + rng + ", or an expression such as \"2.5*gd0\""
+        auto = ' or "auto"' if self.kind == "time_or_auto" else ""
+        return unit + self.range_text() + auto + ", or an expression such as \"2.5*gd0\""
+
+    def range_text(self) -> str:
+        """The range for :meth:`allowed`: ' in [lo, hi]', ' >= lo' or '', in the kind's unit
+        (a quantity's floor is shown when it is above 0, the units' own floor)."""
+        if self.kind == "float":
+            if self.hi is not None:
+                return f" in [{self.lo:g}, {self.hi:g}]"
+            return f" >= {self.lo:g}" if self.lo is not None else ""
+        fmt = _FORMAT.get(self.kind)
+        if fmt is None:
+            return ""
+        lo = int(self.lo) if self.lo else 0
+        if self.hi is not None:
+            return f" in [{fmt(lo)}, {fmt(int(self.hi))}]"
+        return f" >= {fmt(lo)}" if lo > 0 else ""
+
+
+_FORMAT: Final = {"size": format_size, "rate": format_rate, "time": format_time, "time_or_auto": format_time}
+
+#: Floors of the periodic times of the schemes (a timer that fires every picosecond only
+#: multiplies events: FECN's interval = 1 ps never finished a 2 ms run). 1 us is about a frame
+#: time at 10 Gb/s and far below every default and catalog value of those times (55 us ...
+#: 20 ms); DCQCN's alpha timer, decrease interval and CNP interval, whose defaults go down to
+#: 1 us and 4 us (dcqcn-nic), get 100 ns.
+PERIOD_FLOOR_PS: Final = PS_PER_S // 1_000_000  # 1 us
+FAST_PERIOD_FLOOR_PS: Final = PS_PER_S // 10_000_000  # 100 ns
+#: frame sizes of traffic.frame_size (a control frame is a frame too)
+FRAME_MIN, FRAME_MAX = 64, 65_536
+
+
+def _period(default: Any, doc: str, floor: int = PERIOD_FLOOR_PS, kind: str = "time") -> Param:
+    """A periodic time: at least ``floor`` ps, which its doc states (docs/keys.md shows it)."""
+    return Param(kind, default, lo=floor, doc=f"{doc}; at least {format_time(floor)}")
+
+
+def _positive_size(default: Any, doc: str) -> Param:
+    return Param("size", default, lo=1, doc=doc)
+
+
+def _positive_rate(default: Any, doc: str) -> Param:
+    return Param("rate", default, lo=1, doc=doc)
 
 
 def _f(default: Any, lo: float | None = 0.0, hi: float | None = None, doc: str = "") -> Param:
@@ -84,7 +127,7 @@ _SAMPLING = ("random", "interval", "jitter", "table", "linear")
 
 #: every scheme but none (contract)
 _COMMON: Final[dict[str, Param]] = {
-    "cnm_size": Param("size", 64, doc="control frame size, bytes (D6)"),
+    "cnm_size": Param("size", 64, lo=FRAME_MIN, hi=FRAME_MAX, doc="control frame size, bytes (D6); a frame: 64 B ... 64 KiB, as traffic.frame_size"),
     "feedback": _choice("inband", "oob", doc="CNMs travel back through the network (inband) or out of band after feedback_delay"),
     "feedback_delay": Param("time", 0, doc="fixed delay of out-of-band feedback"),
 }
@@ -92,18 +135,18 @@ _COMMON: Final[dict[str, Param]] = {
 #: BCN / ECM (algorithms.md §3, §3.4, D2–D5; contract "Schemes and presets" step 2)
 _BCN: Final[dict[str, Param]] = {
     "w": _f(2.0, doc="derivative weight W"),
-    "qeq": Param("size", "m/4", doc="equilibrium queue Qeq (M/4)"),
+    "qeq": _positive_size("m/4", doc="equilibrium queue Qeq (M/4)"),
     "gd": _f("gd0", doc="decrease gain, per byte of Fb (per quantum with fb_bits)"),
     "gi": _f("0.1*(rate/ru)/fbmax", doc="increase gain, per byte of Fb (per quantum with fb_bits)"),
-    "ru": Param("rate", 1_000_000, doc="rate unit Ru"),
-    "rmin": Param("rate", "ru", doc="minimum rate (= Ru)"),
+    "ru": _positive_rate(1_000_000, doc="rate unit Ru; at most the slowest node's link rate"),
+    "rmin": _positive_rate("ru", doc="minimum rate (= Ru); at most the slowest node's link rate"),
     "gd0_rule": _choice("half", "unit", doc="Gd0 = 0.5/((2W+1)·Qeq) (half) or 1/((2W+1)·Qeq) (unit)"),
     "sampling": _choice("random", *_SAMPLING, doc="how the CP picks the frames it samples (§1.2, D5)"),
     "sample_at": _choice("arrival", "departure", doc="where the CP counts and samples frames: as they enter its queue, or as they start to leave it (§1.2)"),
     "ps": _frac(0.02, doc="sampling probability (random)"),
-    "sample_bytes": Param("size", 75_000, doc="byte interval (interval, jitter)"),
-    "sample_jitter": Param("size", 0, doc="+- uniform jitter of the byte interval"),
-    "pmin": _frac(0.01, doc="lowest sampling probability (table, linear)"),
+    "sample_bytes": _positive_size(75_000, doc="byte interval (interval, jitter)"),
+    "sample_jitter": Param("size", 0, doc="+- uniform jitter of the byte interval; at most sample_bytes"),
+    "pmin": _frac(0.01, doc="lowest sampling probability (table, linear); at most pmax"),
     "pmax": _frac(0.1, doc="highest sampling probability (table, linear)"),
     "oversample_factor": _f(1.0, lo=1.0, doc="sampling multiplied by this while q > Qeq (D5)"),
     "fb_bits": Param("int", 0, lo=0, hi=16, doc="0 = unquantised feedback in bytes (D3, D18)"),
@@ -115,15 +158,15 @@ _BCN: Final[dict[str, Param]] = {
     "qsc": Param("size", "2*m", doc="BCN(0,0) threshold Qsc"),
     "stop_time": Param("time", "1ms", doc="BCN(0,0) back-off bound (D4)"),
     "drift_rate": Param("rate", 0, doc="self-increase step (0 = off)"),
-    "drift_period": Param("time", "20ms", doc="period of the self-increase step"),
+    "drift_period": _period("20ms", doc="period of the self-increase step"),
     "negative_only_above_qeq": Param("bool", False, doc="D3"),
 }
 
 _E2CM_EXTRA: Final[dict[str, Param]] = {
     "bcn": Param("bool", True, doc="false = probing only (D17)"),
-    "probe_bytes": Param("size", 75_000, doc="one probe per this many bytes of a flow"),
-    "qeq_flow": Param("size", "qeq", doc="per-flow equilibrium queue of the probe feedback"),
-    "qmax_flow": Param("size", "m", doc="per-flow queue bound of the probe feedback"),
+    "probe_bytes": _positive_size(75_000, doc="one probe per this many bytes of a flow"),
+    "qeq_flow": _positive_size("qeq", doc="per-flow equilibrium queue of the probe feedback"),
+    "qmax_flow": Param("size", "m", doc="per-flow queue bound of the probe feedback; at least qeq_flow"),
     "gd_flow": _f("gd", doc="decrease gain of the probe feedback"),
     "gi_flow": _f("gi", doc="increase gain of the probe feedback"),
     "d0": _choice("known", "min_seen", doc="base path delay of a probe: known from the path, or the minimum seen (D17)"),
@@ -132,20 +175,20 @@ _E2CM_EXTRA: Final[dict[str, Param]] = {
 #: QCN 2-point (algorithms.md §5.2, §5.3 MIB defaults, D8, D9, D17, D18)
 _QCN: Final[dict[str, Param]] = {
     "w": _f(2.0, doc="derivative weight W"),
-    "qeq": Param("size", "m/4", doc="equilibrium queue Qeq (M/4)"),
+    "qeq": _positive_size("m/4", doc="equilibrium queue Qeq (M/4)"),
     "gd": _f(0.0078125, doc="per quantum of QntzFb (1/128)"),
-    "rmin": Param("rate", 5_000_000, doc="minimum rate"),
+    "rmin": _positive_rate(5_000_000, doc="minimum rate; at most the slowest node's link rate"),
     "fb_bits": Param("int", 6, lo=1, hi=16, doc="bits of QntzFb"),
     "sampling": _choice("table", *_SAMPLING, doc="how the CP picks the frames it samples (§5.1)"),
     "sample_at": _choice("arrival", "departure", doc="where the CP counts and samples frames: as they enter its queue, or as they start to leave it (§1.2)"),
     "ps": _frac(0.01, doc="sampling probability (random)"),
-    "sample_bytes": Param("size", 150_000, doc="byte interval (interval, jitter)"),
-    "pmin": _frac(0.01, doc="lowest sampling probability (table, linear)"),
+    "sample_bytes": _positive_size(150_000, doc="byte interval (interval, jitter)"),
+    "pmin": _frac(0.01, doc="lowest sampling probability (table, linear); at most pmax"),
     "pmax": _frac(0.1, doc="highest sampling probability (table, linear)"),
     "drift_rate": Param("rate", 0, doc="self-increase step (0 = off)"),
-    "drift_period": Param("time", "20ms", doc="period of the self-increase step"),
-    "bc": Param("size", 150_000, doc="byte-counter cycle BC"),
-    "timer": Param("time", "15ms", doc="timer cycle T"),
+    "drift_period": _period("20ms", doc="period of the self-increase step"),
+    "bc": _positive_size(150_000, doc="byte-counter cycle BC"),
+    "timer": _period("15ms", doc="timer cycle T"),
     "f": Param("int", 5, lo=1, hi=1000, doc="fast-recovery threshold F"),
     "r_ai": Param("rate", 5_000_000, doc="active-increase step R_AI"),
     "r_hai": Param("rate", 50_000_000, doc="hyper-active-increase step R_HAI"),
@@ -153,7 +196,7 @@ _QCN: Final[dict[str, Param]] = {
     "min_dec": _frac(0.5, doc="bound of one multiplicative decrease (MIB min dec factor)"),
     "efr": Param("bool", True, doc="TR/8 clamp of §5.3 step 4.2 (D9)"),
     "efr_first_cycle": _f(1.0, lo=0.01, hi=1.0, doc="experimental EFR reading (b) of §5.4: the first byte cycle and timer period after a decrease, as a fraction of BC and T (1 = off)"),
-    "ai_byte_count": Param("size", "bc", doc="byte-counter cycle in active increase (D9)"),
+    "ai_byte_count": _positive_size("bc", doc="byte-counter cycle in active increase (D9)"),
     "target_update": _choice("after_increase", "always", doc="when a CNM sets TR := CR (D8)"),
     "halving": _choice("own", "hai", doc="counter cycles halve when their own stage reaches F, or only in HAI (§5.3)"),
     "jitter": _frac(0.15, doc="byte counter and timer jitter U(1-j, 1+j)"),
@@ -173,23 +216,23 @@ _QCN3PT_EXTRA: Final[dict[str, Param]] = {
 _SONAR_EXTRA: Final[dict[str, Param]] = {
     # SONAR's recovery has no FR1 adjustment (§5.6), so QCN's TR/8 clamp never applies
     "efr": Param("bool", True, doc="no effect: SONAR's recovery has no TR/8 clamp (§5.6)"),
-    "wp": Param("time", "10ms", doc="quiet time without CNMs before pinging (WP timer)"),
-    "we": Param("time", "2ms", doc="time an answer may take (WE timer)"),
-    "sf": Param("time", "0.5ms", doc="ping period (SF timer)"),
+    "wp": _period("10ms", doc="quiet time without CNMs before pinging (WP timer)"),
+    "we": _period("2ms", doc="time an answer may take (WE timer)"),
+    "sf": _period("0.5ms", doc="ping period (SF timer)"),
     "nc_threshold": Param("size", 15_000, doc='"not congested" queue threshold'),
-    "nc_interval": Param("time", "10ms", doc='"not congested" interval'),
+    "nc_interval": _period("10ms", doc='"not congested" interval'),
     "recovery": _choice("cr_to_tr", "release", doc="accelerated recovery: jump CR to TR, or release the limiter (D17)"),
 }
 _PLUS_EXTRA: Final[dict[str, Param]] = {
     "base_w": _f("w", doc="baseW of W = baseW + RTT_ms·factor/N"),
     "factor": _f(1.0, doc="factor of W = baseW + RTT_ms·factor/N"),
     "gi_plus": _f("0.1*(rate/1Mbps)/fbmax", doc="gain of positive feedback from probe echoes"),
-    "probe_period": Param("time_or_auto", "auto", doc='"auto" = max(measured RTT, 100 us) (D17)'),
-    "to_threshold": Param("size", "bc", doc="ToThreshold (max(this, RTT·2·rate))"),
+    "probe_period": _period("auto", doc='"auto" = max(measured RTT, 100 us) (D17)', kind="time_or_auto"),
+    "to_threshold": _positive_size("bc", doc="ToThreshold (max(this, RTT·2·rate))"),
     # QCN+'s RP runs QCN with BC replaced by ToThreshold, so the active-increase cycle that
     # defaults to BC (D9) defaults to ToThreshold here: otherwise a ToThreshold other than BC
     # would turn on the separate active-increase cycle (a full BC, never halved) unasked
-    "ai_byte_count": Param("size", "to_threshold", doc="byte-counter cycle in active increase (D9; default ToThreshold)"),
+    "ai_byte_count": _positive_size("to_threshold", doc="byte-counter cycle in active increase (D9; default ToThreshold)"),
 }
 
 #: DCQCN (algorithms.md §7; defaults §10 and, where §10 is silent, [CODE:ns3-rdma]'s sample
@@ -199,23 +242,23 @@ _DCQCN: Final[dict[str, Param]] = {
     "kmax": Param("size", 200_000, doc="RED Kmax: every data frame marked above"),
     "pmax": _frac(0.01, doc="marking probability at Kmax"),
     "mark": _choice("dequeue", "enqueue", doc="CP: ECN-mark a frame as it leaves the queue or as it enters it (§7.1)"),
-    "cnp_interval": Param("time", "50us", doc="NP: at most one CNP per flow per interval (N)"),
+    "cnp_interval": _period("50us", doc="NP: at most one CNP per flow per interval (N)", floor=FAST_PERIOD_FLOOR_PS),
     "cnp_mode": _choice("suppress", "poll", doc="NP: a CNP at once unless one went within cnp_interval (paper), or a check every cnp_interval (ns3-rdma) (§7.2)"),
     "rp": _choice("paper", "nic", doc="RP: the paper's byte counter and timer (§7.3) or the NIC's timer-only version (§7.4)"),
     "g": _frac(0.00390625, doc="alpha gain g (1/256)"),
     "alpha_init": _frac(1.0, doc="alpha of a new rate limiter"),
-    "alpha_timer": Param("time", "55us", doc="K: alpha decay period (nic: alpha update period)"),
-    "timer": Param("time", "55us", doc="T: rate-increase timer"),
-    "bc": Param("size", 10_000_000, doc="B: byte counter (paper RP)"),
+    "alpha_timer": _period("55us", doc="K: alpha decay period (nic: alpha update period)", floor=FAST_PERIOD_FLOOR_PS),
+    "timer": _period("55us", doc="T: rate-increase timer"),
+    "bc": _positive_size(10_000_000, doc="B: byte counter (paper RP)"),
     "f": Param("int", 5, lo=1, hi=1000, doc="F: fast-recovery stages"),
     "r_ai": Param("rate", 40_000_000, doc="active-increase step R_AI"),
     "r_hai": Param("rate", 200_000_000, doc="hyper-active-increase step R_HAI"),
-    "rmin": Param("rate", 100_000_000, doc="minimum rate"),
+    "rmin": _positive_rate(100_000_000, doc="minimum rate; at most the slowest node's link rate"),
     "clamp_target": Param("bool", True, doc="RT := RC on every decrease (else only after an increase)"),
     "phase_rule": _choice("fired", "joint", doc="paper RP: the phase from the stage of the counter that fired (ns3-rdma) or from both stages (QCN) (§7.3)"),
     "efr": Param("bool", True, doc="TR/8 clamp of the first increase (paper RP)"),
     "rate_on_first_cnp": _frac(1.0, doc="nic RP: RC = RT = this x RC at the first CNP"),
-    "decrease_interval": Param("time", "4us", doc="nic RP: rate-decrease check period"),
+    "decrease_interval": _period("4us", doc="nic RP: rate-decrease check period", floor=FAST_PERIOD_FLOOR_PS),
 }
 
 #: the §7.4 NIC-style preset (``dcqcn-nic``): [CODE:hpcc]'s configuration, its per-speed ECN
@@ -226,10 +269,10 @@ _DCQCN_NIC: Final[dict[str, Param]] = {
     "kmin": Param("size", "rate*32us/8", doc="RED Kmin (32 us of the link)"),
     "kmax": Param("size", "rate*128us/8", doc="RED Kmax (128 us of the link)"),
     "pmax": _frac(0.2),
-    "cnp_interval": Param("time", "4us", doc="NP: min_time_between_cnps"),
+    "cnp_interval": _period("4us", doc="NP: min_time_between_cnps", floor=FAST_PERIOD_FLOOR_PS),
     "rp": _choice("nic", "paper", doc="RP: the paper's byte counter and timer (§7.3) or the NIC's timer-only version (§7.4)"),
-    "alpha_timer": Param("time", "1us", doc="alpha update period"),
-    "timer": Param("time", "900us", doc="rate-increase timer"),
+    "alpha_timer": _period("1us", doc="alpha update period", floor=FAST_PERIOD_FLOOR_PS),
+    "timer": _period("900us", doc="rate-increase timer"),
     "f": Param("int", 1, lo=1, hi=1000),
     "r_ai": Param("rate", 50_000_000),
     "r_hai": Param("rate", 100_000_000),
@@ -240,15 +283,15 @@ _DCQCN_NIC: Final[dict[str, Param]] = {
 #: FECN (algorithms.md §6: the published switch pseudo-code's defaults; cnsim's readings of its
 #: UNCERTAIN parts in docs/models/fecn.md)
 _FECN: Final[dict[str, Param]] = {
-    "n0": _f(200.0, lo=1.0, doc="initial rate divider N0: sources start and idle ports advertise C0/N0"),
-    "interval": Param("time", "1ms", doc="T: switch measurement interval and source probe interval"),
-    "qeq": Param("size", 24_000, doc="queue equilibrium Qeq (192,000 bits)"),
+    "n0": _f(200.0, lo=1.0, hi=1e6, doc="initial rate divider N0: sources start and idle ports advertise C0/N0"),
+    "interval": _period("1ms", doc="T: switch measurement interval and source probe interval"),
+    "qeq": _positive_size(24_000, doc="queue equilibrium Qeq (192,000 bits)"),
     "a": _f(1.1, doc="queue control: f(0) = a"),
     "b": _f(1.002, doc="queue control above Qeq"),
     "c": _f(0.1, doc="queue control floor"),
     "ewma": _frac(0.5, doc="weight of the new rate in the exponential average"),
     "max_increase": _f(1.0, doc="largest relative rise of the advertised rate per interval while q <= Qeq (cnsim's reading)"),
-    "rmin": Param("rate", "rate/n0", doc="lowest advertised rate (C0/N0)"),
+    "rmin": _positive_rate("rate/n0", doc="lowest advertised rate (C0/N0); at most the slowest node's link rate"),
     "start": _choice("n0", "line", doc="a source starts at C0/N0 or at line rate"),
     "efecn": Param("bool", False, doc="E-FECN: backward messages from queues above qsc"),
     "qsc": Param("size", "4*qeq", doc="E-FECN severe-congestion queue Qsc"),

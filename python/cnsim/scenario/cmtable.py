@@ -1,17 +1,24 @@
 """Checking a table of one scheme's ``cm`` parameters (contract "Schemes and presets") against
-:mod:`cnsim.cmparams`: unknown names and bad values become problems."""
+:mod:`cnsim.cmparams`: unknown names and bad values become problems; once every expression is
+evaluated, :func:`check_resolved_cm` checks the values again (an expression's result against its
+range) and against each other and the network (rmin below the link rates, pmin <= pmax, …)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..cmparams import SCHEMES, Param
 from ..errors import Problem, did_you_mean
-from ..expr import ExprError, parse_expr
+from ..expr import Expr, ExprError, parse_expr
+from ..topology import Network
 from ..units import (
     UnitError,
+    format_rate,
+    format_size,
+    format_time,
 )
-from .fields import quantity_or_expr
+from .fields import plain_number, quantity_or_expr
 
 # --------------------------------------------------------------------------------------------
 # cm parameters: per-value checks
@@ -21,6 +28,7 @@ from .fields import quantity_or_expr
 def check_param(param: Param, value: Any) -> Any:
     """Validate one cm value; returns the typed value (base units) or an :class:`Expr`."""
     kind = param.kind
+    value = plain_number(value)
     if kind == "choice":
         if value not in param.choices:
             raise ValueError(f"allowed: {param.allowed()}")
@@ -38,7 +46,7 @@ def check_param(param: Param, value: Any) -> Any:
             number = float(value)
         except ValueError:
             raise ValueError(f"allowed: {param.allowed()}") from None
-        if number != int(number):
+        if not math.isfinite(number) or number != int(number):
             raise ValueError(f"allowed: {param.allowed()}")
         return check_range(param, int(number))
     if kind == "time_or_auto" and value == "auto":
@@ -56,12 +64,16 @@ def check_param(param: Param, value: Any) -> Any:
         raise ValueError(f"allowed: {param.allowed()}")
     qkind = "time" if kind == "time_or_auto" else kind
     try:
-        return quantity_or_expr(qkind)(value)
+        typed = quantity_or_expr(qkind)(value)
     except (UnitError, ValueError) as err:
         raise ValueError(f"{err}; allowed: {param.allowed()}") from None
+    return typed if isinstance(typed, Expr) else check_range(param, typed)
 
 
 def check_range(param: Param, value: float) -> Any:
+    """``value`` if it is finite and inside the parameter's range, else ValueError."""
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number; allowed: {param.allowed()}")
     if param.lo is not None and value < param.lo or param.hi is not None and value > param.hi:
         raise ValueError(f"out of range; allowed: {param.allowed()}")
     return value
@@ -85,7 +97,61 @@ def check_cm_table(
         try:
             out[name] = check_param(params[name], value)
         except ValueError as err:
-            problems.append(Problem(key, value, str(err)))
+            problems.append(Problem(key, plain_number(value), str(err)))
     return out
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# cm parameters: resolved values, against each other and the network
+# --------------------------------------------------------------------------------------------
+
+_SHOW = {"size": format_size, "rate": format_rate, "time": format_time, "time_or_auto": format_time}
+
+
+def _show(param: Param, value: Any) -> str:
+    fmt = _SHOW.get(param.kind)
+    return fmt(int(value)) if fmt is not None else f"{value:g}"
+
+
+def check_resolved_cm(
+    values: dict[str, Any], params: dict[str, Param], exprs: dict[str, str], net: Network | None, problems: list[Problem]
+) -> None:
+    """The scheme's resolved ``values`` (name → base units): every number in its range (a value
+    computed from an expression was not checked as it was read), then the relations between
+    parameters and the rates the network's links allow."""
+    bad: set[str] = set()  # out of range: left out of the relations below
+    for name, value in values.items():
+        param = params[name]
+        if param.kind in ("choice", "bool") or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        try:
+            check_range(param, value)
+        except ValueError as err:
+            given = f"{exprs[name]} = {_show(param, value)}" if name in exprs else value
+            problems.append(Problem(f"cm.{name}", given, str(err)))
+            bad.add(name)
+
+    def number(name: str) -> float | None:
+        value = None if name in bad else values.get(name)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def relation(small: str, large: str, what: str) -> None:
+        lo, hi = number(small), number(large)
+        if lo is not None and hi is not None and lo > hi:
+            problems.append(Problem(f"cm.{small}", _show(params[small], lo), f"{what}; allowed: at most cm.{large} ({_show(params[large], hi)})"))
+
+    relation("pmin", "pmax", "the lowest sampling probability is above the highest")
+    relation("sample_jitter", "sample_bytes", "the jitter of the byte interval is larger than the interval")
+    relation("kmin", "kmax", "RED marks nothing below Kmin and everything above Kmax")
+    qeq_flow, qmax_flow = number("qeq_flow"), number("qmax_flow")
+    if qeq_flow is not None and qmax_flow is not None and qmax_flow < qeq_flow:
+        problems.append(Problem("cm.qmax_flow", format_size(int(qmax_flow)), f"the per-flow queue bound is below the per-flow equilibrium; allowed: at least cm.qeq_flow ({format_size(int(qeq_flow))})"))
+    if net is not None and net.nodes:
+        slowest = min(net.nodes, key=net.node_rate)
+        line = net.node_rate(slowest)
+        for name, what in (("rmin", "the minimum rate"), ("ru", "the rate unit")):
+            rate = number(name)
+            if rate is not None and rate > line:
+                problems.append(Problem(f"cm.{name}", format_rate(int(rate)), f"{what} is above the link rate of node {slowest}; allowed: at most {format_rate(line)}"))

@@ -4,6 +4,7 @@ node list and the measurement window (contract "Scenario document"), each marked
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pydantic import BeforeValidator, Field
 from ..expr import Expr, ExprError, parse_expr
 from ..units import (
     UnitError,
+    format_time,
     parse_quantity,
     parse_rate,
     parse_size,
@@ -24,6 +26,10 @@ CORE_CONFIG_VERSION = 1
 #: The largest node count a scenario may have (issue 13: a bigger network is refused up front,
 #: before resolution spends minutes building it).
 MAX_NODES = 65_536
+#: The engine's limit on one switch: its local port numbers stay below 65535
+#: (crates/cnsim-core/src/topology: RouteTable::MAX_PORTS = u16::MAX, "fewer than 65535 ports
+#: per switch"), so a star has at most 65,534 nodes.
+MAX_SWITCH_PORTS = 65_534
 _QUANTITY_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[A-Za-z/]*\s*$")
 
 # --------------------------------------------------------------------------------------------
@@ -33,6 +39,7 @@ _QUANTITY_RE = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[A-Za-
 
 def _check_name(value: Any) -> str:
     """Node / switch names: strings (ints are accepted and converted) without / : -> or spaces."""
+    value = plain_number(value)
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError("a name must be a string such as \"1\", \"H0\" or \"S1\"")
     name = str(value)
@@ -41,12 +48,38 @@ def _check_name(value: Any) -> str:
     return name
 
 
+def plain_number(value: Any) -> Any:
+    """A number of another numeric type (``numpy.int64``, ``numpy.float32``, ``Fraction``) as a
+    plain ``int`` or ``float`` (the API's ``set`` may pass them); booleans and everything else
+    unchanged."""
+    if isinstance(value, bool) or type(value) in (int, float):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
+def _plain(parse: Callable[[Any], int]) -> Callable[[Any], int]:
+    """``parse`` (a units.parse_* function) after :func:`plain_number`."""
+
+    def inner(value: Any) -> int:
+        return parse(plain_number(value))
+
+    return inner
+
+
+parse_time_value, parse_rate_value, parse_size_value = _plain(parse_time), _plain(parse_rate), _plain(parse_size)
+
+
 def quantity_or_expr(kind: str) -> Callable[[Any], Any]:
     """Validator: a quantity of ``kind`` (int base units) or an :class:`Expr` for later."""
 
     def check(value: Any) -> Any:
         if isinstance(value, Expr):
             return value
+        value = plain_number(value)
         try:
             return parse_quantity(value, kind)
         except UnitError:
@@ -83,21 +116,36 @@ class Kind:
 
 
 Name = Annotated[str, BeforeValidator(_check_name), Kind("name")]
-Time = Annotated[int, BeforeValidator(parse_time), Kind("time")]
-Rate = Annotated[int, BeforeValidator(parse_rate), Kind("rate")]
-Size = Annotated[int, BeforeValidator(parse_size), Kind("size")]
-PositiveTime = Annotated[int, BeforeValidator(lambda v: _positive(parse_time(v))), Kind("time", "> 0")]
-PositiveRate = Annotated[int, BeforeValidator(lambda v: _positive(parse_rate(v))), Kind("rate", "> 0")]
-PositiveSize = Annotated[int, BeforeValidator(lambda v: _positive(parse_size(v))), Kind("size", "> 0")]
+Time = Annotated[int, BeforeValidator(parse_time_value), Kind("time")]
+Rate = Annotated[int, BeforeValidator(parse_rate_value), Kind("rate")]
+Size = Annotated[int, BeforeValidator(parse_size_value), Kind("size")]
+PositiveTime = Annotated[int, BeforeValidator(lambda v: _positive(parse_time_value(v))), Kind("time", "> 0")]
+PositiveRate = Annotated[int, BeforeValidator(lambda v: _positive(parse_rate_value(v))), Kind("rate", "> 0")]
+PositiveSize = Annotated[int, BeforeValidator(lambda v: _positive(parse_size_value(v))), Kind("size", "> 0")]
+
+
+def time_at_least(floor_ps: int) -> Callable[[Any], int]:
+    """Validator: a time of at least ``floor_ps`` picoseconds."""
+
+    def check(value: Any) -> int:
+        ps = parse_time_value(value)
+        if ps < floor_ps:
+            raise ValueError(f"must be at least {format_time(floor_ps)}")
+        return ps
+
+    return check
+
+
 Fraction01 = Annotated[float, Field(ge=0.0, le=1.0), Kind("fraction", "in [0, 1]")]
 SizeX = Annotated[Any, BeforeValidator(quantity_or_expr("size")), Kind("size", "or an expression")]
 TimeX = Annotated[Any, BeforeValidator(quantity_or_expr("time")), Kind("time", "or an expression")]
 AutoSizeX = Annotated[Any, BeforeValidator(_auto_or(quantity_or_expr("size"))), Kind("size", '"auto", or an expression')]
-AutoSize = Annotated[Any, BeforeValidator(_auto_or(parse_size)), Kind("size", 'or "auto"')]
+AutoSize = Annotated[Any, BeforeValidator(_auto_or(parse_size_value)), Kind("size", 'or "auto"')]
 NoneOrSizeX = Annotated[Any, BeforeValidator(_auto_or(quantity_or_expr("size"), "none")), Kind("size", '"none", or an expression')]
 
 
 def node_list(value: Any) -> Any:
+    value = plain_number(value)
     if isinstance(value, bool):
         raise ValueError("expected a node count (integer >= 2) or a list of node names")
     if isinstance(value, int):
@@ -122,7 +170,7 @@ def window_value(value: Any) -> Any:
     if value in ("hotspot", "run"):
         return value
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        t0, t1 = parse_time(value[0]), parse_time(value[1])
+        t0, t1 = parse_time_value(value[0]), parse_time_value(value[1])
         if t1 < t0:
             raise ValueError("the window's end comes before its start")
         return (t0, t1)

@@ -12,28 +12,29 @@ from ..topology import FatTree, Link, Network
 from ..units import (
     PS_PER_S,
 )
+from .fields import MAX_SWITCH_PORTS
 from .schema import ScenarioDoc
 
-MAX_FAT_TREE_HOSTS = 65_536
+
+def _too_many_ports(net: Network, problems: list[Problem], key: str, value: Any) -> bool:
+    """A problem under ``key`` if a switch of ``net`` has more ports than the engine allows."""
+    for sw in net.switches:
+        n = net.port_count(sw)
+        if n > MAX_SWITCH_PORTS:
+            problems.append(Problem(key, value, f"switch {sw} would have {n} ports; the engine allows at most {MAX_SWITCH_PORTS} per switch"))
+            return True
+    return False
 
 
 def build_fat_tree(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | None, list[str]]:
-    """``kind = "fat_tree"``: the engine's construction (docs/core-config.md), names included."""
+    """``kind = "fat_tree"``: the engine's construction (docs/core-config.md), names included.
+    The shape (even radix, 2 to 65,536 hosts, ports per switch) was checked by the schema."""
     topo = doc.topology
     spec = topo.fat_tree
-    if spec is None:
+    if spec is None:  # the schema requires it
         problems.append(Problem("topology.fat_tree", missing(), 'kind = "fat_tree" needs {radix, levels, merged_top}'))
         return None, []
-    if spec.radix % 2:
-        problems.append(Problem("topology.fat_tree.radix", spec.radix, "the radix must be even (2k ports: k down, k up)"))
-        return None, []
-    if spec.merged_top and spec.levels < 2:
-        problems.append(Problem("topology.fat_tree.levels", spec.levels, "a merged top needs at least 2 levels"))
-        return None, []
     shape = FatTree(spec.radix, spec.levels, spec.merged_top)
-    if shape.hosts > MAX_FAT_TREE_HOSTS:
-        problems.append(Problem("topology.fat_tree", spec.model_dump(), f"{shape.hosts} hosts; at most {MAX_FAT_TREE_HOSTS} are supported"))
-        return None, []
     for key in ("switches", "links"):
         if getattr(topo, key):
             problems.append(Problem(f"topology.{key}", "[...]", 'only used with kind = "graph" (the fat tree is built from topology.fat_tree)'))
@@ -62,6 +63,10 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
                 problems.append(Problem(f"topology.{key}", "[...]", 'only used with kind = "graph"'))
         if "S1" in nodes:
             problems.append(Problem("topology.nodes", topo.nodes, 'the name "S1" is the star\'s switch'))
+        if len(nodes) > MAX_SWITCH_PORTS:
+            given = topo.nodes if isinstance(topo.nodes, int) else f"{len(nodes)} names"
+            problems.append(Problem("topology.nodes", given, f"a star's switch S1 has a port per node and the engine allows at most {MAX_SWITCH_PORTS} ports per switch: at most {MAX_SWITCH_PORTS} nodes (a graph or fat tree spreads more over several switches)"))
+            return None, nodes
         return Network.star(nodes, rate, delay), nodes
     # graph
     switches = list(topo.switches)
@@ -98,6 +103,8 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
         if ok:
             links.append(Link(ls.a, ls.b, ls.rate if ls.rate is not None else rate, ls.delay if ls.delay is not None else delay))
     net = Network(nodes, switches, links)
+    if _too_many_ports(net, problems, "topology.links", f"{len(links)} links"):
+        return None, nodes
     wired = True
     for node in nodes:
         n = len(net.neighbours(node))

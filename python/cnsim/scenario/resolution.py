@@ -71,6 +71,7 @@ class Resolution:
         memory = values["switch.memory_per_port"]
         proc = values["switch.processing_delay"]
         oq_limit = values.get("switch.oq_limit")
+        self.marks.check_resolved(res, memory)
         thresholds, xoff_note, xon_note = self.marks.switches(res, memory)
         egress = self.marks.nic(proc)
         window_ps, window_note = measurement_window(self.doc, self.doc.duration)

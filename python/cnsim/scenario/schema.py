@@ -5,15 +5,18 @@ problems (:class:`~cnsim.errors.Problem`: key, value, what is allowed)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args, get_origin
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
+from ..cmparams import FRAME_MAX, FRAME_MIN
 from ..errors import Problem, did_you_mean, missing
-from ..units import (
-    parse_size,
-)
+from ..units import format_time
 from .fields import (
+    MAX_NODES,
+    MAX_SWITCH_PORTS,
     AutoSize,
     AutoSizeX,
     Fraction01,
@@ -28,6 +31,8 @@ from .fields import (
     Time,
     TimeX,
     node_list,
+    parse_size_value,
+    time_at_least,
     window_value,
 )
 
@@ -39,6 +44,12 @@ from .fields import (
 class _Model(BaseModel):
     # field docstrings become descriptions: the key reference (cnsim keys, docs/keys.md) reads them
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+def field_problem(field: str, value: Any, message: str) -> PydanticCustomError:
+    """An error a model validator raises about one of its fields: the problem is reported under
+    that field's key (``topology.fat_tree.radix``; ``field = ""``: the model's own key)."""
+    return PydanticCustomError("cnsim_field", "{message}", {"field": field, "value": value, "message": message})
 
 
 class LinkSpec(_Model):
@@ -64,6 +75,25 @@ class FatTreeSpec(_Model):
     merged_top: bool = False
     """Two trees merged at the top level (2·k^n nodes, scenarios.md §2 zhb-ft-*)."""
 
+    @model_validator(mode="after")
+    def _shape(self) -> FatTreeSpec:
+        """The shape checks (here, so that a bad shape stops validation before the node names
+        are checked against a tree that was never built)."""
+        if self.radix % 2:
+            raise field_problem("radix", self.radix, "the radix must be even (2k ports: k down, k up)")
+        if self.merged_top and self.levels < 2:
+            raise field_problem("levels", self.levels, "a merged top needs at least 2 levels")
+        hosts = (self.radix // 2) ** self.levels * (2 if self.merged_top else 1)
+        shape = {"radix": self.radix, "levels": self.levels, "merged_top": self.merged_top}
+        if hosts < 2:
+            raise field_problem("radix", self.radix, f"a fat tree of radix {self.radix} has {hosts} host (k^levels, k = radix/2) and a topology needs at least 2 nodes: give a radix of at least 4, or merged_top = true")
+        if hosts > MAX_NODES:
+            raise field_problem("", shape, f"{hosts} hosts; at most {MAX_NODES} are supported")
+        ports = self.radix if self.levels >= 2 else self.radix // 2  # one level: k hosts, no up-links
+        if ports > MAX_SWITCH_PORTS:
+            raise field_problem("radix", self.radix, f"{ports} ports per switch; the engine allows at most {MAX_SWITCH_PORTS}")
+        return self
+
 
 class TopologySpec(_Model):
     kind: Literal["star", "graph", "fat_tree"] = "star"
@@ -80,6 +110,12 @@ class TopologySpec(_Model):
     """Switches without congestion management (algorithms.md D6)."""
     routing: Literal["shortest", "dmodk"] | None = None  # None: "dmodk" for fat trees, else "shortest"
     """Route choice (default: "dmodk" for fat trees, else "shortest")."""
+
+    @model_validator(mode="after")
+    def _fat_tree_given(self) -> TopologySpec:
+        if self.kind == "fat_tree" and self.fat_tree is None:
+            raise field_problem("fat_tree", missing(), 'kind = "fat_tree" needs {radix, levels, merged_top}')
+        return self
 
 
 class LinksSpec(_Model):
@@ -149,7 +185,7 @@ class FlowSpec(_Model):
 
 
 class TrafficSpec(_Model):
-    frame_size: Annotated[int, BeforeValidator(parse_size), Field(ge=64, le=65_536), Kind("size", "in [64 B, 65536 B]")] = 1500
+    frame_size: Annotated[int, BeforeValidator(parse_size_value), Field(ge=FRAME_MIN, le=FRAME_MAX), Kind("size", f"in [{FRAME_MIN} B, {FRAME_MAX} B]")] = 1500
     """Data frame size."""
     pattern: Literal["uniform", "none"] = "none"
     """uniform: every node sends to every other node; none: only the named flows."""
@@ -186,6 +222,12 @@ class HotspotSpec(_Model):
     """When it ends."""
 
 
+#: The deadlock check runs every quarter threshold: 1 ps made a 2 ms run take 51 s. At 1 us (a
+#: frame time at 10 Gb/s, a ten-thousandth of the 10 ms default) a check every 250 ns costs little.
+DEADLOCK_FLOOR_PS = 1_000_000
+DeadlockTime = Annotated[int, BeforeValidator(time_at_least(DEADLOCK_FLOOR_PS)), Kind("time", f">= {format_time(DEADLOCK_FLOOR_PS)}")]
+
+
 class MetricsSpec(_Model):
     bin: PositiveTime = 1_000_000_000  # 1 ms
     """Width of the time bins of every series."""
@@ -197,8 +239,8 @@ class MetricsSpec(_Model):
     """Further ports whose queues are recorded."""
     per_flow: Literal["named", "hot", "all", "none"] = "named"
     """Which flows get throughput and rate series."""
-    deadlock_threshold: PositiveTime = 10_000_000_000  # 10 ms
-    """A cycle of PAUSE dependencies whose every link has been paused this long is a deadlock."""
+    deadlock_threshold: DeadlockTime = 10_000_000_000  # 10 ms
+    """A cycle of PAUSE dependencies whose every link has been paused this long is a deadlock (checked every quarter of it, so at least 1 us)."""
     stop_on_deadlock: bool = False
     """End the run when a deadlock is detected (it is reported either way)."""
 
@@ -256,29 +298,92 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     return ([*model.model_fields] + (["cm"] if model is ScenarioDoc else [])) if model else []
 
 
+def _is_union(annotation: Any) -> bool:
+    """``A | B`` with at least two members besides None (pydantic then tags the error location
+    with the member's name: ``switch.cp_ports.literal['all']``)."""
+    if get_origin(annotation) not in (Union, types.UnionType):
+        return False
+    return len([a for a in get_args(annotation) if a is not type(None)]) >= 2
+
+
+def _untag(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], int | None, Any]:
+    """``loc`` without the member tag pydantic puts after a union field, the length of the union
+    field's location (None: no union on the way) and the union's annotation."""
+    model: type[BaseModel] | None = ScenarioDoc
+    out: list[Any] = []
+    parts = list(loc)
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        out.append(part)
+        i += 1
+        if isinstance(part, int):
+            continue
+        if model is None or part not in model.model_fields:
+            model = None
+            continue
+        annotation = model.model_fields[part].annotation
+        if _is_union(annotation) and i < len(parts) and isinstance(parts[i], str):
+            return (*out, *parts[i + 1 :]), len(out), annotation
+        model = _unwrap_model(annotation)
+    return tuple(out), None, None
+
+
+def _describe_union(annotation: Any) -> str:
+    """``"all" or a list of strings`` for ``Literal["all"] | list[str]``."""
+    names: list[str] = []
+    for arg in get_args(annotation):
+        if arg is type(None):
+            continue
+        if get_origin(arg) is Literal:
+            names.extend(f'"{v}"' if isinstance(v, str) else str(v) for v in get_args(arg))
+        elif get_origin(arg) is list:
+            item = get_args(arg)
+            names.append("a list of strings" if item == (str,) else "a list")
+        else:
+            names.append(getattr(arg, "__name__", str(arg)))
+    return " or ".join(names)
+
+
+def _problem(loc: tuple[Any, ...], e: Any) -> Problem:
+    key = dotted(loc)
+    kind = e["type"]
+    if kind == "extra_forbidden":
+        names = _allowed_keys(loc[:-1])
+        where = dotted(tuple(p for p in loc[:-1] if not isinstance(p, int)))
+        command = f"cnsim keys {where}".strip()
+        msg = f"unknown key.{did_you_mean(str(loc[-1]), names)} The keys allowed here are: {', '.join(names)} (`{command}` describes them)"
+    elif kind == "missing":
+        return Problem(key, missing(), "this key is required")
+    elif kind == "cnsim_field":  # raised by field_problem()
+        ctx = e["ctx"]
+        return Problem(dotted(loc + ((ctx["field"],) if ctx["field"] else ())), ctx["value"], ctx["message"])
+    elif kind == "literal_error":
+        msg = "not an allowed value; allowed: " + str(e.get("ctx", {}).get("expected", ""))
+    elif kind == "value_error":
+        msg = str(e["msg"]).removeprefix("Value error, ")
+    elif kind.startswith(("greater", "less")):
+        msg = f"out of range: {e['msg'].lower()}"
+    else:
+        msg = str(e["msg"])
+    return Problem(key, e.get("input"), msg)
+
+
 def problems_from_validation(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Problem]:
     problems = []
+    # errors under a union field, by the field's key: one problem for the field, unless the
+    # value had a member's shape (a list) and the errors are inside it
+    unions: dict[str, tuple[int, Any, list[tuple[tuple[Any, ...], Any]]]] = {}
     for e in err.errors():
-        loc = prefix + tuple(e["loc"])
-        key = dotted(loc)
-        kind = e["type"]
-        if kind == "extra_forbidden":
-            names = _allowed_keys(loc[:-1])
-            where = dotted(tuple(p for p in loc[:-1] if not isinstance(p, int)))
-            command = f"cnsim keys {where}".strip()
-            msg = f"unknown key.{did_you_mean(str(loc[-1]), names)} The keys allowed here are: {', '.join(names)} (`{command}` describes them)"
-        elif kind == "missing":
-            problems.append(Problem(key, missing(), "this key is required"))
-            continue
-        elif kind == "literal_error":
-            msg = "not an allowed value; allowed: " + str(e.get("ctx", {}).get("expected", ""))
-        elif kind == "value_error":
-            msg = str(e["msg"]).removeprefix("Value error, ")
-        elif kind.startswith(("greater", "less")):
-            msg = f"out of range: {e['msg'].lower()}"
+        loc, union_len, annotation = _untag(prefix + tuple(e["loc"]))
+        if union_len is None:
+            problems.append(_problem(loc, e))
         else:
-            msg = str(e["msg"])
-        problems.append(Problem(key, e.get("input"), msg))
+            unions.setdefault(dotted(loc[:union_len]), (union_len, annotation, []))[2].append((loc, e))
+    for key, (union_len, annotation, members) in unions.items():
+        inner = [(loc, e) for loc, e in members if len(loc) > union_len]
+        if inner:
+            problems.extend(_problem(loc, e) for loc, e in inner)
+        else:
+            problems.append(Problem(key, members[0][1].get("input"), f"not an allowed value; allowed: {_describe_union(annotation)}"))
     return problems
-
-

@@ -10,6 +10,7 @@ from fractions import Fraction
 from ..errors import Problem
 from ..expr import Expr, ExprError
 from ..topology import Link, Network
+from .cmtable import check_resolved_cm
 from .network import per_switch, rtt_bw
 from .resolver import EvalProblem, Resolver
 from .schema import ScenarioDoc
@@ -70,7 +71,22 @@ class Watermarks:
         value = Resolver._convert("switch.xoff", "size", number, expr, None)
         return int(value)
 
+    def check_resolved(self, res: Resolver, memory: int) -> None:
+        """Checks of resolved values that need the network or another value: the switch memory
+        holds a frame (like switch.oq_limit and nic.egress_buffer) and the scheme's parameters
+        pass :func:`~.cmtable.check_resolved_cm` (rmin below the link rates, pmin <= pmax, …)."""
+        doc = self.doc
+        frame = doc.traffic.frame_size
+        if 0 < memory < frame:  # 0 has its own message ("greater than zero")
+            where = {"shared": "each port's part of the pool", "partitioned": "each input's partition", "egress": "each output's threshold"}[doc.switch.buffer]
+            self.problems.append(Problem("switch.memory_per_port", memory, f"{where} must hold at least one frame (traffic.frame_size = {frame} B)"))
+        params = {key.removeprefix("cm."): entry[2] for key, entry in res.entries.items() if key.startswith("cm.") and entry[2] is not None}
+        values = {name: res.values[f"cm.{name}"] for name in params if f"cm.{name}" in res.values}
+        exprs = {key.removeprefix("cm."): text for key, text in res.exprs.items() if key.startswith("cm.")}
+        check_resolved_cm(values, params, exprs, self.net, self.problems)
+
     def switches(self, res: Resolver, memory: int) -> tuple[dict[str, dict[str, int]], str, str]:
+        """Each switch's capacity, XOFF and XON (after :meth:`check_resolved`)."""
         sw = self.doc.switch
         switches = self.net.switches if self.net is not None else []
         out: dict[str, dict[str, int]] = {}
