@@ -168,28 +168,52 @@ def _remove_stale(root: Path, name: str) -> None:
 
 
 def connect(where: str | Path = "results", read_only: bool = True) -> Any:
-    """A DuckDB connection to the catalog in folder ``where`` (or the file itself)."""
+    """A DuckDB connection to the catalog in folder ``where`` (or the file itself); a path that
+    holds no catalog, or a file that is not one, is a :class:`ScenarioError`."""
     import duckdb
 
+    from .errors import ScenarioError, format_value, shorten
+
+    if not isinstance(where, (str, os.PathLike)):
+        raise ScenarioError(f"catalog: where must be a results folder or a catalog file (given {format_value(where)})")
     path = Path(where)
     if path.is_dir():
         path = path / CATALOG_FILE
     if not path.is_file():
-        from .errors import ScenarioError
-
         raise ScenarioError(f"{path}: no run catalog here; a sweep writes one, or call cnsim.catalog.build(folder)")
-    return duckdb.connect(str(path), read_only=read_only)
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as err:
+        raise ScenarioError(
+            f"{path}: not a run catalog (DuckDB cannot open it: {shorten(str(err).splitlines()[0] if str(err) else type(err).__name__, 160)}); "
+            "give a results folder or its catalog.duckdb, or rebuild it with cnsim.catalog.build(folder)"
+        ) from None
 
 
 def runs(where: str | Path = "results", where_sql: str | None = None) -> pa.Table:
     """The ``runs`` table (optionally filtered by an SQL condition) as a pyarrow Table."""
+    import duckdb
+
+    from .errors import ScenarioError, format_value, shorten
+
+    if where_sql is not None and not isinstance(where_sql, str):
+        raise ScenarioError(f"where_sql: must be an SQL condition in a string, e.g. \"scheme = 'bcn'\" (given {format_value(where_sql)})")
     con = connect(where)
     try:
         query = "SELECT * FROM runs" + (f" WHERE {where_sql}" if where_sql else "") + " ORDER BY sweep_dir, path"
-        relation = con.sql(query)
-        # DuckDB 2 reads a relation with to_arrow_table(); 1.x has only arrow() (a Table there)
-        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        table: pa.Table = fetch()
+        try:
+            relation = con.sql(query)
+            # DuckDB 2 reads a relation with to_arrow_table(); 1.x has only arrow() (a Table there)
+            fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+            table: pa.Table = fetch()
+        except duckdb.Error as err:
+            first = shorten(str(err).splitlines()[0] if str(err) else type(err).__name__, 200)
+            if where_sql:
+                raise ScenarioError(
+                    f"where_sql {shorten(where_sql)!r}: the catalog query failed ({first}); "
+                    "give an SQL condition on the columns of the runs table, e.g. \"scheme = 'bcn'\""
+                ) from None
+            raise ScenarioError(f"{where}: not a run catalog: its runs table cannot be read ({first}); rebuild it with cnsim.catalog.build(folder)") from None
         return table
     finally:
         con.close()

@@ -14,15 +14,35 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScenarioError", "ResourceError", "EngineMissing", "EngineError", "Problem", "format_value", "raise_problems", "did_you_mean"]
+__all__ = [
+    "ScenarioError", "UnknownNameError", "ResourceError", "EngineMissing", "EngineError", "Problem", "format_value", "shorten", "raise_problems", "did_you_mean",
+]
+
+
+#: A message shows at most this many characters of a value or key the user gave (a 50 MB
+#: string would otherwise be echoed whole on stderr) ...
+SHOW_CHARS = 80
+#: ... and a paragraph of a message (one problem) at most this many characters in all.
+MAX_PARAGRAPH = 2000
 
 
 class ScenarioError(ValueError):
     """Bad input: unknown scenario, unknown key or bad value. ``problems`` lists each finding."""
 
     def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        if isinstance(message, str) and len(message) > MAX_PARAGRAPH:
+            # a safety net: a message that quotes a huge value whole is cut, paragraph by paragraph
+            message = "\n\n".join(shorten(p, MAX_PARAGRAPH) for p in message.split("\n\n"))
         super().__init__(message)
         self.problems: list[Problem] = list(problems or [])
+
+
+class UnknownNameError(ScenarioError, KeyError):
+    """Bad input that names something that does not exist (a series kind): a
+    :class:`ScenarioError` that is also the ``KeyError`` such a lookup raised before."""
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class ResourceError(ScenarioError):
@@ -41,21 +61,42 @@ class EngineError(RuntimeError):
 _MISSING = object()
 
 
+
+
+def shorten(text: str, limit: int = SHOW_CHARS) -> str:
+    """``text`` itself when short; else its start, an ellipsis and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: max(limit - 20, 10)]}… ({len(text):,} characters)"
+
+
 def format_value(value: Any) -> str:
-    """A short TOML-like rendering of a value the user gave."""
+    """A short TOML-like rendering of a value the user gave (long values are cut)."""
     if value is _MISSING:
         return "(nothing)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value)
+        if len(value) <= SHOW_CHARS:
+            return json.dumps(value)
+        return f"{json.dumps(value[: SHOW_CHARS - 20])[:-1]}…\" ({len(value):,} characters)"
     if isinstance(value, (int, float)):
-        return repr(value)
+        try:
+            text = repr(value)
+        except ValueError:  # an int too long to print (sys.set_int_max_str_digits)
+            return f"(an integer of {int(value).bit_length():,} bits)"
+        return text if len(text) <= SHOW_CHARS else shorten(text)
+    unshowable = f"(a {type(value).__name__} too large or too deeply nested to show)"
     try:
         text = json.dumps(value, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    except (TypeError, ValueError):  # not JSON, or a circular container
+        try:
+            text = repr(value)
+        except (RecursionError, ValueError):
+            text = unshowable
+    except RecursionError:
+        text = unshowable
+    return text if len(text) <= SHOW_CHARS else text[: SHOW_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -68,7 +109,7 @@ class Problem:
 
     def render(self) -> str:
         given = "nothing was given" if self.value is _MISSING else f"given {format_value(self.value)}"
-        return f"{self.key or '(document)'}: {self.message} ({given})."
+        return f"{shorten(self.key) or '(document)'}: {shorten(self.message, MAX_PARAGRAPH // 2)} ({given})."
 
 
 def missing() -> Any:

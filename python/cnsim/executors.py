@@ -31,7 +31,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, Thr
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import ScenarioError, format_value, shorten
 from .runtask import RunOutcome, RunTask, execute_run, record_failure
 
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor", "default_workers"]
@@ -166,10 +166,17 @@ class DaskExecutor(Executor):
             ) from None
         self._cluster: Any = None
         if address:
+            if not isinstance(address, str):
+                raise ScenarioError(f"--scheduler: must be an address such as tcp://host:8786 (given {format_value(address)})")
             try:
                 self._client = Client(address, timeout="20s")
+            except (ValueError, TypeError) as err:  # distributed's parser: no port, unknown scheme, …
+                raise ScenarioError(
+                    f"--scheduler: {format_value(address)} is not a Dask scheduler address ({shorten(str(err), 160)}); "
+                    "give one such as tcp://host:8786"
+                ) from None
             except (OSError, TimeoutError) as err:
-                raise ScenarioError(f"--scheduler: cannot reach the Dask scheduler at {address!r} ({err})") from None
+                raise ScenarioError(f"--scheduler: cannot reach the Dask scheduler at {format_value(address)} ({shorten(str(err), 160)})") from None
             info = self._client.scheduler_info()
             self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
             self.name = f"dask at {address} ({self.workers} threads)"

@@ -3,6 +3,8 @@
 A numeric ``cm.*`` or ``switch.*`` value may be a string such as ``"2.5*gd0"``, ``"m/4"`` or
 ``"xoff - 20KB"``: numbers (optionally with a unit), names, ``+ - * /``, unary minus and
 parentheses. This is a small recursive-descent parser; nothing is ever passed to ``eval()``.
+An expression is at most :data:`MAX_CHARS` characters and :data:`MAX_DEPTH` nested parentheses
+deep (longer or deeper is refused with :class:`ExprError`); trees are evaluated without recursion.
 
 Inside an expression every quantity is a float in base units chosen so that products come out
 right: sizes in **bytes**, rates in **bit/s**, times in **seconds** (so ``2*1us*rate/8`` is a
@@ -15,16 +17,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from .units import PS_PER_S, RATE_UNITS, SIZE_UNITS, TIME_UNITS
 
-__all__ = ["Expr", "ExprError", "parse_expr", "looks_like_expr"]
+__all__ = ["Expr", "ExprError", "parse_expr", "looks_like_expr", "MAX_CHARS", "MAX_DEPTH"]
+
+#: The longest expression accepted, in characters (real ones are a few dozen).
+MAX_CHARS: Final = 500
+#: The most parentheses nested inside one another.
+MAX_DEPTH: Final = 32
 
 
 class ExprError(ValueError):
     """An expression that cannot be parsed or evaluated."""
+
+
+def _show(text: str) -> str:
+    """``text`` quoted for a message; a long one cut to its start and its length."""
+    if len(text) <= 60:
+        return repr(text)
+    return f"{text[:40]!r}… ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -70,7 +84,7 @@ def _unit_factor(unit: str, text: str) -> float:
     if u in SIZE_UNITS:
         return float(SIZE_UNITS[u])
     raise ExprError(
-        f"unknown unit {unit!r} in expression {text!r} (units: ps ns us ms s, bps Kbps Mbps Gbps, "
+        f"unknown unit {unit[:20]!r} in expression {_show(text)} (units: ps ns us ms s, bps Kbps Mbps Gbps, "
         "B KB MB KiB MiB; write a product with '*', e.g. '2*w')"
     )
 
@@ -82,7 +96,7 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
     while pos < stripped_end:
         m = _TOKEN_RE.match(text, pos)
         if m is None or m.end() == pos:
-            raise ExprError(f"unexpected character {text[pos:].strip()[:1]!r} in expression {text!r}")
+            raise ExprError(f"unexpected character {text[pos:].strip()[:1]!r} in expression {_show(text)}")
         if m["num"] is not None:
             value = float(m["num"])
             if m["unit"]:
@@ -99,21 +113,24 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
+        if len(text.strip()) > MAX_CHARS:
+            raise ExprError(f"expression too long: {len(text.strip()):,} characters; at most {MAX_CHARS} are allowed")
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
 
     def _peek(self) -> tuple[str, object] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
 
     def _fail(self, what: str) -> ExprError:
-        return ExprError(f"{what} in expression {self.text!r}")
+        return ExprError(f"{what} in expression {_show(self.text)}")
 
     def parse(self) -> _Node:
         if not self.tokens:
             raise self._fail("nothing to evaluate")
         node = self._sum()
         if self._peek() is not None:
-            raise self._fail(f"unexpected {self._peek()[1]!r}")  # type: ignore[index]
+            raise self._fail(f"unexpected {str(self._peek()[1])[:20]!r}")  # type: ignore[index]
         return node
 
     def _sum(self) -> _Node:
@@ -131,14 +148,13 @@ class _Parser:
         return node
 
     def _unary(self) -> _Node:
-        tok = self._peek()
-        if tok == ("op", "-"):
+        # a run of signs in a loop, not a recursion: "- - -x" is one negation
+        negative = False
+        while (tok := self._peek()) in (("op", "-"), ("op", "+")):
             self.i += 1
-            return _Neg(self._unary())
-        if tok == ("op", "+"):
-            self.i += 1
-            return self._unary()
-        return self._atom()
+            negative ^= tok == ("op", "-")
+        node = self._atom()
+        return _Neg(node) if negative else node
 
     def _atom(self) -> _Node:
         tok = self._peek()
@@ -151,30 +167,37 @@ class _Parser:
         if kind == "name":
             return _Name(str(value))
         if value == "(":
+            if self.depth >= MAX_DEPTH:
+                raise self._fail(f"expression too deep: more than {MAX_DEPTH} nested parentheses")
+            self.depth += 1
             node = self._sum()
+            self.depth -= 1
             if self._peek() != ("op", ")"):
                 raise self._fail("missing ')'")
             self.i += 1
             return node
-        raise self._fail(f"unexpected {value!r}")
+        raise self._fail(f"unexpected {str(value)[:20]!r}")
 
 
 def _names(node: _Node, out: set[str]) -> None:
-    if isinstance(node, _Name):
-        out.add(node.name)
-    elif isinstance(node, _Neg):
-        _names(node.operand, out)
-    elif isinstance(node, _Bin):
-        _names(node.left, out)
-        _names(node.right, out)
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, _Name):
+            out.add(n.name)
+        elif isinstance(n, _Neg):
+            todo.append(n.operand)
+        elif isinstance(n, _Bin):
+            todo += (n.right, n.left)
 
 
 @dataclass(frozen=True)
 class Expr:
-    """A parsed expression; ``text`` is what the user wrote."""
+    """A parsed expression; ``text`` is what the user wrote. Two expressions are equal when
+    their texts are (the tree follows from the text; comparing trees would recurse)."""
 
     text: str
-    tree: _Node
+    tree: _Node = field(compare=False, repr=False)
 
     @property
     def names(self) -> frozenset[str]:
@@ -184,27 +207,37 @@ class Expr:
         return frozenset(out)
 
     def evaluate(self, lookup: Callable[[str], float]) -> float:
-        """Evaluate with ``lookup(name)`` giving each name's value (base units)."""
-
-        def ev(node: _Node) -> float:
+        """Evaluate with ``lookup(name)`` giving each name's value (base units); left to right,
+        with an explicit stack (a long sum is a deep tree)."""
+        values: list[float] = []
+        todo: list[tuple[_Node, bool]] = [(self.tree, False)]
+        while todo:
+            node, operands_done = todo.pop()
             if isinstance(node, _Num):
-                return node.value
-            if isinstance(node, _Name):
-                return float(lookup(node.name))
-            if isinstance(node, _Neg):
-                return -ev(node.operand)
-            left, right = ev(node.left), ev(node.right)
-            if node.op == "+":
-                return left + right
-            if node.op == "-":
-                return left - right
-            if node.op == "*":
-                return left * right
-            if right == 0:
-                raise ExprError(f"division by zero in expression {self.text!r}")
-            return left / right
-
-        return ev(self.tree)
+                values.append(node.value)
+            elif isinstance(node, _Name):
+                values.append(float(lookup(node.name)))
+            elif isinstance(node, _Neg):
+                if operands_done:
+                    values.append(-values.pop())
+                else:
+                    todo += ((node, True), (node.operand, False))
+            elif not operands_done:
+                todo += ((node, True), (node.right, False), (node.left, False))
+            else:
+                right = values.pop()
+                left = values.pop()
+                if node.op == "+":
+                    values.append(left + right)
+                elif node.op == "-":
+                    values.append(left - right)
+                elif node.op == "*":
+                    values.append(left * right)
+                elif right == 0:
+                    raise ExprError(f"division by zero in expression {_show(self.text)}")
+                else:
+                    values.append(left / right)
+        return values[0]
 
     def __str__(self) -> str:
         return self.text

@@ -210,9 +210,18 @@ def hot_dynamics(scenario: Scenario, raw_series: dict[str, Any]) -> dict[str, An
         return round(x, 12) if math.isfinite(x) else None
 
     cv_window = windows.get("ss", windows["all"])
-    for src, dst in r.per_flow:
-        t, g = signal("throughput", f"flow:{src}->{dst}", "gbps")
-        out["flow_cv"][f"{src}->{dst}"] = finite(signals.time_cv(signals.samples_in(t, g, cv_window)[1]))
+    flows = [signal("throughput", f"flow:{src}->{dst}", "gbps") for src, dst in r.per_flow]
+    bins = int((raw_series.get("throughput") or {}).get("bins", -1))
+    if flows and all(t.size == bins for t, _ in flows):
+        # every flow has a value in every bin (the one bin grid): the window's bins are picked
+        # once, not per flow, so that `per_flow = "all"` on a large network (260,000 flows at 512
+        # hosts) costs seconds. One `time_cv` per flow still: a reduction over a 2-D array sums
+        # in another order and moves the last digit of some flows' CV.
+        inside = signals.in_window(flows[0][0], cv_window)
+        cvs = [signals.time_cv(g[inside]) for _, g in flows]
+    else:
+        cvs = [signals.time_cv(signals.samples_in(t, g, cv_window)[1]) for t, g in flows]
+    out["flow_cv"] = {f"{src}->{dst}": finite(cv) for (src, dst), cv in zip(r.per_flow, cvs, strict=True)}
     on_ps, off_ps = hot_span_ps(r.doc)
     if on_ps is None or not r.hot_port:
         return out
@@ -265,17 +274,34 @@ class Result:
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str]) -> Result:
-        """The result of a run folder written by :meth:`save` (series read on demand)."""
-        import tomllib
+        """The result of a run folder written by :meth:`save` (series read on demand). A path
+        that is not a complete, readable run folder is a :class:`ScenarioError` naming it."""
+        from .errors import ScenarioError, format_value
+        from .rundir import read_json_checked
 
+        if not isinstance(folder, (str, os.PathLike)):
+            raise ScenarioError(f"Result.load: the run folder must be a path (given {format_value(folder)})")
         folder = Path(folder)
-        summary = read_json(folder / SUMMARY_FILE)
-        if not isinstance(summary, dict):
-            raise ValueError(f"{folder}: no readable {SUMMARY_FILE}: not a complete run folder")
-        doc = tomllib.loads((folder / SCENARIO_FILE).read_text(encoding="utf-8"))
-        scen = Scenario(doc, str(summary.get("scenario") or folder.name), str(folder))
-        _, fair = build_summary(scen, summary)
-        result = cls(scen, summary, {}, read_json(folder / MANIFEST_FILE) or {}, fair)
+        if not folder.is_dir():
+            what = "is a file" if folder.exists() else "does not exist"
+            raise ScenarioError(f"{folder}: {what}, not a run folder; give a folder written by Result.save or `cnsim run --out`")
+        try:
+            summary = read_json_checked(folder / SUMMARY_FILE, "the JSON table of summary metrics a run writes")
+            if summary is None and not (folder / SUMMARY_FILE).is_file():
+                raise ScenarioError(f"{folder}: no {SUMMARY_FILE}: not a complete run folder (a failed or unfinished run has none)")
+            if not isinstance(summary, dict):
+                raise ScenarioError(f"{folder / SUMMARY_FILE}: damaged: a JSON {'null' if summary is None else type(summary).__name__}; expected the JSON table of summary metrics a run writes")
+            scen = _load_scenario(folder, str(summary.get("scenario") or folder.name))
+            manifest = read_json(folder / MANIFEST_FILE)
+        except OSError as err:
+            raise ScenarioError(f"{err.filename or folder}: cannot be read ({err.strerror or err})") from None
+        try:
+            _, fair = build_summary(scen, summary)
+        except ScenarioError as err:
+            raise ScenarioError(f"{folder / SCENARIO_FILE}: {err}", err.problems) from None
+        except (AttributeError, TypeError, ValueError, KeyError, ArithmeticError) as err:
+            raise ScenarioError(f"{folder / SUMMARY_FILE}: damaged: {type(err).__name__}: {err}; expected the summary a run writes") from None
+        result = cls(scen, summary, {}, manifest if isinstance(manifest, dict) else {}, fair)
         result.folder = folder
         return result
 
@@ -287,13 +313,17 @@ class Result:
         return [k for k in SERIES_KINDS if k in self.raw_series]
 
     def series(self, kind: str) -> pa.Table:
-        """A long-format pyarrow table of series ``kind`` (empty if the engine gave none)."""
+        """A long-format pyarrow table of series ``kind`` (empty if the engine gave none). An
+        unknown kind, or a damaged Parquet file in the run folder, is a :class:`ScenarioError`
+        (for an unknown kind also a ``KeyError``)."""
+        if not isinstance(kind, str) or kind not in SERIES_KINDS:
+            from .errors import UnknownNameError, format_value
+
+            raise UnknownNameError(f"series kind {format_value(kind)}: unknown; kinds: {', '.join(SERIES_KINDS)}")
         if self.folder is not None and kind not in self.raw_series:
             path = self.folder / SERIES_DIR / f"{kind}.parquet"
             if path.is_file():
-                import pyarrow.parquet as pq
-
-                return pq.read_table(path)
+                return _read_series_file(path)
         return decode_series(kind, self.raw_series.get(kind))
 
     def delivered_frames(self) -> float:
@@ -306,11 +336,44 @@ class Result:
         frame = self.scenario.resolved.doc.traffic.frame_size
         return float(np.nansum(gbps) * float(raw.get("bin_s", 0.0)) * 1e9 / 8 / frame)
 
-    def save(self, directory: str | os.PathLike[str], plots: bool = True) -> Path:
+    def save(self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False) -> Path:
         """Write the run folder: scenario, summary, manifest, series and (``plots``) the default
         figures; returns its path. Its page, ``report.html``, belongs to the report layer above
-        this one (``cnsim report DIR``, :func:`cnsim.rebuild.build_report`; `cnsim run` writes both)."""
+        this one (``cnsim report DIR``, :func:`cnsim.rebuild.build_report`; `cnsim run` writes both).
+
+        Like ``--out`` (spec/contract.md "Command line"), an existing non-empty folder is refused
+        with :class:`ScenarioError` unless ``force``: then it is replaced, the new folder written
+        beside it and renamed over it when complete. A path that cannot be written is a
+        :class:`ScenarioError` too."""
+        from . import outdir
+        from .errors import ScenarioError, format_value
+
+        if not isinstance(directory, (str, os.PathLike)):
+            raise ScenarioError(f"Result.save: the folder must be a path (given {format_value(directory)})")
         out = Path(directory)
+        try:
+            if out.exists() and not out.is_dir():
+                raise ScenarioError(f"{out}: is a file, not a folder; give a folder path for the run folder")
+            replace = out.is_dir() and any(out.iterdir())
+            if replace and not force:
+                raise ScenarioError(f"{out}: the folder exists and is not empty; pass force=True to replace it, or choose another folder")
+            if not replace:
+                self._write_folder(out, plots)
+                return out
+            tmp = outdir.staging(out)
+            try:
+                self._write_folder(tmp, plots)
+            except BaseException:
+                outdir.discard(tmp)
+                raise
+            outdir.commit(tmp, out)
+        except OSError as err:
+            where = err.filename or out
+            raise ScenarioError(f"{out}: cannot write the run folder ({where}: {err.strerror or err}); choose another folder") from None
+        return out
+
+    def _write_folder(self, out: Path, plots: bool) -> None:
+        """The files of :meth:`save`, written into ``out`` (created if missing)."""
         (out / SERIES_DIR).mkdir(parents=True, exist_ok=True)
         (out / SCENARIO_FILE).write_text(self.scenario.to_toml(), encoding="utf-8")
         (out / SUMMARY_FILE).write_text(dump_json(self.summary), encoding="utf-8")
@@ -327,7 +390,6 @@ class Result:
             from .plots import save_figures  # matplotlib is imported only when figures are drawn
 
             save_figures(self, out)
-        return out
 
     def __repr__(self) -> str:
         return f"Result({self.scenario.id!r}, scheme={self.summary.get('scheme')!r})"
@@ -354,3 +416,35 @@ class Result:
                 data = base64.b64encode(figure_png(self, name)).decode("ascii")
                 figures += f"<img src='data:image/png;base64,{data}' style='max-width:48%' alt='{name[:-4]}'>"
         return f"<div class='cnsim-result'><p>{head}</p><table>{rows}</table><div>{figures}</div></div>"
+
+
+def _load_scenario(folder: Path, scenario_id: str) -> Scenario:
+    """The scenario of run folder ``folder`` (Result.load): its ``scenario.toml``, or a
+    :class:`ScenarioError` naming the file."""
+    from .errors import ScenarioError
+    from .scenario.loading import parse_toml
+
+    path = folder / SCENARIO_FILE
+    if not path.is_file():
+        raise ScenarioError(f"{folder}: no {SCENARIO_FILE}: not a complete run folder")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(f"{path}: damaged: not UTF-8 text (byte {err.start}); expected the resolved scenario a run writes") from None
+    return Scenario(parse_toml(text, str(path)), scenario_id, str(folder))
+
+
+def _read_series_file(path: Path) -> pa.Table:
+    """``series/<kind>.parquet`` of a run folder; a file that is not Parquet is a
+    :class:`ScenarioError` naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .errors import ScenarioError, shorten
+
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowException, OSError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ScenarioError(f"{path}: damaged: not a readable Parquet file ({shorten(first, 160)}); expected the series a run writes") from None

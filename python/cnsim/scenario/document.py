@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..cmparams import SCHEMES
-from ..errors import Problem, ScenarioError, raise_problems
+from ..errors import Problem, ScenarioError, format_value, raise_problems, shorten
 from .cmtable import check_cm_table, check_param
 from .lower import lower_core
-from .overrides import assign, split_key
+from .overrides import MAX_DEPTH, assign, nesting_message, split_key, too_deep
 from .resolution import Resolution
 from .resolver import Resolved
 from .schema import ScenarioDoc, problems_from_validation
@@ -23,9 +24,12 @@ from .toml import resolved_toml
 class Scenario:
     """A scenario document with overrides; resolves lazily (contract "Python")."""
 
-    def __init__(self, doc: dict[str, Any], id: str, source: str = "") -> None:
+    def __init__(self, doc: dict[str, Any], id: str, source: str = "", *, _checked: bool = False) -> None:
         if not isinstance(doc, dict):
             raise ScenarioError(f"{id}: a scenario document must be a table")
+        deep = None if _checked else too_deep(doc)
+        if deep is not None:  # before copying: deepcopy and validation recurse
+            raise ScenarioError(f"{id}: {nesting_message(deep)}")
         self.id = id
         self.source = source
         self._doc: dict[str, Any] = copy.deepcopy(doc)
@@ -38,7 +42,7 @@ class Scenario:
     # ---- editing ------------------------------------------------------------------------
 
     def copy(self) -> Scenario:
-        other = Scenario(self._doc, self.id, self.source)
+        other = Scenario(self._doc, self.id, self.source, _checked=True)  # set() kept it shallow
         other._scheme = self._scheme
         other._cm_set = copy.deepcopy(self._cm_set)
         # an unedited copy is the same scenario: it shares the (never mutated) resolution
@@ -48,6 +52,9 @@ class Scenario:
     def set(self, key: str, value: Any) -> Scenario:
         """Override ``key`` (dotted, contract ``--set`` rules); returns ``self``."""
         path = split_key(key)
+        deep = too_deep(value, MAX_DEPTH - len(path))
+        if deep is not None:
+            raise ScenarioError(f"{shorten(key)}: {nesting_message(path + deep)} (given {format_value(value)})")
         value = copy.deepcopy(value)
         if path[0] == "cm" and len(path) == 2 and path[1] == "scheme":
             self._scheme = value
@@ -59,7 +66,13 @@ class Scenario:
         self._core = None
         return self
 
-    def set_many(self, overrides: dict[str, Any] | None) -> Scenario:
+    def set_many(self, overrides: Mapping[str, Any] | None) -> Scenario:
+        """:meth:`set` each ``{dotted key: value}`` of ``overrides`` (a mapping, or None)."""
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise ScenarioError(
+                f'set: must be a mapping of dotted keys to values, e.g. {{"cm.scheme": "bcn"}} '
+                f"(given a {type(overrides).__name__}: {format_value(overrides)})"
+            )
         for key, value in (overrides or {}).items():
             self.set(key, value)
         return self

@@ -1,5 +1,9 @@
 """Loading scenarios: the shipped catalog (``cnsim/scenarios/*.toml``) and user files, with
-clear messages for files that are missing, unreadable, not UTF-8, empty or not TOML."""
+clear messages for files that are missing, unreadable, not UTF-8, empty or not TOML.
+
+:func:`parse_toml` is the one place TOML text from a user becomes a document: it skips a UTF-8
+byte-order mark and refuses, with a message naming the file, text that is not TOML, nested too
+deeply (tomllib recurses) or holds a number too long to convert."""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, shorten
 from .document import Scenario
+from .overrides import MAX_DEPTH, nesting_message, too_deep
 
 # --------------------------------------------------------------------------------------------
 # Loading and the catalog
@@ -35,11 +40,29 @@ def _read_text(path: Path) -> str:
         raise ScenarioError(f"{path}: cannot be read: {err.strerror or err}") from None
 
 
-def _read_toml(text: str, where: str) -> dict[str, Any]:
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """The TOML document in ``text`` (from file ``where``), or a :class:`ScenarioError` naming
+    ``where`` (exit 2): not TOML, nested more than :data:`MAX_DEPTH` levels, a number too long.
+    A leading UTF-8 byte-order mark (some Windows editors write one) is skipped."""
+    text = text.removeprefix("\ufeff")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ScenarioError(f"{where}: not valid TOML: {err}") from None
+        raise ScenarioError(f"{where}: not valid TOML: {shorten(str(err), 200)}") from None
+    except RecursionError:
+        raise ScenarioError(
+            f"{where}: not readable as TOML: arrays or inline tables are nested too deeply; a scenario nests at most {MAX_DEPTH} levels"
+        ) from None
+    except ValueError:  # tomllib converts digits with int(): more than 4,300 is refused
+        raise ScenarioError(f"{where}: not readable as TOML: a number is too long to read (at most 4,300 digits)") from None
+    deep = too_deep(doc)
+    if deep is not None:
+        raise ScenarioError(f"{where}: {nesting_message(deep)}")
+    return doc
+
+
+def _read_toml(text: str, where: str) -> dict[str, Any]:
+    doc = parse_toml(text, where)
     if not doc:
         raise ScenarioError(f"{where}: the scenario file is empty; a scenario needs at least `duration` and a topology (see `cnsim show zhb-og-single-hop`)")
     return doc
