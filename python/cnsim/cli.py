@@ -745,7 +745,7 @@ def fluid(
     out: Path | None = typer.Option(None, "--out", help="Output folder (default results/<id>-fluid-<timestamp>-<suffix>/); must be new or empty."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw the figures."),
     quiet: bool = typer.Option(False, "--quiet", help="No summary lines."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --out folder."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out folder, and integrate (and run) even if the estimate exceeds the bound."),
 ) -> None:
     """The fluid model of a scenario (BCN, QCN, DCQCN) and its linear stability (docs/fluid.md)."""
     from . import outdir
@@ -754,7 +754,7 @@ def fluid(
     with _guard():
         overrides = parse_overrides(set_)
         folder = outdir.choose(out, f"{Path(scenario).stem}-fluid", force=force)
-        study = fluid_study(scenario, overrides, compare=compare, seed=seed)
+        study = fluid_study(scenario, overrides, compare=compare, seed=seed, force=force)
         tmp = outdir.staging(folder)
         try:
             write_outputs(study, tmp, plots=not no_plots)

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import ScenarioError
 from .scenario import Scenario
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ __all__ = [
     "SWEEP_TABLE_FILE",
     "TMP_PREFIX",
     "read_json",
+    "read_json_checked",
+    "damaged",
     "run_complete",
     "publish",
     "run_id_of",
@@ -63,11 +66,38 @@ TMP_PREFIX = ".tmp-"
 
 
 def read_json(path: Path) -> Any:
-    """The JSON document at ``path``, or None when it is missing or does not parse."""
+    """The JSON document at ``path``, or None when it is missing or does not parse (for the
+    sweep engine, to which both mean "run it again"; a reader that must tell a damaged file
+    from a missing one uses :func:`read_json_checked`)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def damaged(path: Path, problem: str, expected: str, fix: str = "") -> ScenarioError:
+    """The bad-input error (exit 2) for a damaged file of a results folder: one line naming the
+    file, what is wrong with it and what it should hold (and, with ``fix``, what to do)."""
+    return ScenarioError(f"{path}: damaged: {problem}; expected {expected}." + (f" {fix}" if fix else ""))
+
+
+def read_json_checked(path: Path, expected: str = "a JSON document written by cnsim", fix: str = "") -> Any:
+    """The JSON document at ``path``; None when there is no such file; a :class:`ScenarioError`
+    naming the file (exit 2) when it is there but is not UTF-8 JSON (truncated, overwritten)."""
+    if not path.is_file():
+        return None
+    data = path.read_bytes()  # other I/O errors (permissions) propagate as OSError, with the file name
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise damaged(path, f"not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})", expected, fix) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        what = "empty" if not text.strip() else f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno})"
+        raise damaged(path, what, expected, fix) from None
+    except ValueError as err:  # e.g. a number too long to convert
+        raise damaged(path, f"not valid JSON ({err})", expected, fix) from None
 
 
 def run_complete(folder: Path) -> bool:

@@ -35,11 +35,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from . import work
 from .dde import solve_dde
 from .grid import FluidRun, _cycles, _Grid
 from .params import _P_CAP, FluidParams, fixed_point
 
-__all__ = ["fixed_point", "linear_modes", "simulate_dcqcn", "red", "step_size"]
+__all__ = ["fixed_point", "linear_modes", "simulate_dcqcn", "red", "step_size", "step_limits"]
 
 Array = NDArray[np.float64]
 
@@ -51,11 +52,15 @@ def red(q: Array | float, kmin: Array | float, kmax: Array | float, pmax: Array 
     return np.where(q <= kmin, 0.0, np.where(q <= kmax, pmax * (q - kmin) / band, 1.0))
 
 
+#: the candidates of :func:`step_size` with what sets each (in :mod:`.work`, which estimates a run)
+step_limits = work.dcqcn_step_limits
+
+
 def step_size(fp: FluidParams) -> float:
     """A tenth of the shortest of the CNP interval, the alpha timer and the increase timer (the
     model's fastest rates are 1/τ, g/τ' and 1/T), and at most a thousandth of the hot window."""
-    lo, hi = fp.hot_window_s
-    return float(min(min(fp.cnp_interval_s, fp.alpha_timer_s, fp.timer_s) / 10.0, max(hi - lo, 1e-3) / 1000.0))
+    return float(min(value for value, _ in step_limits(fp)))
+
 
 
 class _Model:
@@ -139,14 +144,16 @@ class _Model:
 
 
 def simulate_dcqcn(plist: list[FluidParams], *, t_start: float = 0.0, t_end: float | None = None, h: float | None = None,
-                   record_dt: float = 1e-4, sources: str = "backlog") -> FluidRun:
+                   record_dt: float = 1e-4, sources: str = "backlog", force: bool = False) -> FluidRun:
     """Integrate the DCQCN fluid model for every grid point (see :func:`.models.simulate` for
-    ``t_start``, ``record_dt`` and ``sources``). Initial state: q = 0, no backlog, R_C = R_T = the
+    ``t_start``, ``record_dt``, ``sources`` and ``force``). Initial state: q = 0, no backlog, R_C = R_T = the
     line rate, α = ``alpha_init``. ``FluidRun.fb`` holds the marking probability p(q)."""
     m = _Model(plist, sources)
     g = m.g
     t_end = float(max(p.duration_s for p in plist) if t_end is None else t_end)
-    h = float(min(step_size(p) for p in plist) if h is None else h)
+    est = work.check(work.estimate(plist, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt, sources=sources),
+                     force=force, what=plist[0].scenario)
+    h = est.h
     every = max(1, int(round(record_dt / h)))
     sol = solve_dde(m.rhs, m.x0, g.tau_s[:, 0], t_end, h, t0=t_start, project=m.project, record_every=every,
                     interpolation="linear")

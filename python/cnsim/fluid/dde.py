@@ -72,8 +72,8 @@ def solve_dde(
     taus = np.broadcast_to(np.asarray(tau, dtype=np.float64), (P,)).copy()
     if np.any(taus < 0) or not np.all(np.isfinite(taus)):
         raise ValueError("delays must be finite and >= 0")
-    if h <= 0 or t_end <= t0:
-        raise ValueError("need h > 0 and t_end > t0")
+    if not (np.isfinite(h) and h > 0) or not (np.isfinite(t_end) and np.isfinite(t0) and t_end > t0):
+        raise ValueError("need a finite h > 0 and finite t0 < t_end")  # (the fluid models estimate steps first: .work)
     hist0 = x.copy() if x_hist is None else np.broadcast_to(np.asarray(x_hist, dtype=np.float64), (P, n)).copy()
     proj: Projection = project if project is not None else (lambda _t, y: y)
     x = proj(t0, x)

@@ -102,7 +102,7 @@ def w_needed(
     base = dict(set or {})
 
     def pm(w: float) -> float:
-        p = fluid_params(scenario, {**base, "cm.w": w}).with_(tau_s=tau_s)
+        p = fluid_params(scenario, {**base, "cm.w": w}, engine_check=False).with_(tau_s=tau_s)
         return float(bcn_linear(p)["phase_margin_rad"])
 
     ws = np.geomspace(0.05, w_max, 120)

@@ -41,23 +41,26 @@ in for it), drops, and the randomness of sampling (the model follows the mean).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from . import work
 from .dde import solve_dde
 from .grid import FluidRun, _cycles, _Grid
 from .params import FluidParams
-from .stability import crossover
 
-__all__ = ["FluidRun", "simulate", "bcn_equilibrium", "step_size"]
+__all__ = ["FluidRun", "simulate", "bcn_equilibrium", "step_size", "step_limits"]
 
 #: smallest per-message factor 1 + Gd·Fb in the log decrease (ln 1e-3 = −6.9 ≈ to the floor)
-_FLOOR = 1e-3
+_FLOOR = work.LOG_FLOOR
 
 Array = NDArray[np.float64]
+
+
+#: the candidates of :func:`step_size` with what sets each (in :mod:`.work`, which estimates a run)
+step_limits = work.step_limits
 
 
 def step_size(p: FluidParams) -> float:
@@ -67,28 +70,16 @@ def step_size(p: FluidParams) -> float:
     interpolates inside the step when τ < h (a 3 us loop does not force 3 us steps), and Δ/2
     replaces Δ/4: the model averages over samples, nothing in it changes faster than Δ, and
     1/(20 ω_c) already resolves the loop (tests/test_fluid.py checks that halving h changes
-    the trajectories by less than 1 %).
+    the trajectories by less than 1 %). With a gain so large that ω_c overflows it is 0
+    (:func:`.work.check` refuses that).
     """
-    L = p.frame_bits
-    lam0 = p.fair_bps
-    off = max(g.offered_bps for g in p.groups)
-    k_md = p.ps * p.gd * lam0**2 * p.n_hot / (8 * L) if p.gd > 0 else 0.0
-    k_ai = p.ps * p.gi * p.ru * lam0 * p.n_hot / (8 * L) if p.gi > 0 else 0.0
-    tw = p.w * p.sample_spacing_s
-    wc = float(max(crossover(max(k_md, 1e-9), tw), crossover(max(k_ai, 1e-9), tw)))
-    pmax = max(p.ps * p.oversample, p.pmax if p.sampling in ("linear", "table") else 0.0)
-    m_max = pmax * off / L  # messages per second per flow at the offered rate
-    rate = m_max * max(-math.log(max(1.0 - p.gd * p.fbmax, _FLOOR)), 1.0 if p.scheme == "qcn" else 0.0)
-    lo, hi = p.hot_window_s
-    cands = [1.0 / (20.0 * wc), p.sample_spacing_s / 2.0, max(hi - lo, 1e-3) / 1000.0]
-    if rate > 0:
-        cands.append(1.0 / rate)
-    return float(min(cands))
+    return float(min(value for value, _ in step_limits(p)))
+
 
 
 def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t_end: float | None = None,
              h: float | None = None, record_dt: float = 1e-4,
-             sources: str = "backlog", decrease: str = "log") -> FluidRun:
+             sources: str = "backlog", decrease: str = "log", force: bool = False) -> FluidRun:
     """Integrate the scheme's fluid model for every grid point from ``t_start`` to ``t_end``.
 
     ``sources``: ``"backlog"`` (default) models each source's queue of not-yet-sent traffic (the
@@ -110,17 +101,23 @@ def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t
     t = 0 with that state).
     ``h`` defaults to the smallest :func:`step_size` of the grid; states are recorded every
     ``record_dt`` (at least every step).
+
+    The work is estimated first (:mod:`.work`): an integration of more than
+    :data:`.work.MAX_WORK` steps, or one that would not fit in memory, raises
+    :class:`~cnsim.errors.ResourceError` unless ``force``.
     """
     plist = [params] if isinstance(params, FluidParams) else list(params)
     if plist[0].scheme == "dcqcn":  # §11.3 has its own state and equations
         from .dcqcn import simulate_dcqcn
 
-        return simulate_dcqcn(plist, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt, sources=sources)
+        return simulate_dcqcn(plist, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt, sources=sources, force=force)
     if sources not in ("backlog", "clamp"):
         raise ValueError(f"sources must be 'backlog' or 'clamp', not {sources!r}")
-    g = _Grid(plist)
     t_end = float(max(p.duration_s for p in plist) if t_end is None else t_end)
-    h = float(min(step_size(p) for p in plist) if h is None else h)
+    est = work.check(work.estimate(plist, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt, sources=sources),
+                     force=force, what=plist[0].scenario)
+    g = _Grid(plist)
+    h = est.h
     every = max(1, int(round(record_dt / h)))
     P, G = g.P, g.G
     qcn = g.scheme == "qcn"

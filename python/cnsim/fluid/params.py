@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScenarioError
+from ..errors import Problem, ScenarioError, raise_problems
 from ..scenario import Scenario, load
 
 __all__ = ["FlowGroup", "FluidParams", "FLUID_SCHEMES", "fluid_params"]
@@ -135,8 +135,10 @@ class FluidParams:
 
     @property
     def sample_spacing_s(self) -> float:
-        """Δ = L/(p_s·μ): the time between two samples at equilibrium."""
-        return self.frame_bits / (self.ps * self.mu_bps)
+        """Δ = L/(p_s·μ): the time between two samples at equilibrium (inf when nothing is
+        sampled: DCQCN with RED's Pmax = 0 marks only above Kmax)."""
+        rate = self.ps * self.mu_bps
+        return self.frame_bits / rate if rate > 0 else math.inf
 
     def with_(self, **changes: Any) -> FluidParams:
         """A copy with fields changed (``tau_s``, ``w``, ``gd`` …); fbmax follows w and qeq."""
@@ -280,11 +282,127 @@ def _dcqcn_loop_delay(core: dict[str, Any], links: dict[str, Any], groups: tuple
     return sum(taus) / len(taus)
 
 
-def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = None) -> FluidParams:
+_PS_KEYS = {"cnp_interval_ps": "cnp_interval", "alpha_timer_ps": "alpha_timer", "timer_ps": "timer",
+            "decrease_interval_ps": "decrease_interval", "rmin_bps": "rmin", "drift_period_ps": "drift_period"}
+
+
+def _engine_relations(scheme: str, cm: dict[str, Any]) -> list[Problem]:
+    """The checks the packet engine makes of a scheme's parameters (crates/cnsim-core/src/cm:
+    ``DcqcnParams::check``, ``QcnParams::check``), on the lowered ``cm`` table, so that the fluid
+    model refuses what ``cnsim run`` refuses — with the scenario's key names."""
+    problems: list[Problem] = []
+
+    def num(name: str) -> float:
+        value = cm.get(name)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+    def need(name: str, ok: bool, allowed: str) -> None:
+        if not ok:
+            key = f"cm.{_PS_KEYS.get(name, name)}"
+            value = cm.get(name)
+            shown = f"{value * _PS:g} s" if name.endswith("_ps") and isinstance(value, (int, float)) else value
+            problems.append(Problem(key, shown, f"the packet engine refuses it: {allowed}"))
+
+    def positive(name: str, what: str = "must be > 0") -> None:
+        v = num(name)
+        need(name, v > 0 and math.isfinite(v), what)
+
+    if scheme == "dcqcn":
+        for name in ("pmax", "g", "alpha_init"):
+            v = num(name)
+            need(name, 0.0 <= v <= 1.0, "must be in [0, 1]")
+        v = num("rate_on_first_cnp")
+        need("rate_on_first_cnp", 0.0 < v <= 1.0, "must be in (0, 1]")
+        kmin, kmax = num("kmin"), num("kmax")
+        if not (kmin >= 0 and kmax >= kmin):
+            problems.append(Problem("cm.kmin", f"{kmin:g} B", f"the packet engine refuses it: need 0 <= kmin <= kmax (cm.kmax = {kmax:g} B)"))
+        positive("bc")
+        positive("rmin_bps")
+        need("f", num("f") >= 1, "must be >= 1")
+        for name in ("cnp_interval_ps", "alpha_timer_ps", "timer_ps", "decrease_interval_ps"):
+            if name in cm:
+                positive(name, "must be a positive time")
+    elif scheme == "qcn":
+        for name in ("qeq", "bc", "ai_byte_count", "rmin_bps"):
+            if name in cm:
+                positive(name)
+        need("w", num("w") >= 0, "must be >= 0")
+        need("fb_bits", 1 <= num("fb_bits") <= 30, "must be in [1, 30]")
+        need("f", num("f") >= 1, "must be >= 1")
+        positive("timer_ps", "must be a positive time")
+        if "jitter" in cm:
+            need("jitter", 0.0 <= num("jitter") < 1.0, "must be in [0, 1)")
+        if "efr_first_cycle" in cm:
+            need("efr_first_cycle", 0.0 < num("efr_first_cycle") <= 1.0, "must be in (0, 1]")
+        need("min_dec", 0.0 <= num("min_dec") <= 1.0, "must be in [0, 1]")
+        if num("drift_rate_bps") > 0:
+            positive("drift_period_ps", "must be > 0 when cm.drift_rate > 0")
+    return problems
+
+
+def _engine_check(scen: Scenario) -> None:
+    """What the engine itself refuses when it builds the simulation (no run; about a
+    millisecond), as :func:`cnsim.run` would report it. Skipped without a built engine: the
+    fluid model is pure numpy."""
+    from ..errors import EngineMissing
+    from ..runner import _front_end_error, engine
+
+    try:
+        core = engine()
+    except EngineMissing:
+        return
+    try:
+        core.Simulation(scen.core_json())
+    except Exception as err:  # ConfigError → ScenarioError (exit 2); EngineError → the engine's bug (exit 70)
+        raise _front_end_error(core, scen, err) from None
+
+
+#: the scenario keys behind a FluidParams field (for messages)
+_FIELD_KEYS = {"w": "cm.w", "qeq": "cm.qeq", "ps": "cm.ps", "gd": "cm.gd", "gi": "cm.gi", "ru": "cm.ru", "rmin": "cm.rmin",
+               "r_ai": "cm.r_ai", "min_dec": "cm.min_dec", "kmin": "cm.kmin", "kmax": "cm.kmax", "g": "cm.g",
+               "pmin": "cm.pmin", "pmax": "cm.pmax", "fbmax": "cm.w, cm.qeq", "tau_s": "links.delay, cm.feedback_delay",
+               "link_bps": "links.rate", "duration_s": "duration"}
+
+
+def _fluid_limits(sid: str, p: FluidParams) -> FluidParams:
+    """Refuse what the fluid model cannot integrate although the packet engine runs it: a
+    parameter that is not finite, or a BCN loop without sampling, decrease or increase."""
+    for name, value in vars(p).items():
+        if not isinstance(value, float) or math.isfinite(value):
+            continue
+        if value > 0 and name in ("qmc", "backlog_cap_bytes", "buffer_bytes"):  # no ceiling
+            continue
+        key = _FIELD_KEYS.get(name, f"the scenario keys behind {name}")
+        raise _bad(sid, f"{key}: the fluid model's {name} = {value!r} is not a finite number; allowed: finite values")
+    if p.scheme == "dcqcn":
+        return p
+    if not p.ps > 0:
+        if p.sampling == "linear":
+            raise _bad(sid, 'cm.pmin = 0 with cm.sampling = "linear": at the equilibrium (Fb = 0) the congestion point then '
+                            "samples nothing, so the fluid model's loop has no gain there to integrate or linearise; "
+                            "allowed: cm.pmin > 0")
+        raise _bad(sid, "cm.ps = 0: the congestion point never samples a frame, so there is no feedback loop for the "
+                        "fluid model to integrate; allowed: cm.ps > 0")
+    if p.scheme == "bcn":
+        if not p.gd > 0:
+            raise _bad(sid, "cm.gd = 0: the BCN fluid model needs a decrease gain > 0 — without one the rates never fall, "
+                            "the queue has no equilibrium at Qeq and the loop no phase margin to report "
+                            "(the packet simulator runs it: cnsim run); allowed: cm.gd > 0")
+        if not p.gi > 0:
+            raise _bad(sid, "cm.gi = 0: the BCN fluid model needs an increase gain > 0 — without one the rates only fall, "
+                            "never return to the fair share, and the loop has no phase margin to report "
+                            "(the packet simulator runs it: cnsim run); allowed: cm.gi > 0")
+    return p
+
+
+def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = None, *,
+                 engine_check: bool = True) -> FluidParams:
     """Derive :class:`FluidParams` from a scenario (id, path or object) and overrides.
 
-    Raises :class:`ScenarioError` for a scheme without a fluid model or a scenario that is not a
-    single-switch, single-bottleneck one.
+    Raises :class:`ScenarioError` for a scheme without a fluid model, a scenario that is not a
+    single-switch, single-bottleneck one, parameters the packet engine refuses (its own checks,
+    mirrored, and — with ``engine_check`` and a built engine — the engine building the
+    simulation), and parameters the fluid model cannot take (a BCN gain of 0, no sampling).
     """
     scen = load(scenario)
     scen.set_many(set)
@@ -295,6 +413,16 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
         raise _bad(sid, f"cm.scheme = {r.scheme!r} has no fluid model; the fluid models are "
                    + ", ".join(f'"{s}"' for s in FLUID_SCHEMES) + " (e.g. --set cm.scheme=bcn)")
     core = scen.lower()
+    raise_problems(_engine_relations(r.scheme, core["cm"]), sid)
+    if engine_check:
+        _engine_check(scen)
+    return _fluid_limits(sid, _fluid_params(scen, core))
+
+
+def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
+    """:func:`fluid_params` once the scenario is checked."""
+    r = scen.resolved
+    sid = scen.id
     if r.scheme == "dcqcn" and core["cm"]["rp"] != "paper":
         raise _bad(sid, 'cm.rp = "nic": the DCQCN fluid model (§11.3) is the paper\'s reaction point; use cm.rp = "paper"')
     topo = core["topology"]

@@ -20,8 +20,10 @@ import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..errors import ScenarioError
 from ..results import dump_json
 from ..scenario import Scenario
+from . import work
 from .analysis import dominant_period, onset_period, ringing_period, window_mask
 from .dcqcn import linear_modes
 from .grid import FluidRun
@@ -46,9 +48,13 @@ class FluidStudy:
 
 
 def _fluid_span(p: FluidParams) -> tuple[float, float]:
-    """Integrate from a little before the congestion starts to 0.1 s after it ends."""
+    """Integrate from a little before the congestion starts to 0.1 s after it ends (or through
+    the measurement window, when it starts later than that)."""
     lo, hi = p.hot_window_s
-    return max(0.0, lo - 0.005), min(p.duration_s, hi + 0.1)
+    t0, t1 = max(0.0, lo - 0.005), min(p.duration_s, hi + 0.1)
+    if p.window_s[0] >= t1:
+        t1 = min(p.duration_s, p.window_s[1])
+    return t0, t1
 
 
 def _fluid_figures(p: FluidParams, run: FluidRun) -> dict[str, Any]:
@@ -82,6 +88,19 @@ def _fluid_figures(p: FluidParams, run: FluidRun) -> dict[str, Any]:
     return out
 
 
+def _check_trajectory(p: FluidParams, run: FluidRun) -> None:
+    """Refuse a trajectory that is not finite (a NaN or an overflow): its figures would be NaN."""
+    for name, values in (("queue", run.queue), ("rate", run.rates), ("aggregate", run.aggregate)):
+        bad = ~np.isfinite(values)
+        if bad.any():
+            t = float(run.t[int(np.argmax(bad.reshape(bad.shape[0], -1).any(axis=1)))])
+            raise ScenarioError(
+                f"{p.scenario}: the {p.scheme} fluid model's {name} is not finite from t = {t:.6g} s: the parameters "
+                f"are outside what the model integrates (gd = {p.gd:g}, gi = {p.gi:g} per byte, w = {p.w:g}, "
+                f"ps = {p.ps:g}); change them, or use the packet simulator (cnsim run)"
+            )
+
+
 def fluid_study(
     scenario: str | Path | Scenario,
     set: dict[str, Any] | None = None,
@@ -89,17 +108,37 @@ def fluid_study(
     compare: bool = False,
     seed: int | None = None,
     duration: Any = None,
+    force: bool = False,
 ) -> FluidStudy:
     """Integrate the scheme's fluid model for ``scenario``; with ``compare`` also run the packet
-    simulator on the same scenario (queue binned at 100 us unless ``metrics.bin`` is set)."""
+    simulator on the same scenario (queue binned at 100 us unless ``metrics.bin`` is set).
+
+    Both are estimated before anything runs: an integration over :data:`.work.MAX_WORK` steps
+    (:mod:`.work`) or a packet run over :mod:`cnsim.budget`'s bounds raises
+    :class:`~cnsim.errors.ResourceError` (exit 2) unless ``force``."""
     overrides = dict(set or {})
     if duration is not None:
         overrides["duration"] = duration
     p = fluid_params(scenario, overrides)
     t0, t1 = _fluid_span(p)
-    x_run = simulate(p, t_start=t0, t_end=t1)
+    work.check(work.estimate([p], t_start=t0, t_end=t1), force=force, what=p.scenario)
+    pset = dict(overrides)
+    if compare:
+        from .. import budget
+        from ..runner import prepare
+
+        if "metrics.bin" not in pset:
+            pset["metrics.bin"] = COMPARE_BIN
+        budget.check(prepare(scenario, pset, seed).lower(), force=force)  # before the fluid model runs
+    x_run = simulate(p, t_start=t0, t_end=t1, force=force)
+    _check_trajectory(p, x_run)
     summary: dict[str, Any] = {"scheme": p.scheme, "scenario": p.scenario, "parameters": p.to_dict()}
     fl = _fluid_figures(p, x_run)
+    if fl["queue_mean_bytes"] is None:
+        raise ScenarioError(
+            f"{p.scenario}: the measurement window {list(p.window_s)} s holds no point of the fluid trajectory "
+            f"({t0:g} to {t1:g} s); allowed: a metrics.window that overlaps the congestion"
+        )
     summary.update({"queue_mean_bytes": fl["queue_mean_bytes"], "rate_mean_gbps": fl["rate_mean_gbps"]})
     summary["fluid"] = fl
     if p.scheme == "bcn":
@@ -125,10 +164,7 @@ def fluid_study(
     if compare:
         from ..runner import run as packet_run
 
-        pset = dict(overrides)
-        if "metrics.bin" not in pset:
-            pset["metrics.bin"] = COMPARE_BIN
-        packet = packet_run(scenario, set=pset, seed=seed)
+        packet = packet_run(scenario, set=pset, seed=seed, force=force)
         summary["compare"] = _agreement(p, summary, packet)
     return FluidStudy(p, x_run, summary, packet)
 
@@ -267,6 +303,10 @@ def stability_map(p: FluidParams, x: str, y: str, path: Path, n: int = 160) -> d
         "gi": (centre["gi"] / 30, centre["gi"] * 30), "ps": (0.002, 0.2), "n_hot": (1, 256),
         "mu": (centre["mu"] / 20, min(centre["mu"] * 20, 1e11)),
     }
+    for axis in (x, y):
+        lo, hi = ranges[axis]
+        if not (0 < lo < hi < np.inf):
+            raise ValueError(f"stability_map: the {axis} axis around {centre[axis]:g} has no range to map ({lo:g} to {hi:g})")
     xs = np.geomspace(*ranges[x], n)
     ys = np.geomspace(*ranges[y], n)
     X, Y = np.meshgrid(xs, ys)

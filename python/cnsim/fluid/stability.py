@@ -41,8 +41,10 @@ def crossover(K: ArrayLike, T_w: ArrayLike) -> Array:
     """ω_c (rad/s) of the open loop K(1 + sT_w)/s² (delay does not change the gain)."""
     K = np.asarray(K, dtype=np.float64)
     T = np.asarray(T_w, dtype=np.float64)
-    a = K * K * T * T
-    omega: Array = np.sqrt((a + np.sqrt(a * a + 4.0 * K * K)) / 2.0)
+    # ω_c² = (K²T² + sqrt(K⁴T⁴ + 4K²))/2 = K·(x + sqrt(x² + 4))/2 with x = K·T²: the same
+    # closed form, without the fourth powers that overflow for large gains
+    x = K * T * T
+    omega: Array = np.sqrt(K) * np.sqrt((x + np.hypot(x, 2.0)) / 2.0)
     return omega
 
 
@@ -129,18 +131,20 @@ class LoopFigures:
 def loop_figures(K: ArrayLike, T_w: ArrayLike, tau: ArrayLike) -> LoopFigures:
     """Crossover, phase margin, periods, τ_max and the rightmost root for K, T_w, τ."""
     K, T, tau = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (K, T_w, tau)))
-    wc = crossover(K, T)
-    root = rightmost_root(K, T, tau)
+    # K = 0 (no gain on a side: ω_c = 0) or a gain so large that ω_c overflows gives figures that
+    # are not finite (JSON null in to_dict), not warnings on stderr
     with np.errstate(all="ignore"):
+        wc = crossover(K, T)
+        root = rightmost_root(K, T, tau)
         damped = np.where(np.abs(root.imag) > 1e-9 * wc, 2 * np.pi / np.abs(root.imag), np.inf)
-    return LoopFigures(
-        K=K,
-        T_w=T,
-        tau=tau,
-        crossover_rad_s=wc,
-        phase_margin_rad=np.arctan(wc * T) - wc * tau,
-        period_s=2 * np.pi / wc,
-        max_stable_delay_s=np.arctan(wc * T) / wc,
-        root=root,
-        damped_period_s=damped,
-    )
+        return LoopFigures(
+            K=K,
+            T_w=T,
+            tau=tau,
+            crossover_rad_s=wc,
+            phase_margin_rad=np.arctan(wc * T) - wc * tau,
+            period_s=2 * np.pi / wc,
+            max_stable_delay_s=np.arctan(wc * T) / wc,
+            root=root,
+            damped_period_s=damped,
+        )
