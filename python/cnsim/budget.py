@@ -12,6 +12,11 @@ exhaust memory *before* it starts, in well under a second:
   the long-format tables Python builds from them (about 48 B per row);
 * **finite flows** (TG-GEO): every completed flow keeps its completion time for the exact FCT
   statistics (about 32 B per flow with its slot and the vector's slack);
+* **recorded flows** (``metrics.per_flow``): each costs Python memory and time after the engine
+  (its series rows' names, its summary.json entries, its time CV, its row of the page): about
+  5 KiB and 50 us per flow, measured with ``per_flow = "all"`` on 512 hosts (261,632 flows);
+* **wall time**: events at the engine's speed, which falls as the network outgrows the caches
+  (:func:`events_per_s`), plus the recorded flows' post-processing;
 * **engine memory**: per node and per port state, the dense (source, destination) VOQ index
   (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — 8 B for every frame
   that could wait in a VOQ (with a hotspot, every frame generated after it starts: the worst
@@ -30,14 +35,17 @@ from typing import Any
 
 from .errors import ResourceError
 
-__all__ = ["Estimate", "estimate", "check", "physical_memory", "MAX_EVENTS", "MEMORY_SHARE", "FORCE_HINT"]
+__all__ = ["Estimate", "estimate", "events_per_s", "check", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT"]
 
 #: Refuse runs above this many events (about 2 hours at 15 M events/s).
 MAX_EVENTS = 1.0e11
 #: Refuse runs whose estimated peak memory exceeds this share of physical memory.
 MEMORY_SHARE = 0.8
-#: Engine speed used to turn events into an expected wall time (events/s, one core).
+#: Engine speed used to turn events into an expected wall time (events/s, one core), up to
+#: :data:`_CACHE_NODES` nodes; larger networks run slower (:func:`events_per_s`).
 EVENTS_PER_S = 15.0e6
+#: Refuse runs expected to take longer than the event bound's time (about 2 hours).
+MAX_WALL_S = MAX_EVENTS / EVENTS_PER_S
 
 _PS_PER_S = 10**12
 _NODE_BYTES = 2048  # NIC, generator, recorder state per node
@@ -47,6 +55,10 @@ _ENGINE_VALUE_BYTES = 8
 _PYTHON_ROW_BYTES = 48
 _FLOW_BYTES = 32  # a completion time (8 B) with a growing vector's slack, and its flow slot
 _BASE_BYTES = 120 * 2**20  # the Python process itself (interpreter, numpy, pyarrow)
+_RECORDED_FLOW_BYTES = 5 * 1024  # a recorded flow's names, summary entries and rows in Python
+_RECORDED_FLOW_S = 50e-6  # and its post-processing time
+_CACHE_NODES = 512  # up to here the engine's state stays mostly in cache
+_SPEED_EXPONENT = 0.5  # beyond, events/s falls as (nodes / _CACHE_NODES) ** -0.5
 
 
 @dataclass(frozen=True)
@@ -62,19 +74,33 @@ class Estimate:
     memory_bytes: int
     #: the part of ``memory_bytes`` that is frames waiting in unlimited source VOQs (worst case)
     backlog_bytes: int = 0
+    #: flows whose throughput is recorded (``metrics.per_flow``)
+    recorded_flows: int = 0
 
     @property
     def wall_s(self) -> float:
-        """Expected wall time on one core at the engine's typical speed."""
-        return self.events / EVENTS_PER_S
+        """Expected wall time on one core: the engine at its speed for this size, then the
+        recorded flows' post-processing."""
+        return self.events / events_per_s(self.nodes) + self.recorded_flows * _RECORDED_FLOW_S
 
     def describe(self) -> str:
         """One line: the estimate in human units."""
+        flows = f", {self.recorded_flows:,} recorded flows" if self.recorded_flows else ""
         return (
-            f"{self.nodes:,} nodes, {self.ports:,} ports, {self.bins:,} bins x series = {self.series_rows:,} series rows, "
+            f"{self.nodes:,} nodes, {self.ports:,} ports, {self.bins:,} bins x series = {self.series_rows:,} series rows{flows}, "
             f"about {self.frames:.3g} frames and {self.events:.3g} events (~{_human_time(self.wall_s)} at "
-            f"{EVENTS_PER_S / 1e6:.0f} M events/s), peak memory about {_human_bytes(self.memory_bytes)}"
+            f"{events_per_s(self.nodes) / 1e6:.3g} M events/s), peak memory about {_human_bytes(self.memory_bytes)}"
         )
+
+
+def events_per_s(nodes: int) -> float:
+    """The engine's expected speed for a network of ``nodes`` nodes: :data:`EVENTS_PER_S` while
+    its state stays mostly in cache, then falling as the square root of the size (measured:
+    3.5–5 M events/s at 2,048 hosts and about 1.5 M at 20,000–65,000 on a machine that runs 16
+    hosts at 17–23 M; docs/performance.md, docs/robustness.md)."""
+    if nodes <= _CACHE_NODES:
+        return EVENTS_PER_S
+    return EVENTS_PER_S * float((nodes / _CACHE_NODES) ** -_SPEED_EXPONENT)
 
 
 def _human_bytes(n: float) -> str:
@@ -183,13 +209,25 @@ def estimate(core: dict[str, Any]) -> Estimate:
     memory = float(_BASE_BYTES + nodes * _NODE_BYTES + ports * _PORT_BYTES)
     memory += series_rows * (_ENGINE_VALUE_BYTES + _PYTHON_ROW_BYTES)
     memory += flows * _FLOW_BYTES
+    recorded = len(metrics.get("per_flow", []))
+    memory += recorded * _RECORDED_FLOW_BYTES
     if nodes <= _DENSE_VOQ_NODES:
         memory += nodes * nodes * 4
     backlog = 0
     if core["nic"].get("ingress") == "unlimited":
         backlog = int(_backlog_frames(core, node_rate, frame_bits) * 8)
     memory += backlog
-    return Estimate(nodes=nodes, ports=ports, bins=bins, series_rows=series_rows, frames=frames, events=events, memory_bytes=int(memory), backlog_bytes=backlog)
+    return Estimate(
+        nodes=nodes,
+        ports=ports,
+        bins=bins,
+        series_rows=series_rows,
+        frames=frames,
+        events=events,
+        memory_bytes=int(memory),
+        backlog_bytes=backlog,
+        recorded_flows=recorded,
+    )
 
 
 #: what :func:`check` tells a ``cnsim run`` user to do to run a refused run anyway
@@ -211,6 +249,8 @@ def check(core: dict[str, Any], force: bool = False, memory: int | None = None, 
         reasons.append(f"its peak memory would exceed {MEMORY_SHARE:.0%} of this machine's {_human_bytes(total)}")
     if est.events > MAX_EVENTS:
         reasons.append(f"it would take more than {MAX_EVENTS:.0e} events (~{_human_time(MAX_EVENTS / EVENTS_PER_S)})")
+    elif est.wall_s > MAX_WALL_S:
+        reasons.append(f"it would take about {_human_time(est.wall_s)}, more than {_human_time(MAX_WALL_S)}")
     if reasons:
         raise ResourceError(
             f"this run was refused before it started: {' and '.join(reasons)}. Estimate: {est.describe()}. "
