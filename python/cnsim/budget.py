@@ -13,8 +13,9 @@ exhaust memory *before* it starts, in well under a second:
 * **finite flows** (TG-GEO): every completed flow keeps its completion time for the exact FCT
   statistics (about 32 B per flow with its slot and the vector's slack);
 * **recorded flows** (``metrics.per_flow``): each costs Python memory and time after the engine
-  (its series rows' names, its summary.json entries, its time CV, its row of the page): about
-  5 KiB and 50 us per flow, measured with ``per_flow = "all"`` on 512 hosts (261,632 flows);
+  (its series rows' names, its summary.json entries, its time CV): about 2.5 KiB and 50 us per
+  flow, from ``per_flow = "all"`` on 512 hosts (261,632 flows, 1 ms: 0.6 GB peak and 14 s in
+  all on a loaded machine);
 * **wall time**: events at the engine's speed, which falls as the network outgrows the caches
   (:func:`events_per_s`), plus the recorded flows' post-processing;
 * **engine memory**: per node and per port state, the dense (source, destination) VOQ index
@@ -55,7 +56,7 @@ _ENGINE_VALUE_BYTES = 8
 _PYTHON_ROW_BYTES = 48
 _FLOW_BYTES = 32  # a completion time (8 B) with a growing vector's slack, and its flow slot
 _BASE_BYTES = 120 * 2**20  # the Python process itself (interpreter, numpy, pyarrow)
-_RECORDED_FLOW_BYTES = 5 * 1024  # a recorded flow's names, summary entries and rows in Python
+_RECORDED_FLOW_BYTES = 2560  # a recorded flow's names, summary entries and rows in Python
 _RECORDED_FLOW_S = 50e-6  # and its post-processing time
 _CACHE_NODES = 512  # up to here the engine's state stays mostly in cache
 _SPEED_EXPONENT = 0.5  # beyond, events/s falls as (nodes / _CACHE_NODES) ** -0.5
