@@ -272,23 +272,6 @@ def test_the_linear_figures_of_a_side_without_gain_warn_nothing() -> None:
     assert math.isfinite(float(crossover(1e250, 1e-3)))  # the closed form without K⁴T⁴
 
 
-def test_the_fluid_refuses_what_the_packet_engine_refuses() -> None:
-    """DCQCN's kmin <= kmax (and the engine's other relations), mirrored in fluid.params."""
-    from cnsim.fluid.params import _engine_relations
-
-    cm = {"pmax": 0.01, "g": 0.5, "alpha_init": 1.0, "rate_on_first_cnp": 1.0, "kmin": 300_000, "kmax": 100_000,
-          "bc": 1e7, "rmin_bps": 1e8, "f": 5, "cnp_interval_ps": 5e7, "alpha_timer_ps": 5.5e7, "timer_ps": 5.5e7,
-          "decrease_interval_ps": 4e6}
-    problems = _engine_relations("dcqcn", cm)
-    assert [p.key for p in problems] == ["cm.kmin"] and "need 0 <= kmin <= kmax" in problems[0].message
-    assert _engine_relations("dcqcn", {**cm, "kmin": 100_000, "kmax": 300_000}) == []
-    bad = _engine_relations("dcqcn", {**cm, "kmin": 0, "g": 2.0, "alpha_timer_ps": 0, "f": 0})
-    assert {p.key for p in bad} == {"cm.g", "cm.alpha_timer", "cm.f"}
-    qcn = {"qeq": 0, "bc": 150000, "ai_byte_count": 150000, "rmin_bps": 5e6, "w": 2.0, "fb_bits": 6, "f": 5,
-           "timer_ps": 1.5e10, "jitter": 0.15, "efr_first_cycle": 1.0, "min_dec": 1.5, "drift_rate_bps": 0}
-    assert {p.key for p in _engine_relations("qcn", qcn)} == {"cm.qeq", "cm.min_dec"}
-
-
 def test_kmin_above_kmax_is_refused_by_cnsim_fluid(tmp_path: Path) -> None:
     res = _fluid(tmp_path, "dcqcn-incast-2to1", "--set", "cm.scheme=dcqcn", "--set", "cm.kmin=300KB", "--set", "cm.kmax=100KB")
     _refused(res, "cm.kmin", "kmax")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, ScenarioError, raise_problems
+from ..errors import ScenarioError
 from ..scenario import Scenario, load
 
 __all__ = ["FlowGroup", "FluidParams", "FLUID_SCHEMES", "fluid_params"]
@@ -282,64 +282,6 @@ def _dcqcn_loop_delay(core: dict[str, Any], links: dict[str, Any], groups: tuple
     return sum(taus) / len(taus)
 
 
-_PS_KEYS = {"cnp_interval_ps": "cnp_interval", "alpha_timer_ps": "alpha_timer", "timer_ps": "timer",
-            "decrease_interval_ps": "decrease_interval", "rmin_bps": "rmin", "drift_period_ps": "drift_period"}
-
-
-def _engine_relations(scheme: str, cm: dict[str, Any]) -> list[Problem]:
-    """The checks the packet engine makes of a scheme's parameters (crates/cnsim-core/src/cm:
-    ``DcqcnParams::check``, ``QcnParams::check``), on the lowered ``cm`` table, so that the fluid
-    model refuses what ``cnsim run`` refuses — with the scenario's key names."""
-    problems: list[Problem] = []
-
-    def num(name: str) -> float:
-        value = cm.get(name)
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-
-    def need(name: str, ok: bool, allowed: str) -> None:
-        if not ok:
-            key = f"cm.{_PS_KEYS.get(name, name)}"
-            value = cm.get(name)
-            shown = f"{value * _PS:g} s" if name.endswith("_ps") and isinstance(value, (int, float)) else value
-            problems.append(Problem(key, shown, f"the packet engine refuses it: {allowed}"))
-
-    def positive(name: str, what: str = "must be > 0") -> None:
-        v = num(name)
-        need(name, v > 0 and math.isfinite(v), what)
-
-    if scheme == "dcqcn":
-        for name in ("pmax", "g", "alpha_init"):
-            v = num(name)
-            need(name, 0.0 <= v <= 1.0, "must be in [0, 1]")
-        v = num("rate_on_first_cnp")
-        need("rate_on_first_cnp", 0.0 < v <= 1.0, "must be in (0, 1]")
-        kmin, kmax = num("kmin"), num("kmax")
-        if not (kmin >= 0 and kmax >= kmin):
-            problems.append(Problem("cm.kmin", f"{kmin:g} B", f"the packet engine refuses it: need 0 <= kmin <= kmax (cm.kmax = {kmax:g} B)"))
-        positive("bc")
-        positive("rmin_bps")
-        need("f", num("f") >= 1, "must be >= 1")
-        for name in ("cnp_interval_ps", "alpha_timer_ps", "timer_ps", "decrease_interval_ps"):
-            if name in cm:
-                positive(name, "must be a positive time")
-    elif scheme == "qcn":
-        for name in ("qeq", "bc", "ai_byte_count", "rmin_bps"):
-            if name in cm:
-                positive(name)
-        need("w", num("w") >= 0, "must be >= 0")
-        need("fb_bits", 1 <= num("fb_bits") <= 30, "must be in [1, 30]")
-        need("f", num("f") >= 1, "must be >= 1")
-        positive("timer_ps", "must be a positive time")
-        if "jitter" in cm:
-            need("jitter", 0.0 <= num("jitter") < 1.0, "must be in [0, 1)")
-        if "efr_first_cycle" in cm:
-            need("efr_first_cycle", 0.0 < num("efr_first_cycle") <= 1.0, "must be in (0, 1]")
-        need("min_dec", 0.0 <= num("min_dec") <= 1.0, "must be in [0, 1]")
-        if num("drift_rate_bps") > 0:
-            positive("drift_period_ps", "must be > 0 when cm.drift_rate > 0")
-    return problems
-
-
 def _engine_check(scen: Scenario) -> None:
     """What the engine itself refuses when it builds the simulation (no run; about a
     millisecond), as :func:`cnsim.run` would report it. Skipped without a built engine: the
@@ -400,9 +342,10 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
     """Derive :class:`FluidParams` from a scenario (id, path or object) and overrides.
 
     Raises :class:`ScenarioError` for a scheme without a fluid model, a scenario that is not a
-    single-switch, single-bottleneck one, parameters the packet engine refuses (its own checks,
-    mirrored, and — with ``engine_check`` and a built engine — the engine building the
-    simulation), and parameters the fluid model cannot take (a BCN gain of 0, no sampling).
+    single-switch, single-bottleneck one, parameters the packet engine refuses (the front end's
+    checks, and — with ``engine_check`` and a built engine — the engine building the
+    simulation, without running it), and parameters the fluid model cannot take (a BCN gain of
+    0, no sampling).
     """
     scen = load(scenario)
     scen.set_many(set)
@@ -413,7 +356,6 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
         raise _bad(sid, f"cm.scheme = {r.scheme!r} has no fluid model; the fluid models are "
                    + ", ".join(f'"{s}"' for s in FLUID_SCHEMES) + " (e.g. --set cm.scheme=bcn)")
     core = scen.lower()
-    raise_problems(_engine_relations(r.scheme, core["cm"]), sid)
     if engine_check:
         _engine_check(scen)
     return _fluid_limits(sid, _fluid_params(scen, core))
