@@ -67,7 +67,10 @@ class Param:
             "float": "a number",
         }[self.kind]
         auto = ' or "auto"' if self.kind == "time_or_auto" else ""
-        return unit + self.range_text() + auto + ", or an expression such as \"2.5*gd0\""
+        # an expression of the names a scheme value may use (gd0, gd, qeq, w, ru, m, rate, xoff),
+        # in the parameter's own unit where one exists
+        example = {"size": ' such as "m/4"', "rate": ' such as "rate/100"', "float": ' such as "2.5*gd0"'}.get(self.kind, "")
+        return unit + self.range_text() + auto + ", or an expression" + example
 
     def range_text(self) -> str:
         """The range for :meth:`allowed`: ' in [lo, hi]', ' >= lo' or '', in the kind's unit
