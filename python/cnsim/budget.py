@@ -30,13 +30,14 @@ engine's speed). ``force=True`` skips the refusal (the caller says "I know").
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ResourceError
 
-__all__ = ["Estimate", "estimate", "events_per_s", "check", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT"]
+__all__ = ["Estimate", "estimate", "events_per_s", "check", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT", "human_time", "human_bytes"]
 
 #: Refuse runs above this many events (about 2 hours at 15 M events/s).
 MAX_EVENTS = 1.0e11
@@ -89,8 +90,8 @@ class Estimate:
         flows = f", {self.recorded_flows:,} recorded flows" if self.recorded_flows else ""
         return (
             f"{self.nodes:,} nodes, {self.ports:,} ports, {self.bins:,} bins x series = {self.series_rows:,} series rows{flows}, "
-            f"about {self.frames:.3g} frames and {self.events:.3g} events (~{_human_time(self.wall_s)} at "
-            f"{events_per_s(self.nodes) / 1e6:.3g} M events/s), peak memory about {_human_bytes(self.memory_bytes)}"
+            f"about {self.frames:.3g} frames and {self.events:.3g} events (~{human_time(self.wall_s)} at "
+            f"{events_per_s(self.nodes) / 1e6:.3g} M events/s), peak memory about {human_bytes(self.memory_bytes)}"
         )
 
 
@@ -104,7 +105,8 @@ def events_per_s(nodes: int) -> float:
     return EVENTS_PER_S * float((nodes / _CACHE_NODES) ** -_SPEED_EXPONENT)
 
 
-def _human_bytes(n: float) -> str:
+def human_bytes(n: float) -> str:
+    """A size in binary units (B, KiB … PiB)."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -112,14 +114,19 @@ def _human_bytes(n: float) -> str:
     return f"{n:.1f} PiB"  # pragma: no cover (loop returns)
 
 
-def _human_time(s: float) -> str:
+def human_time(s: float) -> str:
+    """A duration in the unit a person reads it in (s, min, h, days, years; "forever")."""
+    if not math.isfinite(s):
+        return "forever"
     if s < 120:
         return f"{s:.1f} s"
     if s < 7200:
         return f"{s / 60:.0f} min"
     if s < 3 * 86400:
         return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.3g} days"
+    if s < 1e3 * 365 * 86400:
+        return f"{s / 86400:.3g} days"
+    return f"{s / (365 * 86400):.3g} years"
 
 
 def physical_memory() -> int:
@@ -247,11 +254,11 @@ def check(core: dict[str, Any], force: bool = False, memory: int | None = None, 
     total = physical_memory() if memory is None else memory
     reasons = []
     if total and est.memory_bytes > MEMORY_SHARE * total:
-        reasons.append(f"its peak memory would exceed {MEMORY_SHARE:.0%} of this machine's {_human_bytes(total)}")
+        reasons.append(f"its peak memory would exceed {MEMORY_SHARE:.0%} of this machine's {human_bytes(total)}")
     if est.events > MAX_EVENTS:
-        reasons.append(f"it would take more than {MAX_EVENTS:.0e} events (~{_human_time(MAX_EVENTS / EVENTS_PER_S)})")
+        reasons.append(f"it would take more than {MAX_EVENTS:.0e} events (~{human_time(MAX_EVENTS / EVENTS_PER_S)})")
     elif est.wall_s > MAX_WALL_S:
-        reasons.append(f"it would take about {_human_time(est.wall_s)}, more than {_human_time(MAX_WALL_S)}")
+        reasons.append(f"it would take about {human_time(est.wall_s)}, more than {human_time(MAX_WALL_S)}")
     if reasons:
         raise ResourceError(
             f"this run was refused before it started: {' and '.join(reasons)}. Estimate: {est.describe()}. "

@@ -55,6 +55,7 @@ from .results import dump_json
 from .rundir import SWEEP_PLAN_FILE, SWEEP_TABLE_FILE, TMP_PREFIX, flatten, read_run, rows_table, run_complete, run_id_of
 from .runtask import RunOutcome, RunTask, execute_run, params_doc
 from .scenario import load, scenarios
+from .scenario.loading import read_text
 
 __all__ = [
     "SweepSpec",
@@ -155,22 +156,11 @@ def shipped_sweeps() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in root.iterdir() if p.name.endswith(".toml"))
 
 
-def _read_spec_file(path: Path) -> str:
-    """A spec file's text; a file that is not UTF-8 or cannot be read is bad input (the
-    wording of :mod:`cnsim.scenario.loading` for scenario files)."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise ScenarioError(f"{path}: not a UTF-8 text file (byte {err.start} cannot be decoded); save it as UTF-8 TOML") from None
-    except OSError as err:
-        raise ScenarioError(f"{path}: cannot be read: {err.strerror or err}") from None
-
-
 def _spec_text(ref: str | Path) -> tuple[str, str, Path | None]:
     """(text, source, directory of the file) of a spec path or a shipped sweep id."""
     path = Path(ref)
     if path.is_file():
-        return _read_spec_file(path), str(path), path.resolve().parent
+        return read_text(path), str(path), path.resolve().parent
     text_ref = str(ref)
     if text_ref in shipped_sweeps():
         res = importlib.resources.files("cnsim") / "sweeps" / f"{text_ref}.toml"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..budget import MEMORY_SHARE, physical_memory
+from ..budget import MEMORY_SHARE, human_bytes, human_time, physical_memory
 from ..errors import ResourceError, ScenarioError
 from .params import FluidParams
 from .stability import crossover
@@ -76,34 +76,12 @@ class FluidEstimate:
         grid = f"{self.points:,} grid points × " if self.points > 1 else ""
         return (f"{_count(self.steps)} steps of h = {self.h:.3g} s over {self.t_end - self.t_start:.4g} s "
                 f"({grid}{self.state} state variables; h is {self.limit}), {_count(self.history)} states of delay history, "
-                f"{_count(self.records)} recorded states; about {_human_time(self.wall_s)} at ~{SECONDS_PER_STEP * 1e3:g} ms a step "
-                f"and {_human_bytes(self.memory_bytes)} of memory")
+                f"{_count(self.records)} recorded states; about {human_time(self.wall_s)} at ~{SECONDS_PER_STEP * 1e3:g} ms a step "
+                f"and {human_bytes(self.memory_bytes)} of memory")
 
 
 def _count(x: float) -> str:
     return f"{x:,.0f}" if x < 1e7 else f"{x:.3g}"
-
-
-def _human_time(s: float) -> str:
-    if not math.isfinite(s):
-        return "forever"
-    if s < 120:
-        return f"{s:.1f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 3 * 86400:
-        return f"{s / 3600:.1f} h"
-    if s < 1e3 * 365 * 86400:
-        return f"{s / 86400:.3g} days"
-    return f"{s / (365 * 86400):.3g} years"
-
-
-def _human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PiB"  # pragma: no cover (loop returns)
 
 
 def step_limits(p: FluidParams) -> list[tuple[float, str]]:
@@ -193,9 +171,9 @@ def check(est: FluidEstimate, *, force: bool = False, memory: int | None = None,
     total = physical_memory() if memory is None else memory
     reasons = []
     if est.work > MAX_WORK:
-        reasons.append(f"it would take more than {MAX_WORK:.0e} steps (~{_human_time(MAX_WORK * SECONDS_PER_STEP)})")
+        reasons.append(f"it would take more than {MAX_WORK:.0e} steps (~{human_time(MAX_WORK * SECONDS_PER_STEP)})")
     if total and est.memory_bytes > MEMORY_SHARE * total:
-        reasons.append(f"its memory would exceed {MEMORY_SHARE:.0%} of this machine's {_human_bytes(total)}")
+        reasons.append(f"its memory would exceed {MEMORY_SHARE:.0%} of this machine's {human_bytes(total)}")
     if reasons:
         raise ResourceError(
             f"{head}the {est.scheme} fluid model was refused before it started: {' and '.join(reasons)}. "

@@ -30,8 +30,8 @@ def scenarios() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in _catalog_dir().iterdir() if p.name.endswith(".toml"))
 
 
-def _read_text(path: Path) -> str:
-    """A scenario file's text; a file that is not UTF-8 or cannot be read is bad input."""
+def read_text(path: Path) -> str:
+    """A scenario or sweep file's text; a file that is not UTF-8 or cannot be read is bad input."""
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
@@ -78,7 +78,7 @@ def load(ref: str | Path | Scenario) -> Scenario:
         return Scenario(_read_toml(res.read_text(encoding="utf-8"), text_ref), text_ref, f"catalog:{text_ref}")
     path = Path(text_ref)
     if path.is_file():
-        return Scenario(_read_toml(_read_text(path), str(path)), path.stem, str(path))
+        return Scenario(_read_toml(read_text(path), str(path)), path.stem, str(path))
     known = ", ".join(scenarios())
     raise ScenarioError(
         f"unknown scenario {text_ref!r}: not a catalog id and not a file. "
