@@ -40,6 +40,8 @@
 //! paths): the elements of [`net`] own their state and answer the kernel in [`sim`], which turns
 //! their answers into events and records (docs/architecture.md).
 
+#![deny(unsafe_code)]
+
 pub mod cm;
 pub mod engine;
 pub mod error;

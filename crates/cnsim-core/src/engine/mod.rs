@@ -1,9 +1,11 @@
 //! The discrete-event engine: a FIFO-stable event queue over a closed event enum, and seeded
 //! per-component random streams. The simulator is a value; nothing here is global.
 
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 
+pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::{stream, SimRng};
 

@@ -10,6 +10,7 @@ pub mod deadlock;
 pub mod nic;
 pub mod port;
 pub mod switch;
+pub mod voq_store;
 
 pub use nic::{Nic, Voq};
 pub use port::Port;

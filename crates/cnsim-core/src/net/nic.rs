@@ -22,6 +22,8 @@ use crate::engine::SimRng;
 use crate::frame::NO_FLOW;
 use crate::time::{tx_time_f64, BitRate, SimTime};
 
+use super::voq_store::{TimeFifo, VoqStore};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VoqState {
     /// Empty.
@@ -34,14 +36,16 @@ pub enum VoqState {
 
 /// A per-destination virtual output queue: one flow (source, destination) of this NIC. Laid out
 /// (`repr(C)`, 64-byte aligned) so that a frame's way through it reads two cache lines — the
-/// queue and its runs, then its counters, times, identity and rate limiter — and the reaction
-/// point's line only when the flow is limited (`rp` is `Some` only with a limiter).
+/// queue and its runs, its counters, times, identity and rate limiter — and the reaction
+/// point's lines only when the flow is limited (`rp` is `Some` only with a limiter). The frames'
+/// generation times are in the simulation's [`VoqStore`].
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Voq {
-    /// Generation time of every queued frame (private: only [`Voq::push_frame`] and
-    /// [`Voq::pop_frame`] keep it in step with the plain head and the runs).
-    frames: VecDeque<SimTime>,
+    /// Generation time of every queued frame, in chunks of the [`VoqStore`] (private: only
+    /// [`Voq::push_frame`] and [`Voq::pop_frame`] keep it in step with the plain head and the
+    /// runs).
+    frames: TimeFifo,
     /// The flows and priority classes of the frames behind the plain head, as runs (flow,
     /// frames, class) in queue order (`NO_FLOW` runs for frames of no flow).
     runs: VecDeque<(u32, u32, u8)>,
@@ -71,7 +75,7 @@ impl Voq {
     fn new(dst: u32) -> Self {
         Voq {
             dst,
-            frames: VecDeque::new(),
+            frames: TimeFifo::new(),
             plain_head: 0,
             runs: VecDeque::new(),
             class: 0,
@@ -120,8 +124,8 @@ impl Voq {
     /// While no run is queued, a frame of no flow in class 0 only extends the plain head: a
     /// VOQ that empties after each frame (most of them, below saturation) never touches `runs`.
     #[inline(always)]
-    pub fn push_frame(&mut self, t: SimTime, flow: u32, class: u8) {
-        self.frames.push_back(t);
+    pub fn push_frame(&mut self, store: &mut VoqStore, t: SimTime, flow: u32, class: u8) {
+        self.frames.push(store, t);
         if flow == NO_FLOW && class == 0 && self.runs.is_empty() {
             self.plain_head += 1;
             return;
@@ -134,8 +138,8 @@ impl Voq {
 
     /// Dequeue the head frame: its generation time, flow (`NO_FLOW` if none) and class.
     #[inline(always)]
-    pub fn pop_frame(&mut self) -> Option<(SimTime, u32, u8)> {
-        let t = self.frames.pop_front()?;
+    pub fn pop_frame(&mut self, store: &mut VoqStore) -> Option<(SimTime, u32, u8)> {
+        let t = self.frames.pop(store)?;
         if self.plain_head > 0 {
             self.plain_head -= 1;
             return Some((t, NO_FLOW, 0));
@@ -414,6 +418,20 @@ impl Nic {
         }
     }
 
+    /// Prefetch what the next transfers will read: the head frame of the VOQ served next and
+    /// the line of the one after it.
+    #[inline(always)]
+    pub(crate) fn prefetch_ring(&self, store: &VoqStore) {
+        if let Some(&v) = self.ready.front() {
+            if let Some(t) = self.voqs[v as usize].frames.front(store) {
+                crate::engine::prefetch(t);
+            }
+        }
+        if let Some(&v) = self.ready.get(1) {
+            crate::engine::prefetch(&self.voqs[v as usize]);
+        }
+    }
+
     pub(crate) fn next_release(&mut self) -> SimTime {
         while let Some(&Reverse((at, _, v))) = self.waiting.peek() {
             let voq = &self.voqs[v as usize];
@@ -477,7 +495,7 @@ mod tests {
         assert_eq!(std::mem::align_of::<Voq>(), 64);
         let last = |off: usize, size: usize| (off + size - 1) / 64;
         for (off, size) in [
-            (offset_of!(Voq, frames), size_of::<VecDeque<SimTime>>()),
+            (offset_of!(Voq, frames), size_of::<TimeFifo>()),
             (offset_of!(Voq, runs), size_of::<VecDeque<(u32, u32, u8)>>()),
             (offset_of!(Voq, plain_head), 4),
             (offset_of!(Voq, state), 1),
@@ -490,7 +508,8 @@ mod tests {
         ] {
             assert!(last(off, size) < 2, "offset {off}, {size} bytes");
         }
-        assert!(offset_of!(Voq, rp) >= 128, "the RP's lines come after");
+        // the reaction point and its timer token follow: a limited flow reads five lines at most
+        assert!(size_of::<Voq>() <= 5 * 64);
     }
 
     #[test]
@@ -500,12 +519,13 @@ mod tests {
         // destination: 127 here)
         for n_nodes in [128, 1000] {
             let mut nic = nic(n_nodes);
+            let mut store = VoqStore::new();
             for dst in 1..128 {
                 let (v, found) = nic.voq_index(dst);
                 assert_eq!(found, VoqLookup::Fresh);
-                nic.voqs[v as usize].push_frame(SimTime(dst as u64), NO_FLOW, 0);
+                nic.voqs[v as usize].push_frame(&mut store, SimTime(dst as u64), NO_FLOW, 0);
                 assert_eq!(
-                    nic.voqs[v as usize].pop_frame().map(|f| f.0),
+                    nic.voqs[v as usize].pop_frame(&mut store).map(|f| f.0),
                     Some(SimTime(dst as u64))
                 );
                 nic.maybe_recycle(v);
@@ -540,6 +560,7 @@ mod tests {
     fn a_voq_returns_its_frames_flows_and_classes_in_queue_order() {
         // plain frames (no flow, class 0) before, between and after runs of flows and classes
         let mut voq = Voq::new(3);
+        let mut store = VoqStore::new();
         let pushed = [
             (1, NO_FLOW, 0),
             (2, NO_FLOW, 0),
@@ -552,10 +573,10 @@ mod tests {
         ];
         let mut popped = Vec::new();
         for (i, &(t, flow, class)) in pushed.iter().enumerate() {
-            voq.push_frame(SimTime(t), flow, class);
+            voq.push_frame(&mut store, SimTime(t), flow, class);
             if i == 4 {
                 // dequeue part of the way through: the plain head is used up first
-                popped.push(voq.pop_frame().unwrap());
+                popped.push(voq.pop_frame(&mut store).unwrap());
                 assert_eq!(voq.head_class(), 0);
             }
         }
@@ -564,7 +585,7 @@ mod tests {
             5,
             "the plain head takes no run: 7, plain, class 2, 8, plain"
         );
-        while let Some(f) = voq.pop_frame() {
+        while let Some(f) = voq.pop_frame(&mut store) {
             if f.0 == SimTime(6) {
                 assert_eq!(voq.head_class(), 2, "frame 7 (flow 8) is next, in class 2");
             }
@@ -574,9 +595,9 @@ mod tests {
         assert_eq!(popped, expected);
         assert!(voq.runs.is_empty() && voq.plain_head == 0 && voq.frames.is_empty());
         // a VOQ that empties after every frame never uses a run
-        voq.push_frame(SimTime(9), NO_FLOW, 0);
+        voq.push_frame(&mut store, SimTime(9), NO_FLOW, 0);
         assert!(voq.runs.is_empty() && voq.plain_head == 1);
-        assert_eq!(voq.pop_frame(), Some((SimTime(9), NO_FLOW, 0)));
+        assert_eq!(voq.pop_frame(&mut store), Some((SimTime(9), NO_FLOW, 0)));
     }
 
     #[test]
@@ -584,15 +605,16 @@ mod tests {
         for n_nodes in [16, 1000] {
             // the dense index (small networks) and the sparse one behave alike
             let mut nic = nic(n_nodes);
+            let mut store = VoqStore::new();
             let (a, found) = nic.voq_index(5);
             assert!(found == VoqLookup::Fresh && nic.find_voq(5) == Some(a));
             assert_eq!(nic.voq_index(5), (a, VoqLookup::Live));
             nic.voqs[a as usize].flow_rec = 4;
             let token = nic.voqs[a as usize].timer_token;
-            nic.voqs[a as usize].frames.push_back(SimTime(1));
+            nic.voqs[a as usize].frames.push(&mut store, SimTime(1));
             nic.maybe_recycle(a);
             assert_eq!(nic.find_voq(5), Some(a), "a VOQ with frames stays");
-            nic.voqs[a as usize].frames.clear();
+            nic.voqs[a as usize].frames.clear(&mut store);
             nic.voqs[a as usize].limiter = Some(RateLimiter::new(1e9));
             nic.maybe_recycle(a);
             assert_eq!(

@@ -66,6 +66,8 @@ pub struct Simulator {
     pub(crate) end: SimTime,
     pub(crate) queue: EventQueue,
     pub(crate) pool: FramePool,
+    /// The generation times of the frames waiting in VOQs, for every NIC.
+    pub(crate) voq_store: crate::net::voq_store::VoqStore,
     pub topo: Topology,
     pub(crate) ports: Vec<Port>,
     pub(crate) switches: Vec<Switch>,
@@ -152,6 +154,7 @@ impl Simulator {
             end: SimTime(cfg.duration_ps),
             queue,
             pool: FramePool::new(),
+            voq_store: crate::net::voq_store::VoqStore::new(),
             topo,
             ports,
             switches,

@@ -152,7 +152,7 @@ impl Simulator {
             }
             self.stats.generated += 1;
             let voq = &mut nic.voqs[v as usize];
-            voq.push_frame(t, flow, class);
+            voq.push_frame(&mut self.voq_store, t, flow, class);
             voq.bytes += fs;
             nic.ingress_bytes += fs;
             self.queue_voq(n, v, t);
@@ -203,6 +203,7 @@ impl Simulator {
             }
             if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer
             {
+                nic.prefetch_ring(&self.voq_store);
                 break;
             }
             nic.promote(now);
@@ -263,6 +264,7 @@ impl Simulator {
         let Simulator {
             nics,
             pool,
+            voq_store,
             ports,
             rec,
             nic_cfg,
@@ -271,7 +273,8 @@ impl Simulator {
         let nic = &mut nics[n as usize];
         let node = nic.node;
         let voq = &mut nic.voqs[v as usize];
-        let (gen_time, flow_inst, class) = voq.pop_frame().expect("a ready VOQ is non-empty");
+        let (gen_time, flow_inst, class) =
+            voq.pop_frame(voq_store).expect("a ready VOQ is non-empty");
         voq.class = class;
         voq.bytes -= fs;
         voq.t_last = now;
