@@ -26,6 +26,9 @@ exhaust memory *before* it starts, in well under a second:
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
 engine's speed). ``force=True`` skips the refusal (the caller says "I know").
+
+Runs that execute side by side (a sweep's ``--workers``) share the machine: :func:`check_parallel`
+refuses a worker count whose runs in flight would together exceed the same share of memory.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import Any
 
 from .errors import ResourceError
 
-__all__ = ["Estimate", "estimate", "events_per_s", "check", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT", "human_time", "human_bytes"]
+__all__ = ["Estimate", "estimate", "events_per_s", "check", "check_parallel", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT", "human_time", "human_bytes"]
 
 #: Refuse runs above this many events (about 2 hours at 15 M events/s).
 MAX_EVENTS = 1.0e11
@@ -266,3 +269,35 @@ def check(core: dict[str, Any], force: bool = False, memory: int | None = None, 
             f"or use fewer nodes; {force_hint}."
         )
     return est
+
+
+def check_parallel(run_bytes: list[int], workers: int, shared_process: bool, memory: int | None = None) -> None:
+    """Refuse running ``workers`` of these runs at once if together they would exceed
+    :data:`MEMORY_SHARE` of the machine (:class:`ResourceError`, naming the worker count that fits).
+
+    ``run_bytes`` holds each run's memory estimate (:attr:`Estimate.memory_bytes`; 0 if unknown).
+    The largest ``workers`` of them are counted. With ``shared_process`` (threads) the Python
+    process itself is counted once; otherwise every worker is a process of its own.
+    ``memory`` is the machine's physical memory in bytes (default: this machine's).
+    """
+    total_memory = physical_memory() if memory is None else memory
+    if not total_memory or workers < 1:
+        return
+    at_once = sorted(run_bytes, reverse=True)[:workers]
+
+    def need(runs: list[int]) -> float:
+        if shared_process:
+            return _BASE_BYTES + sum(max(b - _BASE_BYTES, 0) for b in runs)
+        return sum(max(b, _BASE_BYTES) for b in runs)
+
+    limit = MEMORY_SHARE * total_memory
+    if need(at_once) <= limit:
+        return
+    fits = max((k for k in range(len(at_once) + 1) if need(at_once[:k]) <= limit), default=0)
+    how = "threads of one process" if shared_process else "a process each"
+    advice = f"give --workers {fits} or fewer" if fits else "no two of these runs fit side by side: give --workers 1"
+    raise ResourceError(
+        f"--workers {workers}: {len(at_once)} runs at once ({how}) would need about {human_bytes(need(at_once))}, "
+        f"more than {MEMORY_SHARE:.0%} of this machine's {human_bytes(total_memory)}; {advice}"
+    )
+

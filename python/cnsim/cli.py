@@ -141,6 +141,16 @@ def _executor_options(executor: str, workers: int | None, scheduler: str | None)
     _nonempty("--scheduler", scheduler, "the Dask scheduler ADDRESS, e.g. tcp://head:8786")
 
 
+def _fits_in_memory(pool: Any, tasks: list[Any]) -> None:
+    """Refuse a worker count whose runs in flight would exceed memory before anything is written
+    (the executor checks again, on the runs still to do)."""
+    try:
+        pool.check_memory(tasks)
+    except BaseException:
+        pool.close()
+        raise
+
+
 def _stopped(err: BaseException, folder: Path, resume: str) -> None:
     """The one line of an interrupted sweep, check or reproduction: it names the folder only if
     the command got as far as writing it."""
@@ -588,6 +598,7 @@ def sweep(
         tasks = plan_sweep(parsed, folder, plots=plots)  # every run resolved and estimated first
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
+        _fits_in_memory(pool, tasks)
         try:
             if bar is not None:
                 with bar:
@@ -703,6 +714,7 @@ def check(
             outdir.clear(folder)
         bar, factory = _sweep_progress(quiet, f"check {deck}")
         pool = make_executor(executor, workers, scheduler)
+        _fits_in_memory(pool, planned.plan.tasks)
         try:
             if bar is not None:
                 with bar:

@@ -13,7 +13,10 @@ never sees result arrays, only outcomes, so every executor produces the same fil
   cluster started for the sweep. On SLURM/PBS start a dask-jobqueue cluster and pass its
   scheduler address (docs/sweeps.md). Workers must see the output folder (a shared file system).
 
-A run that raises inside the worker is recorded by the worker. With processes, a worker that
+Before any run starts, the runs that would be in flight together (the ``workers`` largest
+estimates) are checked against this machine's memory (:func:`cnsim.budget.check_parallel`; a
+remote Dask cluster's memory is its own). A run that raises inside the worker is recorded by
+the worker. With processes, a worker that
 dies (killed, out of memory) fails only its own run: the runs in flight when the pool broke are
 retried once each, alone; one that dies again is recorded as failed. A lost Dask worker is
 recorded by the coordinator as a failed run. Failed runs are retried on the next start of the
@@ -31,6 +34,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, Thr
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from . import budget
 from .errors import ScenarioError, format_value, shorten
 from .runtask import RunOutcome, RunTask, execute_run, record_failure
 
@@ -53,6 +57,10 @@ class Executor:
 
     def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def check_memory(self, tasks: list[RunTask]) -> None:
+        """Refuse (:class:`~cnsim.errors.ResourceError`) if the runs this executor would have in
+        flight at once exceed this machine's memory; :meth:`map_runs` checks it first."""
 
     def close(self) -> None:
         """Stop running work and release the workers."""
@@ -87,6 +95,7 @@ class LocalExecutor(Executor):
     def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
         if not tasks:
             return
+        self.check_memory(tasks)
         if self.kind == "process":
             yield from self._map_processes(tasks)
             return
@@ -97,6 +106,9 @@ class LocalExecutor(Executor):
                 yield fut.result()
             except Exception as err:  # an error outside the run's own handling: record, go on
                 yield _died(futures[fut], err)
+
+    def check_memory(self, tasks: list[RunTask]) -> None:
+        budget.check_parallel([t.memory_bytes for t in tasks], self.workers, shared_process=self.kind == "thread")
 
     def _new_process_pool(self, workers: int) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
@@ -182,6 +194,7 @@ class DaskExecutor(Executor):
             self.name = f"dask at {address} ({self.workers} threads)"
         else:
             n = workers or default_workers()
+            budget.check_parallel([0] * n, n, shared_process=False)  # the worker processes alone
             # one single-threaded worker process per core: runs are isolated like on a cluster
             self._cluster = LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
@@ -191,6 +204,10 @@ class DaskExecutor(Executor):
             self.name = f"dask local cluster ({n} workers)"
         self._futures: list[Any] = []
 
+    def check_memory(self, tasks: list[RunTask]) -> None:
+        if self._cluster is not None:  # a cluster on this machine: its workers share its memory
+            budget.check_parallel([t.memory_bytes for t in tasks], self.workers, shared_process=False)
+
     @property
     def client(self) -> Any:
         return self._client
@@ -199,6 +216,8 @@ class DaskExecutor(Executor):
         if not tasks:
             return
         from distributed import as_completed as dask_completed
+
+        self.check_memory(tasks)
 
         futures = self._client.map(execute_run, tasks, key=[f"cnsim-run-{t.run_id}" for t in tasks], pure=False)
         self._futures = futures

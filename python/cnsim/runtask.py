@@ -36,6 +36,9 @@ class RunTask:
     runs_dir: str
     sweep: str
     plots: bool = False
+    #: the run's peak memory estimate (cnsim.budget; 0 if not estimated), for the executors'
+    #: check of the runs in flight together
+    memory_bytes: int = 0
 
 
 @dataclass

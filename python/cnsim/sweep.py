@@ -352,9 +352,10 @@ def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False, 
             except ScenarioError as err:
                 where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
                 raise ScenarioError(f"sweep {spec.name}: the run with {where} (seed {seed}) is not valid:\n\n{err}") from None
+            memory = 0
             if budget_check:
                 try:
-                    budget.check(scen.lower(), force_hint=_SWEEP_FORCE_HINT.format(base=spec.base))
+                    memory = budget.check(scen.lower(), force_hint=_SWEEP_FORCE_HINT.format(base=spec.base)).memory_bytes
                 except ResourceError as err:
                     where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
                     raise ResourceError(f"sweep {spec.name}: the run with {where} (seed {seed}): {err}") from None
@@ -369,6 +370,7 @@ def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False, 
                     runs_dir=str(runs_dir),
                     sweep=spec.name,
                     plots=plots,
+                    memory_bytes=memory,
                 )
             )
     return tasks
