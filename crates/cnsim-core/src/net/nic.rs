@@ -418,6 +418,15 @@ impl Nic {
         }
     }
 
+    /// Prefetch the line of the live VOQ toward `dst`, if there is one.
+    #[inline(always)]
+    pub(crate) fn prefetch_voq(&self, dst: u32) {
+        let v = self.indexed(dst);
+        if v != NO_VOQ {
+            crate::engine::prefetch(&self.voqs[v as usize]);
+        }
+    }
+
     /// Prefetch what the next transfers will read: the head frame of the VOQ served next and
     /// the line of the one after it.
     #[inline(always)]

@@ -7,7 +7,7 @@ use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::metrics::{Bins, Counter, LevelTracker, Recorder, Window, MAX_NAMED_WINDOWS};
 use crate::net::{Nic, Port, Switch};
-use crate::scenario::{CoreConfig, Sizes};
+use crate::scenario::{CoreConfig, Ingress, OnFull, Sizes};
 use crate::time::{tx_time, SimTime};
 use crate::topology::{Device, Topology};
 use crate::traffic::Generator;
@@ -111,6 +111,9 @@ pub(super) fn generators(
             rng,
         );
         g.priority = src.priority;
+        if !(cfg.nic.ingress == Ingress::Shared && cfg.nic.on_full == OnFull::Block) {
+            g.draw_destinations_ahead(); // only a blocking ingress holds a generator back
+        }
         nics[n as usize].add_generator(gens.len() as u32);
         gens.push(g);
     }

@@ -19,6 +19,11 @@ use crate::time::SimTime;
 
 use super::Simulator;
 
+/// Ring length above which a NIC prefetches the VOQ its next arrival joins: with this many VOQs
+/// backlogged their lines no longer stay in cache between two frames of one (below it, at 16
+/// hosts and below saturation, the prefetch would be work for nothing).
+const BACKLOGGED_RING: usize = 16;
+
 impl Simulator {
     /// Bring NIC `n` up to date: pull arrivals, move eligible frames to the OB, start the link,
     /// and schedule the next wake-up if one is needed.
@@ -111,6 +116,13 @@ impl Simulator {
         }
         self.nics[n as usize].promote(t);
         self.admit(n, g, t, dst, frames, flow);
+        let nic = &self.nics[n as usize];
+        if nic.ready.len() > BACKLOGGED_RING {
+            // many VOQs wait: the next arrival most likely joins one whose line went cold
+            if let Some(next) = self.gens[g as usize].next_dst() {
+                nic.prefetch_voq(next);
+            }
+        }
     }
 
     /// `frames` frames generated at `t` (of finite flow `flow`, or `NO_FLOW`) ask to enter their

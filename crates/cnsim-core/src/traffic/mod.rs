@@ -35,6 +35,11 @@ pub struct Generator {
     flows: bool,
     /// The 802.1Qbb priority class of its frames (0 without PFC).
     pub priority: u8,
+    /// Each uniform destination is drawn as soon as its arrival's instant is
+    /// ([`Generator::draw_destinations_ahead`]).
+    draw_ahead: bool,
+    /// With `draw_ahead`: the destination of the arrival at `next`.
+    next_dst: u32,
     /// Start of the slot grid.
     pub origin: SimTime,
     /// ln(1 - load), cached for the geometric draw.
@@ -97,6 +102,8 @@ impl Generator {
             ln_size,
             flows,
             n_nodes,
+            draw_ahead: false,
+            next_dst: 0,
             rng,
         };
         if load > 0.0 && !(dst.is_none() && n_nodes < 2) {
@@ -150,27 +157,65 @@ impl Generator {
         let t = self.next;
         let dst = match self.dst {
             Some(d) => d,
-            None => {
-                let d = self.rng.gen_range(0..self.n_nodes - 1);
-                if d >= self.node {
-                    d + 1
-                } else {
-                    d
-                }
-            }
+            None if self.draw_ahead => self.next_dst,
+            None => uniform_dst(&mut self.rng, self.n_nodes, self.node),
         };
         let frames = self.flow_frames();
         let k = self.gap_slots();
         self.set_next(SimTime(t.0 + k * self.slot.0));
+        if self.draw_ahead {
+            self.draw_next_dst();
+        }
         (t, dst, frames)
+    }
+
+    /// Draw each arrival's destination as soon as its instant is known, one arrival early, so
+    /// that the NIC can load that VOQ's line before the frame arrives ([`Generator::next_dst`]).
+    /// The stream is drawn in the same order as without: a destination is the draw right after
+    /// the gap before its arrival either way. Only a generator that can be blocked must not draw
+    /// ahead, since [`Generator::resume_after`] draws a gap in between.
+    pub fn draw_destinations_ahead(&mut self) {
+        self.draw_ahead = true;
+        self.draw_next_dst();
+    }
+
+    fn draw_next_dst(&mut self) {
+        if self.dst.is_none() && self.next != SimTime::NEVER {
+            self.next_dst = uniform_dst(&mut self.rng, self.n_nodes, self.node);
+        }
+    }
+
+    /// The destination of the arrival at `next`, when it is known already (fixed, or drawn
+    /// ahead).
+    #[inline(always)]
+    pub fn next_dst(&self) -> Option<u32> {
+        match self.dst {
+            Some(d) => Some(d),
+            None => (self.draw_ahead && self.next != SimTime::NEVER).then_some(self.next_dst),
+        }
     }
 
     /// After a blocked generator's frame was admitted at `now` (D15, AD-CNSIM): generation resumes
     /// on the slot grid after `now`.
     pub fn resume_after(&mut self, now: SimTime, origin: SimTime) {
+        debug_assert!(
+            !self.draw_ahead,
+            "a generator that can be blocked draws no destination ahead"
+        );
         let slots_done = (now.0.saturating_sub(origin.0)).div_ceil(self.slot.0);
         let k = self.gap_slots();
         self.set_next(SimTime(origin.0 + (slots_done + k - 1) * self.slot.0));
+    }
+}
+
+/// A destination drawn uniformly among the `n_nodes` nodes other than `node`.
+#[inline(always)]
+fn uniform_dst(rng: &mut SimRng, n_nodes: u32, node: u32) -> u32 {
+    let d = rng.gen_range(0..n_nodes - 1);
+    if d >= node {
+        d + 1
+    } else {
+        d
     }
 }
 
@@ -213,10 +258,49 @@ mod tests {
             (offset_of!(Generator, n_nodes), 4),
             (offset_of!(Generator, flows), 1),
             (offset_of!(Generator, priority), 1),
+            (offset_of!(Generator, draw_ahead), 1),
+            (offset_of!(Generator, next_dst), 4),
             (offset_of!(Generator, idle_pow), 3 * 8),
         ] {
             assert_eq!(line(off + size - 1), 1, "offset {off}");
         }
+    }
+
+    #[test]
+    fn destinations_drawn_ahead_are_the_same_destinations() {
+        // the same stream in the same order: every arrival (instant, destination, size) is the
+        // one drawn without drawing ahead, and the destination is known one arrival early
+        for mean in [None, Some(4.0)] {
+            let make = || {
+                Generator::with_flows(
+                    3,
+                    None,
+                    0.85,
+                    mean,
+                    SimTime::ns(1200),
+                    SimTime::ns(500),
+                    SimTime::ms(2),
+                    16,
+                    stream(7, StreamKind::Traffic, 3),
+                )
+            };
+            let (mut plain, mut ahead) = (make(), make());
+            ahead.draw_destinations_ahead();
+            assert_eq!(plain.next_dst(), None, "not known without drawing ahead");
+            let mut n = 0;
+            while plain.next != SimTime::NEVER {
+                let known = ahead.next_dst().expect("drawn ahead");
+                let arrival = plain.pop_arrival();
+                assert_eq!(ahead.pop_arrival(), arrival);
+                assert_eq!(known, arrival.1);
+                n += 1;
+            }
+            assert_eq!(ahead.next, SimTime::NEVER);
+            assert_eq!(ahead.next_dst(), None, "nothing after the last arrival");
+            assert!(n > 100, "{n} arrivals");
+        }
+        // a fixed destination is always known
+        assert_eq!(gen(0.5, Some(9), 1).next_dst(), Some(9));
     }
 
     #[test]
