@@ -86,6 +86,22 @@ def test_sweep_and_deck_reports(kd_deck: Path) -> None:
     assert "loop delay" in html
 
 
+def test_a_run_without_its_scenario_is_reported_with_a_warning(tmp_path: Path) -> None:
+    r = cnsim.run("kd-symmetric-single-hs", duration="0.01s")
+    r.save(tmp_path, plots=False)
+    (tmp_path / "scenario.toml").unlink()
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "warning" in res.stderr and "scenario.toml is missing" in res.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert "scenario.toml is missing: the parameters this run simulated are unknown" in html
+    # with its scenario the page says nothing of the kind
+    r.save(tmp_path / "whole", plots=False)
+    res = runner.invoke(app, ["report", str(tmp_path / "whole")])
+    assert res.exit_code == 0 and not res.stderr
+    assert "is missing" not in (tmp_path / "whole" / "report.html").read_text()
+
+
 def test_report_of_a_non_results_folder_exit_2(tmp_path: Path) -> None:
     res = runner.invoke(app, ["report", str(tmp_path)])
     assert res.exit_code == 2 and "not a results folder" in res.output

@@ -746,6 +746,11 @@ def report(
     with _guard():
         path = build_report(folder)
         typer.echo(str(path))
+        from .report import missing_scenario_notice
+        from .rundir import SCENARIO_FILE, SUMMARY_FILE
+
+        if (folder / SUMMARY_FILE).is_file() and not (folder / SCENARIO_FILE).exists():
+            typer.echo(f"cnsim: warning: {missing_scenario_notice(folder)}", err=True)
 
 
 @app.command()

@@ -62,6 +62,7 @@ __all__ = [
     "summary_rows",
     "summary_value",
     "summary_problem",
+    "missing_scenario_notice",
     "REPORT_FILE",
 ]
 
@@ -411,8 +412,17 @@ def run_page(folder: Path, draw: bool = True) -> Page:
         blocks.append(Block("scenario.toml (resolved)", scenario_text, open=False))
     if manifest:
         blocks.append(Block("manifest.json (wall time, speed, versions)", json.dumps(manifest, indent=2, sort_keys=True)))
-    page.sections.append(Section("Resolved parameters", "parameters", blocks=blocks))
+    params_section = Section("Resolved parameters", "parameters", blocks=blocks)
+    if scenario_text is None and summary:
+        params_section.text.append(missing_scenario_notice(folder))
+    page.sections.append(params_section)
     return page
+
+
+def missing_scenario_notice(folder: Path) -> str:
+    """What a run page says (and ``cnsim report`` warns) when the run's resolved scenario is gone."""
+    return (f"{folder / SCENARIO_FILE} is missing: the parameters this run simulated are unknown, so its results "
+            "cannot be reproduced from this folder. Run the scenario again to have it written.")
 
 
 def write_run_report(folder: str | Path, draw: bool = True) -> Path:
