@@ -1,5 +1,6 @@
-//! The discrete-event engine: a FIFO-stable event queue over a closed event enum, and seeded
-//! per-component random streams. The simulator is a value; nothing here is global.
+//! The discrete-event engine: a FIFO-stable event queue over a closed event enum, seeded
+//! per-component random streams, and a cache prefetch hint. The simulator is a value; nothing
+//! here is global.
 
 pub mod prefetch;
 pub mod queue;
