@@ -153,6 +153,34 @@ def test_the_relations_accept_their_boundaries() -> None:
     assert scen("qcn-plus", cm__probe_period="1us").resolved.cm["probe_period"] == 10**6
 
 
+# ---- open bounds (stop 31): what the engine used to be the first to refuse ------------------
+
+
+@pytest.mark.parametrize(
+    ("scheme", "key", "value", "allowed"),
+    [
+        ("qcn", "cm.jitter", 1.0, "in [0, 1)"),
+        ("qcn-sonar", "cm.jitter", 1.0, "in [0, 1)"),
+        ("fecn", "cm.a", 1.0, "> 1"),
+        ("fecn", "cm.b", 0.5, "> 1"),
+        ("fecn", "cm.c", 0.0, "> 0"),
+        ("fecn", "cm.ewma", 0.0, "in (0, 1]"),
+        ("dcqcn", "cm.rate_on_first_cnp", 0.0, "in (0, 1]"),
+        ("fecn", "cm.c", "b - b", "> 0"),  # an expression is held to the same range
+    ],
+)
+def test_open_bounds_are_refused_by_the_front_end(scheme: str, key: str, value: Any, allowed: str) -> None:
+    s = scen(scheme)
+    s.set(key, value)
+    refused(s, key, "out of range", allowed)
+
+
+def test_open_bounds_accept_what_is_inside() -> None:
+    assert scen("qcn", cm__jitter=0.999).resolved.cm["jitter"] == 0.999
+    assert scen("fecn", cm__a=1.0001, cm__c=1e-9, cm__ewma=1.0).resolved.cm["ewma"] == 1.0
+    assert scen("dcqcn", cm__rate_on_first_cnp=1.0).resolved.cm["rate_on_first_cnp"] == 1.0
+
+
 def test_rmin_is_checked_against_the_slowest_node() -> None:
     """A graph whose node 2 has a 100 Mb/s link: rmin = 1 Gb/s is too fast for it."""
     s = Scenario(

@@ -40,7 +40,8 @@ class Param:
     """One parameter: ``kind`` (see the module doc), its cnsim default, allowed range.
 
     ``lo`` and ``hi`` bound the value in the kind's base unit (bytes, bit/s, picoseconds for
-    sizes, rates and times); every value must also be finite.
+    sizes, rates and times), inclusive unless ``lo_open`` / ``hi_open``; every value must also be
+    finite.
     """
 
     kind: str
@@ -49,6 +50,14 @@ class Param:
     lo: float | None = 0.0
     hi: float | None = None
     doc: str = ""
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def contains(self, value: float) -> bool:
+        """``value`` lies in the parameter's range."""
+        if self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo):
+            return False
+        return self.hi is None or (value < self.hi if self.hi_open else value <= self.hi)
 
     def allowed(self) -> str:
         """What the parameter accepts, for error messages."""
@@ -77,8 +86,10 @@ class Param:
         (a quantity's floor is shown when it is above 0, the units' own floor)."""
         if self.kind == "float":
             if self.hi is not None:
-                return f" in [{self.lo:g}, {self.hi:g}]"
-            return f" >= {self.lo:g}" if self.lo is not None else ""
+                return f" in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
+            if self.lo is None:
+                return ""
+            return f" > {self.lo:g}" if self.lo_open else f" >= {self.lo:g}"
         fmt = _FORMAT.get(self.kind)
         if fmt is None:
             return ""
@@ -114,12 +125,12 @@ def _positive_rate(default: Any, doc: str) -> Param:
     return Param("rate", default, lo=1, doc=doc)
 
 
-def _f(default: Any, lo: float | None = 0.0, hi: float | None = None, doc: str = "") -> Param:
-    return Param("float", default, lo=lo, hi=hi, doc=doc)
+def _f(default: Any, lo: float | None = 0.0, hi: float | None = None, doc: str = "", lo_open: bool = False) -> Param:
+    return Param("float", default, lo=lo, hi=hi, doc=doc, lo_open=lo_open)
 
 
-def _frac(default: float, doc: str = "") -> Param:
-    return Param("float", default, lo=0.0, hi=1.0, doc=doc)
+def _frac(default: float, doc: str = "", lo_open: bool = False, hi_open: bool = False) -> Param:
+    return Param("float", default, lo=0.0, hi=1.0, doc=doc, lo_open=lo_open, hi_open=hi_open)
 
 
 def _choice(default: str, *choices: str, doc: str = "") -> Param:
@@ -202,7 +213,7 @@ _QCN: Final[dict[str, Param]] = {
     "ai_byte_count": _positive_size("bc", doc="byte-counter cycle in active increase (D9)"),
     "target_update": _choice("after_increase", "always", doc="when a CNM sets TR := CR (D8)"),
     "halving": _choice("own", "hai", doc="counter cycles halve when their own stage reaches F, or only in HAI (§5.3)"),
-    "jitter": _frac(0.15, doc="byte counter and timer jitter U(1-j, 1+j)"),
+    "jitter": _frac(0.15, doc="byte counter and timer jitter U(1-j, 1+j)", hi_open=True),
 }
 
 #: QCN "w/ (0,0)" (S1; §5.4, §3.2 step 4, §3.3 step 3): two-point only
@@ -260,7 +271,7 @@ _DCQCN: Final[dict[str, Param]] = {
     "clamp_target": Param("bool", True, doc="RT := RC on every decrease (else only after an increase)"),
     "phase_rule": _choice("fired", "joint", doc="paper RP: the phase from the stage of the counter that fired (ns3-rdma) or from both stages (QCN) (§7.3)"),
     "efr": Param("bool", True, doc="TR/8 clamp of the first increase (paper RP)"),
-    "rate_on_first_cnp": _frac(1.0, doc="nic RP: RC = RT = this x RC at the first CNP"),
+    "rate_on_first_cnp": _frac(1.0, doc="nic RP: RC = RT = this x RC at the first CNP", lo_open=True),
     "decrease_interval": _period("4us", doc="nic RP: rate-decrease check period", floor=FAST_PERIOD_FLOOR_PS),
 }
 
@@ -289,10 +300,10 @@ _FECN: Final[dict[str, Param]] = {
     "n0": _f(200.0, lo=1.0, hi=1e6, doc="initial rate divider N0: sources start and idle ports advertise C0/N0"),
     "interval": _period("1ms", doc="T: switch measurement interval and source probe interval"),
     "qeq": _positive_size(24_000, doc="queue equilibrium Qeq (192,000 bits)"),
-    "a": _f(1.1, doc="queue control: f(0) = a"),
-    "b": _f(1.002, doc="queue control above Qeq"),
-    "c": _f(0.1, doc="queue control floor"),
-    "ewma": _frac(0.5, doc="weight of the new rate in the exponential average"),
+    "a": _f(1.1, lo=1.0, doc="queue control: f(0) = a", lo_open=True),
+    "b": _f(1.002, lo=1.0, doc="queue control above Qeq", lo_open=True),
+    "c": _f(0.1, doc="queue control floor", lo_open=True),
+    "ewma": _frac(0.5, doc="weight of the new rate in the exponential average", lo_open=True),
     "max_increase": _f(1.0, doc="largest relative rise of the advertised rate per interval while q <= Qeq (cnsim's reading)"),
     "rmin": _positive_rate("rate/n0", doc="lowest advertised rate (C0/N0); at most the slowest node's link rate"),
     "start": _choice("n0", "line", doc="a source starts at C0/N0 or at line rate"),

@@ -74,7 +74,7 @@ def check_range(param: Param, value: float) -> Any:
     """``value`` if it is finite and inside the parameter's range, else ValueError."""
     if not math.isfinite(value):
         raise ValueError(f"not a finite number; allowed: {param.allowed()}")
-    if param.lo is not None and value < param.lo or param.hi is not None and value > param.hi:
+    if not param.contains(value):
         raise ValueError(f"out of range; allowed: {param.allowed()}")
     return value
 
