@@ -80,9 +80,10 @@ def test_the_executors_check_their_runs_in_flight(tmp_path: Path, small_machine:
     tasks = plan(load_spec(str(write_sweep(tmp_path, 8))), tmp_path / "out")
     assert all(t.memory_bytes > BASE for t in tasks), "every planned run carries its estimate"
     # eight threads share one interpreter: the small runs fit
-    LocalExecutor(8, "thread").check_memory(tasks)
+    sizes = [t.memory_bytes for t in tasks]
+    LocalExecutor(8, "thread").check_memory(sizes)
     with pytest.raises(ResourceError, match="give --workers 6 or fewer"):
-        LocalExecutor(8, "process").check_memory(tasks)
+        LocalExecutor(8, "process").check_memory(sizes)
     # map_runs checks before it starts a single worker
     with pytest.raises(ResourceError):
         next(iter(LocalExecutor(8, "process").map_runs(tasks)))
@@ -95,6 +96,23 @@ def test_check_refuses_too_many_workers_before_writing(tmp_path: Path, small_mac
     assert res.exit_code == 2, res.output
     assert "runs at once (a process each)" in res.output and "or fewer" in res.output
     assert not out.exists()
+    # nor does --force clear a folder before the refusal
+    out.mkdir()
+    (out / "keep.txt").write_text("not a check's")
+    res = runner.invoke(app, ["check", "kd", "--quick", "--workers", "64", "--executor", "process", "--out", str(out), "--force"])
+    assert res.exit_code == 2 and (out / "keep.txt").is_file(), res.output
+
+
+def test_reproduce_refuses_too_many_workers_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the kd deck's studies have four runs each (--quick): four processes must not fit
+    monkeypatch.setattr(budget, "physical_memory", lambda: GIB // 2)
+    out = tmp_path / "deck"
+    out.mkdir()
+    (out / "keep.txt").write_text("not this deck's")
+    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--workers", "64", "--executor", "process", "--out", str(out), "--force"])
+    assert res.exit_code == 2, res.output
+    assert "runs at once (a process each)" in res.output and "or fewer" in res.output
+    assert (out / "keep.txt").is_file(), "refused before --force cleared the folder"
 
 
 def test_a_local_dask_cluster_too_large_for_the_machine_is_not_started(small_machine: None) -> None:

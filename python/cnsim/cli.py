@@ -141,11 +141,11 @@ def _executor_options(executor: str, workers: int | None, scheduler: str | None)
     _nonempty("--scheduler", scheduler, "the Dask scheduler ADDRESS, e.g. tcp://head:8786")
 
 
-def _fits_in_memory(pool: Any, tasks: list[Any]) -> None:
-    """Refuse a worker count whose runs in flight would exceed memory before anything is written
-    (the executor checks again, on the runs still to do)."""
+def _fits_in_memory(pool: Any, run_bytes: list[int]) -> None:
+    """Refuse a worker count whose runs in flight (of these memory estimates) would exceed memory
+    before anything is written (the executor checks again, on the runs still to do)."""
     try:
-        pool.check_memory(tasks)
+        pool.check_memory(run_bytes)
     except BaseException:
         pool.close()
         raise
@@ -598,7 +598,7 @@ def sweep(
         tasks = plan_sweep(parsed, folder, plots=plots)  # every run resolved and estimated first
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
-        _fits_in_memory(pool, tasks)
+        _fits_in_memory(pool, [t.memory_bytes for t in tasks])
         try:
             if bar is not None:
                 with bar:
@@ -653,10 +653,12 @@ def reproduce(
         folder = _resumable_out(out, f"reproduce-{deck}{'-quick' if quick else ''}", force,
                                 lambda f: _reproduce_folder_refusal(f, the_deck, quick))
         planned = plan_deck(deck, quick=quick, checks=checks)  # every run resolved and estimated first
-        if force and folder.is_dir():
-            outdir.clear(folder)
         bar, factory = _sweep_progress(quiet, deck)
         pool = make_executor(executor, workers, scheduler)
+        for study in planned:  # the studies run one after another, each on all workers
+            _fits_in_memory(pool, study.memory)
+        if force and folder.is_dir():
+            outdir.clear(folder)
         try:
             if bar is not None:
                 with bar:
@@ -710,11 +712,11 @@ def check(
         _executor_options(executor, workers, scheduler)
         folder = _resumable_out(out, f"check-{deck}{'-quick' if quick else ''}", force, _check_folder_refusal)
         planned = plan_checks(names, folder, quick=quick, seeds=seeds, only=only)  # every run resolved and estimated first
-        if force and folder.is_dir():
-            outdir.clear(folder)
         bar, factory = _sweep_progress(quiet, f"check {deck}")
         pool = make_executor(executor, workers, scheduler)
-        _fits_in_memory(pool, planned.plan.tasks)
+        _fits_in_memory(pool, [t.memory_bytes for t in planned.plan.tasks])
+        if force and folder.is_dir():
+            outdir.clear(folder)
         try:
             if bar is not None:
                 with bar:

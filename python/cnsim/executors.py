@@ -58,9 +58,10 @@ class Executor:
     def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def check_memory(self, tasks: list[RunTask]) -> None:
-        """Refuse (:class:`~cnsim.errors.ResourceError`) if the runs this executor would have in
-        flight at once exceed this machine's memory; :meth:`map_runs` checks it first."""
+    def check_memory(self, run_bytes: list[int]) -> None:
+        """Refuse (:class:`~cnsim.errors.ResourceError`) if the runs of these memory estimates
+        (``RunTask.memory_bytes``), as many at once as this executor runs, would exceed this
+        machine's memory; :meth:`map_runs` checks its tasks first."""
 
     def close(self) -> None:
         """Stop running work and release the workers."""
@@ -95,7 +96,7 @@ class LocalExecutor(Executor):
     def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
         if not tasks:
             return
-        self.check_memory(tasks)
+        self.check_memory([t.memory_bytes for t in tasks])
         if self.kind == "process":
             yield from self._map_processes(tasks)
             return
@@ -107,8 +108,8 @@ class LocalExecutor(Executor):
             except Exception as err:  # an error outside the run's own handling: record, go on
                 yield _died(futures[fut], err)
 
-    def check_memory(self, tasks: list[RunTask]) -> None:
-        budget.check_parallel([t.memory_bytes for t in tasks], self.workers, shared_process=self.kind == "thread")
+    def check_memory(self, run_bytes: list[int]) -> None:
+        budget.check_parallel(run_bytes, self.workers, shared_process=self.kind == "thread")
 
     def _new_process_pool(self, workers: int) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
@@ -204,9 +205,9 @@ class DaskExecutor(Executor):
             self.name = f"dask local cluster ({n} workers)"
         self._futures: list[Any] = []
 
-    def check_memory(self, tasks: list[RunTask]) -> None:
+    def check_memory(self, run_bytes: list[int]) -> None:
         if self._cluster is not None:  # a cluster on this machine: its workers share its memory
-            budget.check_parallel([t.memory_bytes for t in tasks], self.workers, shared_process=False)
+            budget.check_parallel(run_bytes, self.workers, shared_process=False)
 
     @property
     def client(self) -> Any:
@@ -217,7 +218,7 @@ class DaskExecutor(Executor):
             return
         from distributed import as_completed as dask_completed
 
-        self.check_memory(tasks)
+        self.check_memory([t.memory_bytes for t in tasks])
 
         futures = self._client.map(execute_run, tasks, key=[f"cnsim-run-{t.run_id}" for t in tasks], pure=False)
         self._futures = futures

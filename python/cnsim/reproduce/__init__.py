@@ -126,6 +126,8 @@ class PlannedStudy:
     study: Study
     spec: SweepSpec | None
     reason: str = ""
+    #: each run's peak memory estimate (cnsim.budget), for the check of the runs in flight
+    memory: list[int] = field(default_factory=list)
 
 
 def plan_deck(deck_name: str, quick: bool = False, checks: bool = False) -> list[PlannedStudy]:
@@ -147,7 +149,7 @@ def plan_deck(deck_name: str, quick: bool = False, checks: bool = False) -> list
         raise ScenarioError(f"reproduce {deck.name}: {total:,} runs, more than the limit of {MAX_RUNS:,} runs")
     for p in planned:
         if p.spec is not None:
-            expand(p.spec, "/nonexistent/runs")  # validation and estimate only
+            p.memory = [t.memory_bytes for t in expand(p.spec, "/nonexistent/runs")]  # validation and estimate only
     if checks:
         from ..check import deck_names, plan_checks
 
