@@ -284,20 +284,22 @@ def check_parallel(run_bytes: list[int], workers: int, shared_process: bool, mem
     if not total_memory or workers < 1:
         return
     at_once = sorted(run_bytes, reverse=True)[:workers]
-
-    def need(runs: list[int]) -> float:
-        if shared_process:
-            return _BASE_BYTES + sum(max(b - _BASE_BYTES, 0) for b in runs)
-        return sum(max(b, _BASE_BYTES) for b in runs)
-
+    # what each run adds, and what is there without any: one interpreter for threads, none else
+    adds = [max(b - _BASE_BYTES, 0) if shared_process else max(b, _BASE_BYTES) for b in at_once]
+    base = _BASE_BYTES if shared_process else 0
+    need = base + sum(adds)
     limit = MEMORY_SHARE * total_memory
-    if need(at_once) <= limit:
+    if need <= limit:
         return
-    fits = max((k for k in range(len(at_once) + 1) if need(at_once[:k]) <= limit), default=0)
+    fits, used = 0, base  # the largest runs first: how many of them fit together
+    for b in adds:
+        if used + b > limit:
+            break
+        fits, used = fits + 1, used + b
     how = "threads of one process" if shared_process else "a process each"
-    advice = f"give --workers {fits} or fewer" if fits else "no two of these runs fit side by side: give --workers 1"
+    advice = f"give --workers {fits} or fewer" if fits else "not even the largest run fits alone: give --workers 1"
     raise ResourceError(
-        f"--workers {workers}: {len(at_once)} runs at once ({how}) would need about {human_bytes(need(at_once))}, "
+        f"--workers {workers}: {len(at_once)} runs at once ({how}) would need about {human_bytes(need)}, "
         f"more than {MEMORY_SHARE:.0%} of this machine's {human_bytes(total_memory)}; {advice}"
     )
 

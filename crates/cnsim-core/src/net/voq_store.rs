@@ -63,6 +63,7 @@ impl VoqStore {
     }
 
     /// Chunks made so far (128 B each), the free ones included: the store's size.
+    #[cfg(test)]
     pub fn chunks(&self) -> usize {
         self.chunks.len()
     }
@@ -172,6 +173,7 @@ impl TimeFifo {
     }
 
     /// Remove every time (the kept chunk stays).
+    #[cfg(test)]
     pub fn clear(&mut self, store: &mut VoqStore) {
         while self.pop(store).is_some() {}
     }
