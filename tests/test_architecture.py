@@ -178,7 +178,7 @@ RUST_LAYERS: dict[str, set[str]] = {
     "error": set(),
     "wire": {"time"},
     "engine": {"time", "wire"},
-    "frame": {"time", "wire"},
+    "frame": {"engine", "time", "wire"},
     "topology": {"error", "time"},
     "traffic": {"engine", "time"},
     "metrics": {"frame", "time"},

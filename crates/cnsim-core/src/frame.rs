@@ -2,6 +2,7 @@
 //! allocation in the hot loop. Frames waiting in an unlimited NIC VOQ are not in the pool at all
 //! (only their generation time is stored, DESIGN.md "Queued frames are cheap").
 
+use crate::engine::huge_pages::grow_in_huge_pages;
 use crate::time::SimTime;
 pub use crate::wire::{CmPayload, FrameId};
 
@@ -86,6 +87,10 @@ impl Frame {
     }
 }
 
+/// The room a pool takes at once in huge pages when it outgrows one: a million frames, 128 MiB
+/// of address space.
+const LARGE_POOL: usize = 1 << 20;
+
 /// Pool of frames with a free list; handles are reused.
 #[derive(Debug, Default)]
 pub struct FramePool {
@@ -108,6 +113,10 @@ impl FramePool {
             self.frames[i as usize] = frame;
             FrameId(i)
         } else {
+            if self.frames.len() == self.frames.capacity() {
+                // frames wait long in the queues of a loaded network and are read at random
+                grow_in_huge_pages(&mut self.frames, LARGE_POOL);
+            }
             self.frames.push(frame);
             FrameId(self.frames.len() as u32 - 1)
         }

@@ -2,6 +2,7 @@
 //! per-component random streams, and a cache prefetch hint. The simulator is a value; nothing
 //! here is global.
 
+pub mod huge_pages;
 pub mod prefetch;
 pub mod queue;
 pub mod rng;

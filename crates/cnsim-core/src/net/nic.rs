@@ -35,36 +35,41 @@ pub enum VoqState {
 }
 
 /// A per-destination virtual output queue: one flow (source, destination) of this NIC. Laid out
-/// (`repr(C)`, 64-byte aligned) so that a frame's way through it reads two cache lines — the
-/// queue and its runs, its counters, times, identity and rate limiter — and the reaction
-/// point's lines only when the flow is limited (`rp` is `Some` only with a limiter). The frames'
-/// generation times are in the simulation's [`VoqStore`].
+/// (`repr(C)`, 64-byte aligned) so that a frame of an unlimited flow of no finite flow reads one
+/// cache line of it — its times' FIFO, identity, counters and rate limiter — and the runs, the
+/// eligibility instant and the reaction point's lines only when they are in use (`rp` is `Some`
+/// only with a limiter). The frames' generation times are in the simulation's [`VoqStore`]. A
+/// backlogged VOQ is revisited only after every other VOQ of its NIC's ring, so each line a
+/// frame reads is a miss at 128 hosts (docs/performance.md, "One line per VOQ").
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Voq {
     /// Generation time of every queued frame, in chunks of the [`VoqStore`] (private: only
     /// [`Voq::push_frame`] and [`Voq::pop_frame`] keep it in step with the plain head and the
-    /// runs).
+    /// runs). Every frame has the simulation's one frame size, so the VOQ's bytes are its
+    /// length times that size.
     frames: TimeFifo,
-    /// The flows and priority classes of the frames behind the plain head, as runs (flow,
-    /// frames, class) in queue order (`NO_FLOW` runs for frames of no flow).
-    runs: VecDeque<(u32, u32, u8)>,
+    /// When the flow's previous frame left the VOQ.
+    pub t_last: SimTime,
+    pub limiter: Option<RateLimiter>,
     /// The first `plain_head` queued frames belong to no flow and are of class 0: the common
     /// case (Bernoulli frames) costs no run at all ([`Voq::push_frame`]).
     plain_head: u32,
+    pub dst: u32,
+    /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
+    pub flow_rec: u32,
     pub state: VoqState,
     /// The class of the frame that left last (a probe travels in its flow's class).
     pub class: u8,
     /// In use (a recycled slot waits in the NIC's free list).
     live: bool,
-    pub bytes: u64,
-    /// When the flow's previous frame left the VOQ.
-    pub t_last: SimTime,
+    /// `runs` is not empty (kept on this line, so that a plain frame never reads `runs`).
+    has_runs: bool,
+    /// When a `Waiting` VOQ's limiter lets it go (meaningless in the other states).
     pub eligible_at: SimTime,
-    pub dst: u32,
-    /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
-    pub flow_rec: u32,
-    pub limiter: Option<RateLimiter>,
+    /// The flows and priority classes of the frames behind the plain head, as runs (flow,
+    /// frames, class) in queue order (`NO_FLOW` runs for frames of no flow).
+    runs: VecDeque<(u32, u32, u8)>,
     /// The reaction point; `Some` only while `limiter` is (they are created and released
     /// together), so an unlimited flow never reads it.
     pub rp: Option<AnyRp>,
@@ -78,8 +83,8 @@ impl Voq {
             frames: TimeFifo::new(),
             plain_head: 0,
             runs: VecDeque::new(),
+            has_runs: false,
             class: 0,
-            bytes: 0,
             state: VoqState::Idle,
             t_last: SimTime::ZERO,
             eligible_at: SimTime::ZERO,
@@ -98,7 +103,7 @@ impl Voq {
     /// is not touched here (a slot is reset for nearly every cold frame). The recorder slot is
     /// cleared: the caller looks up the new destination's.
     fn reset(&mut self) {
-        debug_assert!(self.frames.is_empty() && self.runs.is_empty() && self.bytes == 0);
+        debug_assert!(self.frames.is_empty() && self.runs.is_empty() && !self.has_runs);
         debug_assert!(self.plain_head == 0);
         debug_assert!(self.limiter.is_none() && self.state == VoqState::Idle);
         debug_assert!(
@@ -108,7 +113,6 @@ impl Voq {
         self.class = 0;
         self.flow_rec = crate::frame::NO_RECORD;
         self.t_last = SimTime::ZERO;
-        self.eligible_at = SimTime::ZERO;
         self.live = true;
     }
 
@@ -126,7 +130,7 @@ impl Voq {
     #[inline(always)]
     pub fn push_frame(&mut self, store: &mut VoqStore, t: SimTime, flow: u32, class: u8) {
         self.frames.push(store, t);
-        if flow == NO_FLOW && class == 0 && self.runs.is_empty() {
+        if flow == NO_FLOW && class == 0 && !self.has_runs {
             self.plain_head += 1;
             return;
         }
@@ -134,6 +138,7 @@ impl Voq {
             Some(run) if run.0 == flow && run.2 == class => run.1 += 1,
             _ => self.runs.push_back((flow, 1, class)),
         }
+        self.has_runs = true;
     }
 
     /// Dequeue the head frame: its generation time, flow (`NO_FLOW` if none) and class.
@@ -149,6 +154,7 @@ impl Voq {
         run.1 -= 1;
         if run.1 == 0 {
             self.runs.pop_front();
+            self.has_runs = !self.runs.is_empty();
         }
         Some((t, flow, class))
     }
@@ -159,6 +165,12 @@ impl Voq {
         self.frames.len()
     }
 
+    /// Bytes queued: every frame has the simulation's one size `frame_size`.
+    #[inline(always)]
+    pub fn bytes(&self, frame_size: u64) -> u64 {
+        self.frames.len() as u64 * frame_size
+    }
+
     /// No frame queued.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
@@ -167,7 +179,7 @@ impl Voq {
 
     /// The priority class of the head frame (0 if the VOQ is empty).
     pub fn head_class(&self) -> u8 {
-        if self.plain_head > 0 {
+        if self.plain_head > 0 || !self.has_runs {
             0
         } else {
             self.runs.front().map_or(0, |run| run.2)
@@ -388,11 +400,13 @@ impl Nic {
     #[inline(always)]
     pub(crate) fn schedule_voq(&mut self, v: u32, at: SimTime, now: SimTime) {
         let voq = &mut self.voqs[v as usize];
-        voq.eligible_at = at;
         if at <= now {
             voq.state = VoqState::Ready;
             self.ready.push_back(v);
         } else {
+            // read only while Waiting: a VOQ that goes straight to the ring leaves its second
+            // line alone
+            voq.eligible_at = at;
             voq.state = VoqState::Waiting;
             let dst = voq.dst;
             self.waiting.push(Reverse((at, dst, v)));
@@ -499,25 +513,27 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_through_an_unlimited_voq_reads_two_cache_lines_of_it() {
+    fn a_frame_through_an_unlimited_voq_reads_one_cache_line_of_it() {
         use std::mem::{offset_of, size_of};
         assert_eq!(std::mem::align_of::<Voq>(), 64);
         let last = |off: usize, size: usize| (off + size - 1) / 64;
+        // what a plain frame's arrival and transfer read and write, and the recycling test
         for (off, size) in [
             (offset_of!(Voq, frames), size_of::<TimeFifo>()),
-            (offset_of!(Voq, runs), size_of::<VecDeque<(u32, u32, u8)>>()),
-            (offset_of!(Voq, plain_head), 4),
-            (offset_of!(Voq, state), 1),
-            (offset_of!(Voq, live), 1),
-            (offset_of!(Voq, bytes), 8),
             (offset_of!(Voq, t_last), 8),
+            (offset_of!(Voq, limiter), size_of::<Option<RateLimiter>>()),
+            (offset_of!(Voq, plain_head), 4),
             (offset_of!(Voq, dst), 4),
             (offset_of!(Voq, flow_rec), 4),
-            (offset_of!(Voq, limiter), size_of::<Option<RateLimiter>>()),
+            (offset_of!(Voq, state), 1),
+            (offset_of!(Voq, class), 1),
+            (offset_of!(Voq, live), 1),
+            (offset_of!(Voq, has_runs), 1),
         ] {
-            assert!(last(off, size) < 2, "offset {off}, {size} bytes");
+            assert!(last(off, size) < 1, "offset {off}, {size} bytes");
         }
-        // the reaction point and its timer token follow: a limited flow reads five lines at most
+        // the runs, the eligibility, the reaction point and its timer token follow: a limited
+        // flow of a finite flow reads five lines at most
         assert!(size_of::<Voq>() <= 5 * 64);
     }
 
@@ -594,6 +610,8 @@ mod tests {
             5,
             "the plain head takes no run: 7, plain, class 2, 8, plain"
         );
+        assert!(voq.has_runs);
+        assert_eq!(voq.bytes(1500), 7 * 1500);
         while let Some(f) = voq.pop_frame(&mut store) {
             if f.0 == SimTime(6) {
                 assert_eq!(voq.head_class(), 2, "frame 7 (flow 8) is next, in class 2");
@@ -603,9 +621,10 @@ mod tests {
         let expected: Vec<_> = pushed.iter().map(|&(t, f, c)| (SimTime(t), f, c)).collect();
         assert_eq!(popped, expected);
         assert!(voq.runs.is_empty() && voq.plain_head == 0 && voq.frames.is_empty());
+        assert!(!voq.has_runs && voq.bytes(1500) == 0);
         // a VOQ that empties after every frame never uses a run
         voq.push_frame(&mut store, SimTime(9), NO_FLOW, 0);
-        assert!(voq.runs.is_empty() && voq.plain_head == 1);
+        assert!(voq.runs.is_empty() && !voq.has_runs && voq.plain_head == 1);
         assert_eq!(voq.pop_frame(&mut store), Some((SimTime(9), NO_FLOW, 0)));
     }
 

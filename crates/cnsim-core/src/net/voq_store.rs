@@ -14,12 +14,17 @@
 //! a VOQ that empties after every frame — the common case below saturation — writes and reads
 //! the first line of the same chunk and never allocates.
 
+use crate::engine::huge_pages::grow_in_huge_pages;
 use crate::time::SimTime;
 
 /// Times per chunk: 128 B, two cache lines. The links between chunks live apart
 /// ([`VoqStore::next`]), read once per chunk, so a time's index is masked, never bounds-checked.
 const PER_CHUNK: u16 = 16;
 const SLOT: usize = PER_CHUNK as usize - 1;
+
+/// The room a store takes at once in huge pages when it outgrows one: 512 MiB of address space
+/// for the chunks (a 128-host hotspot backlog fills 300 MB), 16 MiB for their links.
+const LARGE_STORE: usize = 1 << 22;
 
 /// No chunk (a FIFO that never held a frame; the end of the free list).
 const NONE: u32 = u32::MAX;
@@ -75,6 +80,13 @@ impl VoqStore {
             let c = self.free;
             self.free = self.next[c as usize];
             return c;
+        }
+        if self.chunks.len() == self.chunks.capacity() {
+            // a deep backlog reads and writes its chunks all over the store
+            grow_in_huge_pages(&mut self.chunks, LARGE_STORE);
+        }
+        if self.next.len() == self.next.capacity() {
+            grow_in_huge_pages(&mut self.next, LARGE_STORE);
         }
         self.chunks.push(Chunk([SimTime::ZERO; PER_CHUNK as usize]));
         self.next.push(NONE);

@@ -137,7 +137,7 @@ impl Simulator {
             let nic = &mut self.nics[n as usize];
             let fits = match cfg.ingress {
                 Ingress::Unlimited => true,
-                Ingress::PerVoq => nic.voqs[v as usize].bytes + fs <= self.voq_cap,
+                Ingress::PerVoq => nic.voqs[v as usize].bytes(fs) + fs <= self.voq_cap,
                 Ingress::Shared => nic.ingress_bytes + fs <= cfg.ingress_size,
             };
             if !fits {
@@ -165,7 +165,6 @@ impl Simulator {
             self.stats.generated += 1;
             let voq = &mut nic.voqs[v as usize];
             voq.push_frame(&mut self.voq_store, t, flow, class);
-            voq.bytes += fs;
             nic.ingress_bytes += fs;
             self.queue_voq(n, v, t);
         }
@@ -288,7 +287,6 @@ impl Simulator {
         let (gen_time, flow_inst, class) =
             voq.pop_frame(voq_store).expect("a ready VOQ is non-empty");
         voq.class = class;
-        voq.bytes -= fs;
         voq.t_last = now;
         let dst = voq.dst;
         nic.ingress_bytes -= fs;

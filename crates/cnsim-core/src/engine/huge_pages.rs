@@ -1,0 +1,90 @@
+//! Large tables read at random, backed by 2 MiB pages instead of 4 KiB ones, so that reaching
+//! any of their entries needs no page-table walk. A `zhb-og-n128` backlog holds 300 MB of VOQ
+//! chunks; each frame reads a chunk and writes another, each on its own 4 KiB page among 75,000,
+//! far more than the TLB covers (docs/performance.md, "Huge pages for the large tables"). Where
+//! the kernel gives no huge pages on request (`transparent_hugepage` set to `never`, or not
+//! Linux) the tables work as before.
+
+/// A table's size in bytes from which it is worth huge pages: one huge page.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Make room for at least one more element in `v`, a table that may grow large and is read at
+/// random. Below one huge page it doubles as a `Vec` does. Past that it moves once into room
+/// for `large` elements, asked for in huge pages before any of it is touched: pages the kernel
+/// has already given cannot become huge again, and a `Vec` that grows in place keeps its old
+/// pages. The room is address space only; memory comes as elements are used. Beyond `large`
+/// elements the room doubles in place, and only its new half is in huge pages.
+#[cold]
+pub fn grow_in_huge_pages<T: Copy>(v: &mut Vec<T>, large: usize) {
+    let room = v.capacity();
+    let bytes = room * std::mem::size_of::<T>();
+    if bytes < HUGE_PAGE {
+        v.reserve(room.max(64));
+    } else if room < large {
+        let mut moved = Vec::with_capacity(large);
+        advise_huge_pages(&moved);
+        moved.extend_from_slice(v);
+        *v = moved;
+    } else {
+        v.reserve(room);
+        advise_huge_pages(v);
+    }
+}
+
+/// Ask that the whole buffer of `v`, its spare capacity included, be backed by huge pages. Only
+/// the 2 MiB-aligned stretches inside the buffer can be; a shorter buffer is left alone. It
+/// changes nothing the program can observe but its speed and its resident memory.
+fn advise_huge_pages<T>(v: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = v.as_ptr() as usize;
+        let end = start + v.capacity() * std::mem::size_of::<T>();
+        // inward to whole pages: madvise wants an aligned start, and no page outside the buffer
+        let first = start.next_multiple_of(PAGE);
+        let len = end.saturating_sub(first) & !(PAGE - 1);
+        if len < HUGE_PAGE {
+            return;
+        }
+        #[allow(unsafe_code)]
+        // SAFETY: MADV_HUGEPAGE changes how the kernel backs the pages, never their contents, and
+        // the range lies inside `v`'s allocation, which `v` keeps alive for the call. The result
+        // is ignored on purpose: a kernel without transparent huge pages refuses the advice, and
+        // the table then works as before.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_keeps_its_elements_through_every_kind_of_growth() {
+        // 4 KiB elements: doubling up to one huge page (512 elements), the move into the large
+        // room (1,024), then doubling in place
+        let mut v: Vec<[u64; 512]> = Vec::new();
+        let mut rooms = Vec::new();
+        for i in 0..3000u64 {
+            if v.len() == v.capacity() {
+                grow_in_huge_pages(&mut v, 1024);
+                rooms.push(v.capacity());
+            }
+            v.push([i; 512]);
+        }
+        assert!(v.iter().enumerate().all(|(i, e)| e.iter().all(|&x| x == i as u64)));
+        assert!(rooms.windows(2).all(|w| w[0] < w[1]), "{rooms:?}");
+        let moved = rooms.iter().position(|&r| r >= 1024).unwrap();
+        assert_eq!(
+            rooms[moved - 1] * 4096,
+            HUGE_PAGE,
+            "doubled up to one huge page: {rooms:?}"
+        );
+        assert!(rooms[moved] >= 1024 && rooms[moved] < 2 * 1024, "{rooms:?}");
+        assert!(rooms[moved + 1] >= 2 * rooms[moved], "{rooms:?}");
+    }
+}
