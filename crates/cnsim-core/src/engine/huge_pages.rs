@@ -76,7 +76,10 @@ mod tests {
             }
             v.push([i; 512]);
         }
-        assert!(v.iter().enumerate().all(|(i, e)| e.iter().all(|&x| x == i as u64)));
+        assert!(v
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.iter().all(|&x| x == i as u64)));
         assert!(rooms.windows(2).all(|w| w[0] < w[1]), "{rooms:?}");
         let moved = rooms.iter().position(|&r| r >= 1024).unwrap();
         assert_eq!(
