@@ -12,8 +12,9 @@ const HUGE_PAGE: usize = 2 << 20;
 /// random. Below one huge page it doubles as a `Vec` does. Past that it moves once into room
 /// for `large` elements, asked for in huge pages before any of it is touched: pages the kernel
 /// has already given cannot become huge again, and a `Vec` that grows in place keeps its old
-/// pages. The room is address space only; memory comes as elements are used. Beyond `large`
-/// elements the room doubles in place, and only its new half is in huge pages.
+/// pages. The room is address space only; memory comes as elements are used. Where the process
+/// may not take that much address space, the table goes on doubling. Beyond `large` elements
+/// the room doubles in place, and only its new half is in huge pages.
 #[cold]
 pub fn grow_in_huge_pages<T: Copy>(v: &mut Vec<T>, large: usize) {
     let room = v.capacity();
@@ -21,10 +22,15 @@ pub fn grow_in_huge_pages<T: Copy>(v: &mut Vec<T>, large: usize) {
     if bytes < HUGE_PAGE {
         v.reserve(room.max(64));
     } else if room < large {
-        let mut moved = Vec::with_capacity(large);
-        advise_huge_pages(&moved);
-        moved.extend_from_slice(v);
-        *v = moved;
+        let mut moved = Vec::new();
+        if moved.try_reserve_exact(large).is_ok() {
+            advise_huge_pages(&moved);
+            moved.extend_from_slice(v);
+            *v = moved;
+        } else {
+            // no address space for the room (under `ulimit -v`, say): grow as a `Vec` does
+            v.reserve(room);
+        }
     } else {
         v.reserve(room);
         advise_huge_pages(v);
@@ -89,5 +95,21 @@ mod tests {
         );
         assert!(rooms[moved] >= 1024 && rooms[moved] < 2 * 1024, "{rooms:?}");
         assert!(rooms[moved + 1] >= 2 * rooms[moved], "{rooms:?}");
+    }
+
+    #[test]
+    fn a_room_beyond_the_address_space_leaves_the_table_doubling() {
+        // a room no process can map: the table must go on growing as a Vec, not abort
+        let mut v: Vec<[u64; 512]> = Vec::new();
+        let mut rooms = Vec::new();
+        for i in 0..2000u64 {
+            if v.len() == v.capacity() {
+                grow_in_huge_pages(&mut v, usize::MAX / 4096);
+                rooms.push(v.capacity());
+            }
+            v.push([i; 512]);
+        }
+        assert!(v.iter().enumerate().all(|(i, e)| e[511] == i as u64));
+        assert!(rooms.windows(2).all(|w| w[1] == 2 * w[0]), "{rooms:?}");
     }
 }
