@@ -69,15 +69,15 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_table_keeps_its_elements_through_every_kind_of_growth() {
-        // 4 KiB elements: doubling up to one huge page (512 elements), the move into the large
-        // room (1,024), then doubling in place
+    /// Push `n` elements of 4 KiB (each filled with its index) into a table grown by
+    /// [`grow_in_huge_pages`] with room `large`; check every element and return the rooms it
+    /// went through.
+    fn fill(n: u64, large: usize) -> Vec<usize> {
         let mut v: Vec<[u64; 512]> = Vec::new();
         let mut rooms = Vec::new();
-        for i in 0..3000u64 {
+        for i in 0..n {
             if v.len() == v.capacity() {
-                grow_in_huge_pages(&mut v, 1024);
+                grow_in_huge_pages(&mut v, large);
                 rooms.push(v.capacity());
             }
             v.push([i; 512]);
@@ -86,6 +86,14 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, e)| e.iter().all(|&x| x == i as u64)));
+        rooms
+    }
+
+    #[test]
+    fn a_table_keeps_its_elements_through_every_kind_of_growth() {
+        // doubling up to one huge page (512 elements), the move into the large room (1,024),
+        // then doubling in place
+        let rooms = fill(3000, 1024);
         assert!(rooms.windows(2).all(|w| w[0] < w[1]), "{rooms:?}");
         let moved = rooms.iter().position(|&r| r >= 1024).unwrap();
         assert_eq!(
@@ -100,16 +108,7 @@ mod tests {
     #[test]
     fn a_room_beyond_the_address_space_leaves_the_table_doubling() {
         // a room no process can map: the table must go on growing as a Vec, not abort
-        let mut v: Vec<[u64; 512]> = Vec::new();
-        let mut rooms = Vec::new();
-        for i in 0..2000u64 {
-            if v.len() == v.capacity() {
-                grow_in_huge_pages(&mut v, usize::MAX / 4096);
-                rooms.push(v.capacity());
-            }
-            v.push([i; 512]);
-        }
-        assert!(v.iter().enumerate().all(|(i, e)| e[511] == i as u64));
+        let rooms = fill(2000, usize::MAX / 4096);
         assert!(rooms.windows(2).all(|w| w[1] == 2 * w[0]), "{rooms:?}");
     }
 }
