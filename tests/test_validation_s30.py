@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from cnsim import ScenarioError, load
-from cnsim.cmparams import FAST_PERIOD_FLOOR_PS, PERIOD_FLOOR_PS, SCHEMES
+from cnsim.cmparams import FAST_PERIOD_FLOOR_PS, PERIOD_FLOOR_PS, SCHEMES, Param
 from cnsim.keys import all_keys
 from cnsim.scenario import Scenario
 from cnsim.scenario.schema import ScenarioDoc
@@ -179,6 +179,22 @@ def test_open_bounds_accept_what_is_inside() -> None:
     assert scen("qcn", cm__jitter=0.999).resolved.cm["jitter"] == 0.999
     assert scen("fecn", cm__a=1.0001, cm__c=1e-9, cm__ewma=1.0).resolved.cm["ewma"] == 1.0
     assert scen("dcqcn", cm__rate_on_first_cnp=1.0).resolved.cm["rate_on_first_cnp"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("param", "text"),
+    [
+        (Param(kind="rate", default=1, lo=0, lo_open=True), 'a rate (bit/s, or e.g. "10Mbps") > 0bps'),
+        (Param(kind="size", default=1, lo=1500, hi=10**6, hi_open=True), "in [1500B, 1MB)"),
+        (Param(kind="int", default=1, lo=1, hi=8, hi_open=True), "an integer in [1, 8)"),
+        (Param(kind="int", default=1, lo=0, lo_open=True), "an integer > 0"),
+    ],
+)
+def test_every_kind_states_its_open_bounds(param: Param, text: str) -> None:
+    """No shipped quantity or integer has an open bound yet; the message must still say it."""
+    assert text in param.allowed()
+    bound = param.lo if param.lo_open else param.hi
+    assert bound is not None and not param.contains(bound)
 
 
 def test_rmin_is_checked_against_the_slowest_node() -> None:

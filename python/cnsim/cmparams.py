@@ -66,8 +66,8 @@ class Param:
         if self.kind == "bool":
             return "true or false"
         if self.kind == "int":
-            rng = f" in [{self.lo:g}, {self.hi:g}]" if self.hi is not None else f" >= {self.lo:g}"
-            return "an integer" + rng
+            lo = f"{self.lo:g}" if self.lo is not None else None
+            return "an integer" + self._bounds(lo, f"{self.hi:g}" if self.hi is not None else None)
         unit = {
             "size": 'a size (bytes, or e.g. "150KB")',
             "rate": 'a rate (bit/s, or e.g. "10Mbps")',
@@ -83,20 +83,24 @@ class Param:
 
     def range_text(self) -> str:
         """The range for :meth:`allowed`: ' in [lo, hi]', ' >= lo' or '', in the kind's unit
-        (a quantity's floor is shown when it is above 0, the units' own floor)."""
+        (a quantity's floor is shown when it is above 0, the units' own floor, or open)."""
         if self.kind == "float":
-            if self.hi is not None:
-                return f" in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
-            if self.lo is None:
-                return ""
-            return f" > {self.lo:g}" if self.lo_open else f" >= {self.lo:g}"
+            lo = f"{self.lo:g}" if self.lo is not None else None
+            return self._bounds(lo, f"{self.hi:g}" if self.hi is not None else None)
         fmt = _FORMAT.get(self.kind)
         if fmt is None:
             return ""
-        lo = int(self.lo) if self.lo else 0
-        if self.hi is not None:
-            return f" in [{fmt(lo)}, {fmt(int(self.hi))}]"
-        return f" >= {fmt(lo)}" if lo > 0 else ""
+        lo_value = int(self.lo) if self.lo else 0
+        hi = fmt(int(self.hi)) if self.hi is not None else None
+        return self._bounds(fmt(lo_value) if lo_value > 0 or self.lo_open or hi else None, hi)
+
+    def _bounds(self, lo: str | None, hi: str | None) -> str:
+        """' in [lo, hi]' with a parenthesis at an open bound, ' >= lo' or ' > lo', or ''."""
+        if hi is not None:
+            return f" in {'(' if self.lo_open else '['}{lo}, {hi}{')' if self.hi_open else ']'}"
+        if lo is None:
+            return ""
+        return f" > {lo}" if self.lo_open else f" >= {lo}"
 
 
 _FORMAT: Final = {"size": format_size, "rate": format_rate, "time": format_time, "time_or_auto": format_time}
