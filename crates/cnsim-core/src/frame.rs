@@ -2,7 +2,7 @@
 //! allocation in the hot loop. Frames waiting in an unlimited NIC VOQ are not in the pool at all
 //! (only their generation time is stored, DESIGN.md "Queued frames are cheap").
 
-use crate::engine::huge_pages::grow_in_huge_pages;
+use crate::engine::huge_pages::push_in_huge_pages;
 use crate::time::SimTime;
 pub use crate::wire::{CmPayload, FrameId};
 
@@ -113,11 +113,8 @@ impl FramePool {
             self.frames[i as usize] = frame;
             FrameId(i)
         } else {
-            if self.frames.len() == self.frames.capacity() {
-                // frames wait long in the queues of a loaded network and are read at random
-                grow_in_huge_pages(&mut self.frames, LARGE_POOL);
-            }
-            self.frames.push(frame);
+            // frames wait long in the queues of a loaded network and are read at random
+            push_in_huge_pages(&mut self.frames, frame, LARGE_POOL);
             FrameId(self.frames.len() as u32 - 1)
         }
     }

@@ -8,15 +8,24 @@
 /// A table's size in bytes from which it is worth huge pages: one huge page.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Make room for at least one more element in `v`, a table that may grow large and is read at
-/// random. Below one huge page it doubles as a `Vec` does. Past that it moves once into room
-/// for `large` elements, asked for in huge pages before any of it is touched: pages the kernel
-/// has already given cannot become huge again, and a `Vec` that grows in place keeps its old
-/// pages. The room is address space only; memory comes as elements are used. Where the process
+/// Append `x` to `v`, a table that may grow large and is read at random, growing it when it is
+/// full as [`grow_in_huge_pages`] says.
+#[inline(always)]
+pub fn push_in_huge_pages<T: Copy>(v: &mut Vec<T>, x: T, large: usize) {
+    if v.len() == v.capacity() {
+        grow_in_huge_pages(v, large);
+    }
+    v.push(x);
+}
+
+/// Make room for at least one more element in `v`. Below one huge page it doubles as a `Vec`
+/// does. Past that it moves once into room for `large` elements, asked for in huge pages before
+/// any of it is touched: pages the kernel has already given cannot become huge again, and a
+/// `Vec` that grows in place keeps its old pages. The room is address space only; memory comes as elements are used. Where the process
 /// may not take that much address space, the table goes on doubling. Beyond `large` elements
 /// the room doubles in place, and only its new half is in huge pages.
 #[cold]
-pub fn grow_in_huge_pages<T: Copy>(v: &mut Vec<T>, large: usize) {
+fn grow_in_huge_pages<T: Copy>(v: &mut Vec<T>, large: usize) {
     let room = v.capacity();
     let bytes = room * std::mem::size_of::<T>();
     if bytes < HUGE_PAGE {
@@ -69,18 +78,17 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 mod tests {
     use super::*;
 
-    /// Push `n` elements of 4 KiB (each filled with its index) into a table grown by
-    /// [`grow_in_huge_pages`] with room `large`; check every element and return the rooms it
-    /// went through.
+    /// Push `n` elements of 4 KiB (each filled with its index) into a table with room `large`
+    /// ([`push_in_huge_pages`]); check every element and return the rooms it went through.
     fn fill(n: u64, large: usize) -> Vec<usize> {
         let mut v: Vec<[u64; 512]> = Vec::new();
         let mut rooms = Vec::new();
         for i in 0..n {
-            if v.len() == v.capacity() {
-                grow_in_huge_pages(&mut v, large);
+            let room = v.capacity();
+            push_in_huge_pages(&mut v, [i; 512], large);
+            if v.capacity() != room {
                 rooms.push(v.capacity());
             }
-            v.push([i; 512]);
         }
         assert!(v
             .iter()

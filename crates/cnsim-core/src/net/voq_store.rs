@@ -14,7 +14,7 @@
 //! a VOQ that empties after every frame — the common case below saturation — writes and reads
 //! the first line of the same chunk and never allocates.
 
-use crate::engine::huge_pages::grow_in_huge_pages;
+use crate::engine::huge_pages::push_in_huge_pages;
 use crate::time::SimTime;
 
 /// Times per chunk: 128 B, two cache lines. The links between chunks live apart
@@ -81,15 +81,13 @@ impl VoqStore {
             self.free = self.next[c as usize];
             return c;
         }
-        if self.chunks.len() == self.chunks.capacity() {
-            // a deep backlog reads and writes its chunks all over the store
-            grow_in_huge_pages(&mut self.chunks, LARGE_STORE);
-        }
-        if self.next.len() == self.next.capacity() {
-            grow_in_huge_pages(&mut self.next, LARGE_STORE);
-        }
-        self.chunks.push(Chunk([SimTime::ZERO; PER_CHUNK as usize]));
-        self.next.push(NONE);
+        // a deep backlog reads and writes its chunks all over the store
+        push_in_huge_pages(
+            &mut self.chunks,
+            Chunk([SimTime::ZERO; PER_CHUNK as usize]),
+            LARGE_STORE,
+        );
+        push_in_huge_pages(&mut self.next, NONE, LARGE_STORE);
         self.chunks.len() as u32 - 1
     }
 
