@@ -441,6 +441,18 @@ impl Nic {
         }
     }
 
+    /// Prefetch the slot of the live VOQ toward `dst` that its next frame's time will fill. Its
+    /// VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
+    #[inline(always)]
+    pub(crate) fn prefetch_voq_back(&self, dst: u32, store: &VoqStore) {
+        let v = self.indexed(dst);
+        if v != NO_VOQ {
+            if let Some(t) = self.voqs[v as usize].frames.back_slot(store) {
+                crate::engine::prefetch(t);
+            }
+        }
+    }
+
     /// Prefetch what the next transfers will read: the head frame of the VOQ served next and
     /// the line of the one after it.
     #[inline(always)]

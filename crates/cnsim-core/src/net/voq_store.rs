@@ -182,6 +182,19 @@ impl TimeFifo {
         (self.len > 0).then(|| &store.chunks[self.head as usize].0[self.head_at as usize & SLOT])
     }
 
+    /// The slot the next [`TimeFifo::push`] writes, in place (to prefetch its line), if it is
+    /// in a chunk that exists already: the tail's next slot, or the first of the chunk the store
+    /// hands out next.
+    #[inline(always)]
+    pub fn back_slot<'a>(&self, store: &'a VoqStore) -> Option<&'a SimTime> {
+        let (c, at) = if self.tail_at < PER_CHUNK {
+            (self.tail, self.tail_at)
+        } else {
+            (store.free, 0)
+        };
+        (c != NONE).then(|| &store.chunks[c as usize].0[at as usize & SLOT])
+    }
+
     /// Remove every time (the kept chunk stays).
     #[cfg(test)]
     pub fn clear(&mut self, store: &mut VoqStore) {
@@ -217,6 +230,40 @@ mod tests {
             assert_eq!(q.pop(&mut store), Some(t));
         }
         assert!(q.is_empty() && q.front(&store).is_none());
+    }
+
+    /// Where a reference into the store points, as a slot index (the store may move as it grows).
+    fn slot_of(store: &VoqStore, r: &SimTime) -> usize {
+        (r as *const SimTime as usize - store.chunks.as_ptr() as usize) / 8
+    }
+
+    #[test]
+    fn back_slot_names_the_slot_the_next_push_writes() {
+        let mut store = VoqStore::new();
+        let (mut a, mut b) = (TimeFifo::new(), TimeFifo::new());
+        assert!(a.back_slot(&store).is_none(), "no chunk yet");
+        // a and b take turns, so that chunks are freed and taken over as the FIFOs cross them;
+        // `front` names the slot a pop reads, so each prediction is checked when its time leaves
+        let mut predicted = std::collections::VecDeque::new();
+        let mut checked = 0;
+        for t in 0..20 * PER_CHUNK as u64 {
+            predicted.push_back(a.back_slot(&store).map(|s| slot_of(&store, s)));
+            a.push(&mut store, SimTime(t));
+            b.push(&mut store, SimTime(t));
+            if t % 3 == 0 {
+                let s = slot_of(&store, a.front(&store).unwrap());
+                if let Some(Some(p)) = predicted.pop_front() {
+                    assert_eq!(s, p);
+                    checked += 1;
+                }
+                let stored = store.chunks[s / PER_CHUNK as usize].0[s % PER_CHUNK as usize];
+                assert_eq!(Some(stored), a.pop(&mut store));
+            }
+            if t % 2 == 0 {
+                b.pop(&mut store);
+            }
+        }
+        assert!(checked > 90, "{checked} predictions checked");
     }
 
     #[test]

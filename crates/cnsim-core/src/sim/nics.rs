@@ -215,6 +215,13 @@ impl Simulator {
             if nic.ob_stopped || self.ports[port as usize].q_bytes + fs > self.nic_cfg.egress_buffer
             {
                 nic.prefetch_ring(&self.voq_store);
+                if nic.one_gen && nic.ready.len() > BACKLOGGED_RING {
+                    // the next arrival's VOQ line was asked for when this service's arrival
+                    // joined its VOQ; ask for the slot that arrival will write, a service early
+                    if let Some(next) = self.gens[nic.first_gen as usize].next_dst() {
+                        nic.prefetch_voq_back(next, &self.voq_store);
+                    }
+                }
                 break;
             }
             nic.promote(now);
