@@ -148,10 +148,11 @@ impl EventQueue {
         Some(e)
     }
 
-    /// The next event at the current instant, if one is pending (without taking it).
+    /// The event `ahead` places after the next one at the current instant (0: the next), if the
+    /// instant holds that many more (without taking any).
     #[inline(always)]
-    pub fn peek_now(&self) -> Option<Event> {
-        self.now.get(self.head).map(|e| e.event)
+    pub fn peek_now(&self, ahead: usize) -> Option<Event> {
+        self.now.get(self.head + ahead).map(|e| e.event)
     }
 
     /// The time of the earliest event, if any. O(1) amortised.
@@ -223,12 +224,17 @@ mod tests {
         let mut q = EventQueue::new();
         q.push(SimTime(10), ev(1));
         q.push(SimTime(10), ev(2));
+        q.push(SimTime(10), ev(4));
         q.push(SimTime(20), ev(3));
-        assert_eq!(q.peek_now(), None, "nothing popped yet: no current instant");
+        assert_eq!(q.peek_now(0), None, "nothing popped yet: no current instant");
         assert_eq!(q.pop(), Some((SimTime(10), ev(1))));
-        assert_eq!(q.peek_now(), Some(ev(2)));
+        assert_eq!(q.peek_now(0), Some(ev(2)));
+        assert_eq!(q.peek_now(1), Some(ev(4)));
+        assert_eq!(q.peek_now(2), None, "only the current instant is looked at");
         assert_eq!(q.pop(), Some((SimTime(10), ev(2))), "peeking takes nothing");
-        assert_eq!(q.peek_now(), None, "the next event is at a later instant");
+        assert_eq!(q.peek_now(0), Some(ev(4)));
+        assert_eq!(q.pop(), Some((SimTime(10), ev(4))));
+        assert_eq!(q.peek_now(0), None, "the next event is at a later instant");
         assert_eq!(q.pop(), Some((SimTime(20), ev(3))));
     }
 
