@@ -22,7 +22,10 @@ fn event_queue_hold(bencher: Bencher, n: u64) {
     for i in 0..n {
         q.push(
             SimTime(i * 7919 % 100_000),
-            Event::TxDone { port: i as u32 },
+            Event::TxDone {
+                port: i as u32,
+                frame: cnsim_core::frame::FrameId(i as u32),
+            },
         );
     }
     bencher.counter(ItemsCount::new(1usize)).bench_local(|| {

@@ -16,8 +16,9 @@ use crate::wire::FrameId;
 /// Every event the simulator knows. Small and `Copy`: the payload names components by index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// The last bit of the frame in service left transmitter `port`.
-    TxDone { port: u32 },
+    /// The last bit of `frame`, the frame in service, left transmitter `port` (the event names
+    /// the frame so that the event loop can prefetch its line without reading the port's).
+    TxDone { port: u32, frame: FrameId },
     /// The last bit of `frame` arrived at switch `switch`, on the input the frame names
     /// (`Frame::in_local`, set when it left): the event carries the receiver so that an arrival
     /// reads nothing of the port that sent it.
@@ -43,3 +44,6 @@ pub enum Event {
     /// counted in the engine's events).
     DeadlockCheck,
 }
+
+// an event is 16 bytes whatever it names: the queue's buckets hold events by value
+const _: () = assert!(std::mem::size_of::<Event>() == 16);

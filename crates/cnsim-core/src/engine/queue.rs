@@ -194,7 +194,10 @@ mod tests {
     use std::collections::BinaryHeap;
 
     fn ev(port: u32) -> Event {
-        Event::TxDone { port }
+        Event::TxDone {
+            port,
+            frame: crate::wire::FrameId(port),
+        }
     }
 
     #[test]

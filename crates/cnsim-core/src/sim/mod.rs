@@ -232,7 +232,7 @@ impl Simulator {
                 self.prefetch_for(later);
             }
             match ev {
-                Event::TxDone { port } => self.on_tx_done(port),
+                Event::TxDone { port, .. } => self.on_tx_done(port),
                 Event::ArriveAtSwitch { switch, frame } => self.on_arrive_at_switch(switch, frame),
                 Event::ArriveAtNic { nic, frame } => self.on_arrive_at_nic(nic, frame),
                 Event::NicWake { nic } => self.on_nic_wake(nic),
@@ -286,15 +286,18 @@ impl Simulator {
         Ok(())
     }
 
-    /// Prefetch the first cache line the event `ev` will read — its port, or its frame — so
-    /// that the miss overlaps the work of the events before it. In a large network nearly every
+    /// Prefetch the cache lines the event `ev` reads first — a transmission end's port and
+    /// frame, an arrival's frame — so that the misses overlap the work of the events before it. In a large network nearly every
     /// such line is a miss (thousands of events pass between two visits). A prefetch, unlike
     /// the plain load this was until stop 33, does not hold up the instructions behind it
     /// while the line comes (docs/performance.md).
     #[inline(always)]
     fn prefetch_for(&self, ev: Event) {
         match ev {
-            Event::TxDone { port } => crate::engine::prefetch(&self.ports[port as usize]),
+            Event::TxDone { port, frame } => {
+                crate::engine::prefetch(&self.ports[port as usize]);
+                crate::engine::prefetch(self.pool.get(frame));
+            }
             Event::ArriveAtSwitch { frame, .. } | Event::ArriveAtNic { frame, .. } => {
                 crate::engine::prefetch(self.pool.get(frame));
             }

@@ -22,7 +22,7 @@ impl Simulator {
             Start::Nothing => {}
             Start::WakeAt(t) => self.queue.push(t, Event::PortWake { port: p }),
             Start::Sent { frame: f, done } => {
-                self.queue.push(done, Event::TxDone { port: p });
+                self.queue.push(done, Event::TxDone { port: p, frame: f });
                 if self.cps_dequeue {
                     if let Device::Switch(s) = port.owner.get() {
                         self.cp_dequeue(s, p, f);
