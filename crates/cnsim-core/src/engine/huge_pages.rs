@@ -21,9 +21,10 @@ pub fn push_in_huge_pages<T: Copy>(v: &mut Vec<T>, x: T, large: usize) {
 /// Make room for at least one more element in `v`. Below one huge page it doubles as a `Vec`
 /// does. Past that it moves once into room for `large` elements, asked for in huge pages before
 /// any of it is touched: pages the kernel has already given cannot become huge again, and a
-/// `Vec` that grows in place keeps its old pages. The room is address space only; memory comes as elements are used. Where the process
-/// may not take that much address space, the table goes on doubling. Beyond `large` elements
-/// the room doubles in place, and only its new half is in huge pages.
+/// `Vec` that grows in place keeps its old pages. The room is address space only; memory comes
+/// as elements are used. Where the process may not take that much address space, the table goes
+/// on doubling. Beyond `large` elements the room doubles in place, and only its new half is in
+/// huge pages.
 #[cold]
 fn grow_in_huge_pages<T: Copy>(v: &mut Vec<T>, large: usize) {
     let room = v.capacity();

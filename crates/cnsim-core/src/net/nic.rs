@@ -435,8 +435,7 @@ impl Nic {
     /// Prefetch the line of the live VOQ toward `dst`, if there is one.
     #[inline(always)]
     pub(crate) fn prefetch_voq(&self, dst: u32) {
-        let v = self.indexed(dst);
-        if v != NO_VOQ {
+        if let Some(v) = self.find_voq(dst) {
             crate::engine::prefetch(&self.voqs[v as usize]);
         }
     }
@@ -445,11 +444,9 @@ impl Nic {
     /// VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
     #[inline(always)]
     pub(crate) fn prefetch_voq_back(&self, dst: u32, store: &VoqStore) {
-        let v = self.indexed(dst);
-        if v != NO_VOQ {
-            if let Some(t) = self.voqs[v as usize].frames.back_slot(store) {
-                crate::engine::prefetch(t);
-            }
+        let slot = self.find_voq(dst).and_then(|v| self.voqs[v as usize].frames.back_slot(store));
+        if let Some(t) = slot {
+            crate::engine::prefetch(t);
         }
     }
 

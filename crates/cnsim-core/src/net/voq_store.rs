@@ -234,7 +234,7 @@ mod tests {
 
     /// Where a reference into the store points, as a slot index (the store may move as it grows).
     fn slot_of(store: &VoqStore, r: &SimTime) -> usize {
-        (r as *const SimTime as usize - store.chunks.as_ptr() as usize) / 8
+        (r as *const SimTime as usize - store.chunks.as_ptr() as usize) / size_of::<SimTime>()
     }
 
     #[test]

@@ -287,10 +287,10 @@ impl Simulator {
     }
 
     /// Prefetch the cache lines the event `ev` reads first — a transmission end's port and
-    /// frame, an arrival's frame — so that the misses overlap the work of the events before it. In a large network nearly every
-    /// such line is a miss (thousands of events pass between two visits). A prefetch, unlike
-    /// the plain load this was until stop 33, does not hold up the instructions behind it
-    /// while the line comes (docs/performance.md).
+    /// frame, an arrival's frame — so that the misses overlap the work of the events before it.
+    /// In a large network nearly every such line is a miss (thousands of events pass between two
+    /// visits). A prefetch, unlike the plain load this was until stop 33, does not hold up the
+    /// instructions behind it while the line comes (docs/performance.md).
     #[inline(always)]
     fn prefetch_for(&self, ev: Event) {
         match ev {
