@@ -14,17 +14,17 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from .errors import EngineError, ScenarioError
 from .runner import EngineMissing, prepare, run
 from .scenario import load, parse_set_value, scenarios
 from .units import PS_PER_S
+
+if TYPE_CHECKING:  # rich is imported where it draws: a run that prints nothing never loads it
+    from rich.table import Table
 
 __all__ = ["app", "main"]
 
@@ -200,12 +200,14 @@ def keys_cmd(
 
             heads = sorted({k.name.split(".")[0].removesuffix("[]") for k in all_keys()})
             raise ScenarioError(f"cnsim keys {prefix}: no key starts with {prefix!r}.{did_you_mean(prefix, heads)} Tables: {', '.join(heads)}.")
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
         console = Console(width=None if sys.stdout.isatty() else 160)
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for col in ("key", "type", "default", "allowed", "meaning"):
             table.add_column(col, overflow="fold")
-        from rich.markup import escape
-
         for k in found:  # escaped: "[t0, t1]" is text, not a rich style
             table.add_row(*(escape(cell) for cell in (k.name, k.type, k.default, k.allowed, k.doc)))
         console.print(table)
@@ -233,6 +235,8 @@ def _progress_bar(total_ps: int, quiet: bool) -> tuple[Any, Any]:
     """A rich progress bar of simulated time when stdout is a terminal and not --quiet."""
     if quiet or not sys.stdout.isatty():
         return None, None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     bar = Progress(
         TextColumn("simulating"),
         BarColumn(),
@@ -253,6 +257,8 @@ _RUN_TABLE = ("aggregate", "hot_port", "q_mean", "drops", "paused_fraction", "ja
 
 
 def _summary_table(result: Any, out: Path | None) -> Table:
+    from rich.table import Table
+
     from .labels import METRICS, fmt, summary_value
 
     s = result.summary
@@ -313,6 +319,8 @@ def run_cmd(
             outdir.discard(tmp)
             raise
         if not quiet:
+            from rich.console import Console
+
             Console().print(_summary_table(result, folder))
 
 
@@ -425,6 +433,9 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
         points = run_scale(hosts, events, rounds)
     except ValueError as err:
         raise ScenarioError(f"--sizes {sizes!r}: {err}") from None
+    from rich.console import Console
+    from rich.table import Table
+
     median = f", median of {rounds} interleaved rounds" if rounds > 1 else ""
     table = Table(title=f"scale benchmark: ~{events:.3g} events per size{median}", show_header=True)
     cols = ["hosts", "topology", "sim s", "events", "M ev/s", "M frames/s", "sim/wall", "wall/sim", "peak MiB", "vs first"]
@@ -457,7 +468,7 @@ def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
     """A rich bar of runs done/total with elapsed and remaining time (terminal, not --quiet)."""
     if quiet or not sys.stdout.isatty():
         return None, None
-    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     bar = Progress(
         TextColumn("{task.description}"),

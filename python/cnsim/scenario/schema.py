@@ -42,8 +42,9 @@ from .fields import (
 
 
 class _Model(BaseModel):
-    # field docstrings become descriptions: the key reference (cnsim keys, docs/keys.md) reads them
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # the field docstrings are the key reference's descriptions (cnsim keys, docs/keys.md): it
+    # reads them itself (keys.attribute_docs), only when asked, not pydantic at every import
+    model_config = ConfigDict(extra="forbid")
 
 
 def field_problem(field: str, value: Any, message: str) -> PydanticCustomError:
