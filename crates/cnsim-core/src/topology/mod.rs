@@ -88,38 +88,72 @@ pub struct Topology {
     node_by_name: FxHashMap<String, u32>,
 }
 
-/// Next hops: the local egress port of each switch toward each node, as one row of `u16` per
-/// switch in a single allocation, so that a lookup is one load from a compact table (the
-/// 2,048-host tree's 96 × 2,048 routes take 393 KB, against 786 KB of `u32` rows behind 96
-/// pointers; the lookup was 4 % of the run at 2,048 hosts, docs/performance.md).
-#[derive(Clone, Debug, Default)]
+/// Next hops: the local egress port of each switch toward each node, as one row per switch in a
+/// single allocation, so that a lookup is one load from a compact table. Entries are one byte
+/// when no switch has more than 255 ports (every shipped topology) and two otherwise: at
+/// 2,048 hosts a lookup is a likely cache miss, and the tree's 96 × 2,048 routes take 197 KB
+/// instead of 393 KB (stop 34: 1 ms of `scale-ft-2048` 3 % faster; docs/performance.md).
+#[derive(Clone, Debug)]
 pub struct RouteTable {
     nodes: usize,
-    next: Vec<u16>,
+    next: Hops,
+}
+
+/// The table's entries, [`RouteTable::NONE`] (all ones) where a node is unreachable.
+#[derive(Clone, Debug)]
+enum Hops {
+    Narrow(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
+impl Default for RouteTable {
+    fn default() -> Self {
+        RouteTable::new(0, 0, 0)
+    }
 }
 
 impl RouteTable {
-    /// No route (the node is unreachable from the switch).
+    /// No route (the node is unreachable from the switch), in the entries' width.
     const NONE: u16 = u16::MAX;
     /// Local port indices must stay below this (checked when a topology is built).
     pub const MAX_PORTS: usize = u16::MAX as usize;
 
-    pub fn new(switches: usize, nodes: usize) -> Self {
-        RouteTable {
-            nodes,
-            next: vec![Self::NONE; switches * nodes],
-        }
+    /// An empty table for `switches` switches of at most `widest` ports each and `nodes` nodes.
+    pub fn new(switches: usize, nodes: usize, widest: usize) -> Self {
+        // ports 0 … 254 fit a byte beside the all-ones NONE
+        let next = if widest <= u8::MAX as usize {
+            Hops::Narrow(vec![u8::MAX; switches * nodes])
+        } else {
+            Hops::Wide(vec![Self::NONE; switches * nodes])
+        };
+        RouteTable { nodes, next }
     }
 
     #[inline]
     pub fn get(&self, switch: u32, node: u32) -> Option<u32> {
-        let r = self.next[switch as usize * self.nodes + node as usize];
+        let i = switch as usize * self.nodes + node as usize;
+        let r = match &self.next {
+            Hops::Narrow(next) => match next[i] {
+                u8::MAX => Self::NONE,
+                r => r as u16,
+            },
+            Hops::Wide(next) => next[i],
+        };
         (r != Self::NONE).then_some(r as u32)
     }
 
     pub fn set(&mut self, switch: usize, node: usize, local_port: u32) {
-        debug_assert!((local_port as usize) < Self::MAX_PORTS);
-        self.next[switch * self.nodes + node] = local_port as u16;
+        let i = switch * self.nodes + node;
+        match &mut self.next {
+            Hops::Narrow(next) => {
+                assert!(local_port < u8::MAX as u32, "a narrow table holds ports below 255");
+                next[i] = local_port as u8;
+            }
+            Hops::Wide(next) => {
+                debug_assert!((local_port as usize) < Self::MAX_PORTS);
+                next[i] = local_port as u16;
+            }
+        }
     }
 }
 
@@ -219,10 +253,15 @@ impl Topology {
         })
     }
 
+    /// The most ports any switch has (what a route table entry must hold).
+    pub(crate) fn widest_switch(&self) -> usize {
+        self.switch_ports.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
     /// Shortest-path next hops by one BFS per destination over the switch graph.
     pub(crate) fn shortest_path_routes(&self) -> RouteTable {
         let ns = self.switches.len();
-        let mut routes = RouteTable::new(ns, self.nodes.len());
+        let mut routes = RouteTable::new(ns, self.nodes.len(), self.widest_switch());
         let mut dist = vec![u32::MAX; ns];
         let mut queue = VecDeque::new();
         for (d, &np) in self.node_port.iter().enumerate() {
@@ -493,6 +532,41 @@ mod tests {
         assert_eq!(names(t.path(n("5"), n("3")).unwrap()), ["S4", "S3", "S2"]);
         assert_eq!(t.ports[t.port_toward_node(n("7")) as usize].name, "S3/7");
         assert!(t.port_by_name("S2/S3").is_some());
+    }
+
+    #[test]
+    fn route_entries_are_a_byte_up_to_255_ports_and_two_beyond() {
+        for (widest, narrow) in [(0, true), (255, true), (256, false), (RouteTable::MAX_PORTS - 1, false)] {
+            let mut r = RouteTable::new(3, 4, widest);
+            assert_eq!(matches!(r.next, Hops::Narrow(_)), narrow, "{widest} ports");
+            let top = widest.saturating_sub(1) as u32;
+            r.set(2, 3, top);
+            r.set(0, 1, 0);
+            assert_eq!((r.get(2, 3), r.get(0, 1)), (Some(top), Some(0)));
+            // every other pair stays unreachable, whatever the width
+            let unset = (0..3).flat_map(|s| (0..4).map(move |n| (s, n)));
+            assert!(unset.filter(|&p| p != (2, 3) && p != (0, 1)).all(|(s, n)| r.get(s, n).is_none()));
+        }
+    }
+
+    /// A switch of 300 ports needs two-byte entries: a star of 300 nodes routes to each of them.
+    #[test]
+    fn a_switch_wider_than_a_byte_routes_to_every_port() {
+        let nodes: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
+        let cfg = TopologyConfig {
+            switches: vec!["S".into()],
+            nodes: nodes.clone(),
+            links: nodes.iter().map(|n| link("S", n)).collect(),
+            legacy: vec![],
+            routing: Routing::Shortest,
+            fat_tree: None,
+        };
+        let t = Topology::build(&cfg).unwrap();
+        assert!(matches!(t.routes.next, Hops::Wide(_)));
+        for (i, n) in nodes.iter().enumerate() {
+            let local = t.route(0, i as u32).expect("reachable");
+            assert_eq!(t.ports[t.switch_ports[0][local as usize] as usize].name, format!("S/{n}"));
+        }
     }
 
     #[test]
