@@ -140,7 +140,7 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
             .position(|&p| topo.ports[p as usize].peer == peer)
             .expect("the tree is wired") as u32
     };
-    let mut routes = RouteTable::new(topo.switches.len(), topo.nodes.len(), topo.widest_switch());
+    let mut routes = topo.empty_routes();
     for l in 0..sh.n {
         for h in 0..sh.halves(l) {
             for w in 0..sh.per_level() {

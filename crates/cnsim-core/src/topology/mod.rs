@@ -132,14 +132,10 @@ impl RouteTable {
     #[inline]
     pub fn get(&self, switch: u32, node: u32) -> Option<u32> {
         let i = switch as usize * self.nodes + node as usize;
-        let r = match &self.next {
-            Hops::Narrow(next) => match next[i] {
-                u8::MAX => Self::NONE,
-                r => r as u16,
-            },
-            Hops::Wide(next) => next[i],
-        };
-        (r != Self::NONE).then_some(r as u32)
+        match &self.next {
+            Hops::Narrow(next) => (next[i] != u8::MAX).then_some(next[i] as u32),
+            Hops::Wide(next) => (next[i] != Self::NONE).then_some(next[i] as u32),
+        }
     }
 
     pub fn set(&mut self, switch: usize, node: usize, local_port: u32) {
@@ -253,15 +249,17 @@ impl Topology {
         })
     }
 
-    /// The most ports any switch has (what a route table entry must hold).
-    pub(crate) fn widest_switch(&self) -> usize {
-        self.switch_ports.iter().map(Vec::len).max().unwrap_or(0)
+    /// A route table for this network with no route yet, its entries wide enough for the
+    /// switch with the most ports.
+    pub(crate) fn empty_routes(&self) -> RouteTable {
+        let widest = self.switch_ports.iter().map(Vec::len).max().unwrap_or(0);
+        RouteTable::new(self.switches.len(), self.nodes.len(), widest)
     }
 
     /// Shortest-path next hops by one BFS per destination over the switch graph.
     pub(crate) fn shortest_path_routes(&self) -> RouteTable {
         let ns = self.switches.len();
-        let mut routes = RouteTable::new(ns, self.nodes.len(), self.widest_switch());
+        let mut routes = self.empty_routes();
         let mut dist = vec![u32::MAX; ns];
         let mut queue = VecDeque::new();
         for (d, &np) in self.node_port.iter().enumerate() {
