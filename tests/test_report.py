@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import cnsim
 import pytest
@@ -190,3 +191,49 @@ def test_the_page_template_is_compiled_once_per_process() -> None:
     assert report._template.cache_info().misses == 1
     assert "subtitle-of-page-1" in first and "subtitle-of-page-2" in second
     assert "subtitle-of-page-1" not in second
+
+
+def _page_text(env: Any) -> str:
+    from cnsim import report
+
+    page = report.Page(title="cached", subtitle=["the-subtitle"])
+    return str(env.get_template("report.html.j2").render(page=page, version="v", generated="g"))
+
+
+def test_the_compiled_template_is_cached_across_processes(tmp_path: Path) -> None:
+    """The first environment compiles the template and stores its code; a later one (another
+    process) loads it and never compiles — and renders the same page."""
+    from cnsim import report
+
+    first = report._environment(report._bytecode_cache(str(tmp_path)))
+    expected = _page_text(first)
+    assert len(list(tmp_path.iterdir())) == 1, "one cache entry for the one template"
+
+    later = report._environment(report._bytecode_cache(str(tmp_path)))
+
+    def no_compile(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the template was compiled although its code is cached")
+
+    later.compile = no_compile  # type: ignore[method-assign]
+    assert _page_text(later) == expected
+
+
+def test_a_cache_that_cannot_be_written_or_read_only_costs_a_compile(tmp_path: Path) -> None:
+    """The cache is an optimisation: a folder that is a file, or a damaged entry, renders the
+    page as without a cache."""
+    from jinja2.bccache import bc_magic
+
+    from cnsim import report
+
+    expected = _page_text(report._environment(None))
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    assert _page_text(report._environment(report._bytecode_cache(str(not_a_folder)))) == expected
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    _page_text(report._environment(report._bytecode_cache(str(folder))))
+    (entry,) = folder.iterdir()
+    entry.write_bytes(bc_magic + b"not a pickle")
+    assert _page_text(report._environment(report._bytecode_cache(str(folder)))) == expected
+    assert entry.read_bytes() != bc_magic + b"not a pickle", "the damaged entry is replaced"
