@@ -221,9 +221,8 @@ def test_the_compiled_template_is_cached_across_processes(tmp_path: Path) -> Non
 def test_a_cache_that_cannot_be_written_or_read_only_costs_a_compile(tmp_path: Path) -> None:
     """The cache is an optimisation: a folder that is a file, or a damaged entry, renders the
     page as without a cache."""
-    from jinja2.bccache import bc_magic
-
     from cnsim import report
+    from jinja2.bccache import bc_magic
 
     expected = _page_text(report._environment(None))
     not_a_folder = tmp_path / "file"
