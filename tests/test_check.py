@@ -396,14 +396,23 @@ def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str], message: str) ->
     assert "Traceback" not in res.output
 
 
-def test_reproduce_with_checks_shows_the_decks_checks(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--checks", "--workers", "1", "--out", str(tmp_path)])
+def test_reproduce_shows_the_decks_checks_by_default(tmp_path: Path) -> None:
+    """Issue 12: `cnsim reproduce DECK` includes the deck's checks in its report."""
+    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--workers", "1", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "checks  kd: " in res.output and "(6 checks)" in res.output
     doc = json.loads((tmp_path / "checks" / "checks.json").read_text())
     assert len(doc["checks"]) == 6 and doc["decks"] == ["kd"]
     html = (tmp_path / "report.html").read_text()
     assert "Checks: kd" in html and "T-K15" in html and "kd-qeq150-delay" in html
+
+
+def test_reproduce_without_checks(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "checks  kd" not in res.output and not (tmp_path / "checks").exists()
+    assert "checks" not in json.loads((tmp_path / "deck.json").read_text())
+    assert "Checks: kd" not in (tmp_path / "report.html").read_text()
 
 
 def test_recovery_ignores_the_backlog_drain() -> None:

@@ -643,13 +643,13 @@ def sweep(
 @app.command()
 def reproduce(
     deck: str = typer.Argument(..., metavar="DECK", help="zhb | qcnp | kd | e2cm | eval | modern"),
-    quick: bool = typer.Option(False, "--quick", help="Shortened runs (CI, smoke tests): at most about a minute per deck."),
+    quick: bool = typer.Option(False, "--quick", help="Shortened runs (CI, smoke tests): about a minute for a deck's studies, and its checks' quick runs (--no-checks skips them)."),
     out: Path | None = typer.Option(None, "--out", help="Folder (default results/reproduce-<deck>-<timestamp>/); rerun into it to resume."),
     workers: int | None = typer.Option(None, "--workers", help="Parallel runs (default: all cores)."),
     executor: str = typer.Option("local", "--executor", help="local (threads), process, or dask."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
-    checks: bool = typer.Option(False, "--checks", help="Also run the deck's checks of targets.md (cnsim check) into DIR/checks/ and show them in the report."),
+    checks: bool | None = typer.Option(None, "--checks/--no-checks", help="Run the deck's checks of targets.md (cnsim check) into DIR/checks/ and show them in the report (default: when the deck has checks; every deck but modern)."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds something else than this deck's earlier output."),
 ) -> None:
     """Reproduce a study deck: run its sweeps, draw its figures, write DIR/report.html."""

@@ -11,8 +11,9 @@ reason, never an error; it runs once the catalog has it.
 ``--quick`` runs shortened versions for CI and smoke tests: the deck's ``quick_set`` overrides
 (a shorter run with the hotspot and window moved earlier), at most three values per axis (first,
 middle, last; or the study's own ``quick_axes``) and the first seed — each deck within 60 s on
-two cores. ``--checks`` adds the deck's checks of targets.md (:mod:`cnsim.check`) to the report;
-they take minutes per deck even with ``--quick``, so they are opt-in.
+two cores. Then the deck's checks of targets.md (:mod:`cnsim.check`) run and go into the
+report, as issue 12 asks of `cnsim reproduce DECK`; they take minutes for some decks even with
+``--quick`` (:func:`with_checks`: ``--no-checks`` leaves them out; the modern deck has none).
 
 Deck modules: :mod:`.zhb`, :mod:`.qcnp`, :mod:`.kd`, :mod:`.e2cm`, :mod:`.eval`, and cnsim's own
 :mod:`.modern` (the 802.1Qau schemes against DCQCN).
@@ -130,11 +131,23 @@ class PlannedStudy:
     memory: list[int] = field(default_factory=list)
 
 
-def plan_deck(deck_name: str, quick: bool = False, checks: bool = False) -> list[PlannedStudy]:
+def with_checks(deck_name: str, checks: bool | None) -> bool:
+    """Whether a reproduction of the deck runs its checks of targets.md: by default (None) when
+    the deck has checks (issue 12: `cnsim reproduce DECK` includes them in its report; the
+    "modern" deck has none), never with False; True for a deck without checks is refused."""
+    from ..check import deck_names
+
+    has = get_deck(deck_name).name in deck_names()
+    if checks and not has:
+        raise ScenarioError(f"--checks: deck {deck_name!r} has no checks in targets.md; check decks: {', '.join(deck_names())}")
+    return has if checks is None else checks
+
+
+def plan_deck(deck_name: str, quick: bool = False, checks: bool | None = None) -> list[PlannedStudy]:
     """Every study of a deck resolved before anything runs: each run of each available study
-    checked and estimated (:func:`cnsim.sweep.expand`), and with ``checks`` the deck's checks
-    planned too, so that bad input is refused (ScenarioError) before the first run, not after
-    the studies before it have run. Nothing is written."""
+    checked and estimated (:func:`cnsim.sweep.expand`), and the deck's checks planned too
+    (:func:`with_checks`), so that bad input is refused (ScenarioError) before the first run,
+    not after the studies before it have run. Nothing is written."""
     from ..sweep import MAX_RUNS, count_runs, expand
 
     deck = get_deck(deck_name)
@@ -150,11 +163,9 @@ def plan_deck(deck_name: str, quick: bool = False, checks: bool = False) -> list
     for p in planned:
         if p.spec is not None:
             p.memory = [t.memory_bytes for t in expand(p.spec, "/nonexistent/runs")]  # validation and estimate only
-    if checks:
-        from ..check import deck_names, plan_checks
+    if with_checks(deck.name, checks):
+        from ..check import plan_checks
 
-        if deck.name not in deck_names():
-            raise ScenarioError(f"--checks: deck {deck.name!r} has no checks in targets.md; check decks: {', '.join(deck_names())}")
         plan_checks([deck.name], "/nonexistent/checks", quick=quick)
     return planned
 
@@ -166,17 +177,19 @@ def reproduce(
     executor: Any = None,
     workers: int | None = None,
     progress: ProgressFactory | None = None,
-    checks: bool = False,
+    checks: bool | None = None,
     planned: list[PlannedStudy] | None = None,
 ) -> dict[str, Any]:
-    """Run every available study of a deck into ``out``; returns the deck.json document.
-    ``planned`` is :func:`plan_deck` of the same deck and options (default: planned here)."""
+    """Run every available study of a deck into ``out``, then the deck's checks unless
+    ``checks`` is False (:func:`with_checks`); returns the deck.json document. ``planned`` is
+    :func:`plan_deck` of the same deck and options (default: planned here)."""
     from ..catalog import build
     from ..executors import LocalExecutor
 
     deck = get_deck(deck_name)
     if planned is None:
         planned = plan_deck(deck_name, quick=quick, checks=checks)
+    checks = with_checks(deck_name, checks)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     own = executor is None
