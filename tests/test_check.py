@@ -421,3 +421,16 @@ def test_recovery_ignores_the_backlog_drain() -> None:
     assert m.sustained_time(t, drain_then_recover, 0.0, 8.5, hold=0.01) == pytest.approx(0.041)
     assert m.crossing_time(t, drain_then_recover, 0.0, 8.5) == pytest.approx(0.001)  # the naive reading
     assert m.sustained_time(t, np.where(t <= 0.095, 3.0, 9.0), 0.0, 8.5, hold=0.01) == math.inf  # no room to hold
+
+
+def test_a_deck_plan_includes_its_checks_and_their_memory_by_default() -> None:
+    """`cnsim reproduce` plans the deck's checks with its studies (their runs are estimated, so
+    too many workers are refused before anything runs); a deck without checks plans none."""
+    from cnsim.reproduce import plan_deck
+
+    kd = plan_deck("kd", quick=True)
+    assert kd.checks and len(kd.check_memory) > 0 and all(b > 0 for b in kd.check_memory)
+    assert not plan_deck("kd", quick=True, checks=False).checks
+    assert plan_deck("kd", quick=True, checks=False).check_memory == []
+    modern = plan_deck("modern", quick=True)
+    assert not modern.checks and modern.check_memory == [] and modern.studies

@@ -666,8 +666,9 @@ def reproduce(
         planned = plan_deck(deck, quick=quick, checks=checks)  # every run resolved and estimated first
         bar, factory = _sweep_progress(quiet, deck)
         pool = make_executor(executor, workers, scheduler)
-        for study in planned:  # the studies run one after another, each on all workers
+        for study in planned.studies:  # the studies run one after another, each on all workers
             _fits_in_memory(pool, study.memory)
+        _fits_in_memory(pool, planned.check_memory)  # then the checks' runs
         if force and folder.is_dir():
             outdir.clear(folder)
         try:

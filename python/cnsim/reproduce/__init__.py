@@ -34,7 +34,7 @@ from ..results import dump_json
 from ..sweep import SweepSpec, load_spec, run_sweep, shipped_sweeps
 from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, label_value, load_points
 
-__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "get_deck", "plan_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
+__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "DeckPlan", "get_deck", "plan_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
 
 DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval", "modern")
 FigureSpec = TimeFigure | MetricFigure | FlowFigure
@@ -131,6 +131,16 @@ class PlannedStudy:
     memory: list[int] = field(default_factory=list)
 
 
+@dataclass
+class DeckPlan:
+    """A reproduction as it will run: its studies, whether the deck's checks run, and each check
+    run's peak memory estimate (for the check of the runs in flight)."""
+
+    studies: list[PlannedStudy]
+    checks: bool
+    check_memory: list[int] = field(default_factory=list)
+
+
 def with_checks(deck_name: str, checks: bool | None) -> bool:
     """Whether a reproduction of the deck runs its checks of targets.md: by default (None) when
     the deck has checks (issue 12: `cnsim reproduce DECK` includes them in its report; the
@@ -143,7 +153,7 @@ def with_checks(deck_name: str, checks: bool | None) -> bool:
     return has if checks is None else checks
 
 
-def plan_deck(deck_name: str, quick: bool = False, checks: bool | None = None) -> list[PlannedStudy]:
+def plan_deck(deck_name: str, quick: bool = False, checks: bool | None = None) -> DeckPlan:
     """Every study of a deck resolved before anything runs: each run of each available study
     checked and estimated (:func:`cnsim.sweep.expand`), and the deck's checks planned too
     (:func:`with_checks`), so that bad input is refused (ScenarioError) before the first run,
@@ -163,11 +173,12 @@ def plan_deck(deck_name: str, quick: bool = False, checks: bool | None = None) -
     for p in planned:
         if p.spec is not None:
             p.memory = [t.memory_bytes for t in expand(p.spec, "/nonexistent/runs")]  # validation and estimate only
-    if with_checks(deck.name, checks):
-        from ..check import plan_checks
+    if not with_checks(deck.name, checks):
+        return DeckPlan(planned, False)
+    from ..check import plan_checks
 
-        plan_checks([deck.name], "/nonexistent/checks", quick=quick)
-    return planned
+    check_plan = plan_checks([deck.name], "/nonexistent/checks", quick=quick)
+    return DeckPlan(planned, True, [t.memory_bytes for t in check_plan.plan.tasks])
 
 
 def reproduce(
@@ -178,7 +189,7 @@ def reproduce(
     workers: int | None = None,
     progress: ProgressFactory | None = None,
     checks: bool | None = None,
-    planned: list[PlannedStudy] | None = None,
+    planned: DeckPlan | None = None,
 ) -> dict[str, Any]:
     """Run every available study of a deck into ``out``, then the deck's checks unless
     ``checks`` is False (:func:`with_checks`); returns the deck.json document. ``planned`` is
@@ -189,7 +200,6 @@ def reproduce(
     deck = get_deck(deck_name)
     if planned is None:
         planned = plan_deck(deck_name, quick=quick, checks=checks)
-    checks = with_checks(deck_name, checks)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     own = executor is None
@@ -199,7 +209,7 @@ def reproduce(
     doc: dict[str, Any] = {"deck": deck.name, "title": deck.title, "source": deck.source, "quick": quick,
                            "notes": deck.notes, "executor": getattr(executor, "name", "?"), "studies": []}
     try:
-        for item in planned:
+        for item in planned.studies:
             study, spec = item.study, item.spec
             entry: dict[str, Any] = {"sweep": study.sweep, "title": study.title, "text": study.text,
                                      "status": "pending", "reason": item.reason, "figures": [], "tables": []}
@@ -216,7 +226,7 @@ def reproduce(
             entry["status"] = "failed" if result.failed and len(result.failed) == result.total else "done"
             _draw_study(study, deck, out / study.sweep, entry)
             _write_deck(out, doc, started)
-        if checks:
+        if planned.checks:
             from ..check import run_checks
 
             hook = progress("checks", 0) if progress is not None else None
