@@ -63,3 +63,31 @@ def test_bench_scale_bad_sizes_exit_2() -> None:
     assert runner.invoke(app, ["bench", "--scale", "--sizes", "1000"]).exit_code == 2
     res = runner.invoke(app, ["bench", "--scale", "--rounds", "0"])
     assert res.exit_code == 2 and "--rounds" in res.output
+
+
+def test_bench_startup_times_whole_runs_in_fresh_interpreters(tmp_path: Path) -> None:
+    """Issue 14's start-up target measured by the benchmark: each round is a whole `cnsim run`
+    in its own interpreter; the engine's part comes from the run's manifest, the rest is outside
+    the engine, and the peak memory is the child's."""
+    out = tmp_path / "startup.json"
+    res = runner.invoke(app, ["bench", "--startup", "--duration", "1ms", "--rounds", "2", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    for label in ("whole process", "engine", "outside the engine", "peak memory"):
+        assert label in res.output
+    doc = json.loads(out.read_text())
+    assert doc["command"][:5] == ["cnsim", "run", "zhb-og-single-hop", "--duration", "1ms"]
+    assert len(doc["rounds"]) == 2
+    for r in doc["rounds"]:
+        assert r["process_s"] > r["engine_s"] > 0
+        assert r["outside_s"] == pytest.approx(r["process_s"] - r["engine_s"])
+        assert 10 < r["peak_rss_mib"] < 4096, "the child's peak, in MiB"
+    outside = sorted(r["outside_s"] for r in doc["rounds"])
+    assert doc["median"]["outside_s"] == pytest.approx(sum(outside) / 2)
+
+
+def test_a_failed_startup_round_reports_the_runs_own_message(tmp_path: Path) -> None:
+    from cnsim.bench import run_startup
+    from cnsim.errors import EngineError
+
+    with pytest.raises(EngineError, match=r"failed \(exit 2\).*not a catalog id"):
+        run_startup(["no-such-scenario", "--duration", "1ms"], 1, str(tmp_path))

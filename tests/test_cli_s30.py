@@ -237,6 +237,7 @@ def no_benchmark(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the benchmark ran before its options were checked")
 
     monkeypatch.setattr(cnsim.bench, "run_scale", boom)
+    monkeypatch.setattr(cnsim.bench, "run_startup", boom)
     monkeypatch.setattr(cnsim.cli, "run", boom)
 
 
@@ -258,6 +259,14 @@ def no_benchmark(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--scale", "--sizes", "16,16"], ["--sizes", "repeated"]),
         (["--scale", "--sizes", "16,300"], ["--sizes", "300"]),
         (["--scale", "--sizes", "10000000"], ["--sizes", "65,536"]),
+        (["--startup", "--scale"], ["--startup", "not with --scale"]),
+        (["--startup", "--sizes", "16"], ["--sizes '16'", "only with --scale"]),
+        (["--startup", "--events", "1e4"], ["--events", "only with --scale"]),
+        (["--startup", "--rounds", "0"], ["--rounds 0", "from 1 to 100"]),
+        (["--startup", "--out", "{tmp}"], ["--out", "is a folder"]),
+        (["--startup", "--duration", ""], ["--duration ''", "empty"]),
+        (["--startup", "--set", "cm.qeq=5"], ["cm.qeq", "no parameter"]),
+        (["--startup", "no-such-scenario"], ["no-such-scenario", "not a catalog id"]),
     ],
 )
 def test_bench_options_are_checked_first(tmp_path: Path, args: list[str], fragments: list[str]) -> None:

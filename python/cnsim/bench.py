@@ -28,7 +28,7 @@ from . import budget
 from .errors import EngineError, ResourceError
 from .units import PS_PER_S
 
-__all__ = ["SIZES", "MAX_HOSTS", "ScalePoint", "scale_document", "check_scale", "run_scale"]
+__all__ = ["SIZES", "MAX_HOSTS", "ScalePoint", "scale_document", "check_scale", "run_scale", "StartupRound", "run_startup"]
 
 #: the sizes of the scale benchmark (hosts)
 SIZES = (16, 128, 512, 2048)
@@ -149,6 +149,63 @@ def run_scale(sizes: tuple[int, ...] = SIZES, events: float = 3e6, rounds: int =
             ScalePoint(**{**asdict(median), "ratio": median.events_per_s / reference, "events_per_s_rounds": tuple(rates)})
         )
     return points
+
+
+@dataclass(frozen=True)
+class StartupRound:
+    """One `cnsim run` of the start-up benchmark, in its own interpreter."""
+
+    #: the whole process, from its launch to its exit
+    process_s: float
+    #: the engine's part (the run's manifest ``wall_s``)
+    engine_s: float
+    #: everything else: the interpreter's start, imports, resolution, engine build, summary and
+    #: output (``process_s - engine_s``)
+    outside_s: float
+    #: the process's peak resident memory
+    peak_rss_mib: float
+
+
+#: the start-up benchmark launches the CLI as the ``cnsim`` console script does, with the
+#: interpreter and the package of the benchmark itself (not whichever ``cnsim`` is on PATH)
+_CLI = "import sys; from cnsim.cli import main; sys.exit(main())"
+
+
+def run_startup(run_args: list[str], rounds: int, folder: str) -> list[StartupRound]:
+    """The start-up benchmark (issue 14: at most 0.3 s outside the engine for a 10 ms run, a
+    16-host run under 60 MiB): ``cnsim run RUN_ARGS --no-plots --quiet`` ``rounds`` times, each
+    in a fresh interpreter writing its run folder under ``folder``, timed from launch to exit;
+    the engine's part is the run's own manifest. Peak memory is the child's (``wait4``), or the
+    manifest's where the platform has no ``wait4``."""
+    import os
+    import time
+    from pathlib import Path
+
+    out: list[StartupRound] = []
+    for i in range(rounds):
+        target = Path(folder) / f"round-{i + 1}"
+        argv = [sys.executable, "-c", _CLI, "run", *run_args, "--no-plots", "--quiet", "--out", str(target)]
+        log = Path(folder) / f"round-{i + 1}.stderr"  # a file, not a pipe: a child never blocks on it
+        with open(log, "wb") as stderr:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
+            rss: int | None = None
+            if hasattr(os, "wait4"):
+                _, status, usage = os.wait4(proc.pid, 0)
+                process_s = time.perf_counter() - t0
+                proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
+                rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+            else:  # pragma: no cover (every platform cnsim is built on has wait4)
+                proc.wait()
+                process_s = time.perf_counter() - t0
+        if proc.returncode != 0:
+            err = log.read_text(encoding="utf-8", errors="replace").strip()
+            raise EngineError(f"the start-up benchmark's `cnsim run` failed (exit {proc.returncode}): {err}")
+        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+        engine_s = float(manifest["wall_s"])
+        peak = rss if rss is not None else int(manifest["peak_rss_bytes"])
+        out.append(StartupRound(process_s, engine_s, process_s - engine_s, peak / 2**20))
+    return out
 
 
 def _run_one(doc_json: str) -> None:

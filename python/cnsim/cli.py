@@ -327,6 +327,8 @@ def run_cmd(
 #: --scale's defaults (the options are None when not given, so that they can be told apart)
 _SCALE_EVENTS = 3e6
 _SCALE_OUT = Path("bench-scale.json")
+_STARTUP_ROUNDS = 5
+_STARTUP_OUT = Path("bench-startup.json")
 
 
 @app.command()
@@ -338,10 +340,21 @@ def bench(
     sizes: str | None = typer.Option(None, "--sizes", help="With --scale: host counts, e.g. 16,128 (default 16,128,512,2048)."),
     events: float | None = typer.Option(None, "--events", help="With --scale: events per size (about; default 3e6)."),
     out: Path | None = typer.Option(None, "--out", help="With --scale: the JSON file of the results (default bench-scale.json)."),
-    rounds: int | None = typer.Option(None, "--rounds", help="With --scale: run every size this many times, interleaved; report the median (default 1)."),
+    rounds: int | None = typer.Option(None, "--rounds", help="With --scale: run every size this many times, interleaved; report the median (default 1). With --startup: the runs (default 5)."),
+    startup: bool = typer.Option(False, "--startup", help="The start-up benchmark: `cnsim run ID` (default zhb-og-single-hop, --duration 10ms) in a fresh interpreter per round; the time outside the engine and the peak memory."),
 ) -> None:
     """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
     with _guard():
+        if scale and startup:
+            raise ScenarioError("--startup: not with --scale; the two benchmarks run one at a time")
+        if startup:
+            for scale_only, value_given in (("--sizes", sizes), ("--events", events)):
+                if value_given is not None:
+                    raise ScenarioError(f"{scale_only} {str(value_given)!r}: only with --scale (the scale benchmark); leave it out with --startup")
+            _duration(duration)  # an empty --duration is refused as for a run
+            _bench_startup(scenario if scenario is not None else "zhb-og-single-hop", duration if duration is not None else "10ms",
+                           set_, _STARTUP_ROUNDS if rounds is None else rounds, _STARTUP_OUT if out is None else out)
+            return
         if scale:
             for option, given in (("ID", scenario), ("--duration", duration), ("--set", set_ or None)):
                 if given is not None:
@@ -356,8 +369,8 @@ def bench(
         for option, value in (("--sizes", sizes), ("--events", events), ("--out", out), ("--rounds", rounds)):
             if value is not None:
                 raise ScenarioError(
-                    f"{option} {str(value)!r}: only with --scale (the scale benchmark); `cnsim bench [ID]` runs one "
-                    "scenario and writes no file: add --scale, or leave the option out"
+                    f"{option} {str(value)!r}: only with --scale (the scale benchmark) or, --out and --rounds, with "
+                    "--startup; `cnsim bench [ID]` runs one scenario and writes no file: add --scale, or leave the option out"
                 )
         result = run(scenario if scenario is not None else "zhb-og-single-hop", set=parse_overrides(set_), duration=_duration(duration))
         m = result.manifest
@@ -451,6 +464,52 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
         table.add_row(*row)
     Console(width=None if sys.stdout.isatty() else 140).print(table)
     doc = {"events_target": events, "rounds": rounds, "sizes": [asdict(p) for p in points]}
+    tmp = out.parent / f".{out.name}.partial"
+    try:
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    typer.echo(f"results: {out}")
+
+
+def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds: int, out: Path) -> None:
+    """The start-up benchmark (cnsim.bench.run_startup): the scenario is resolved here first, so
+    that bad input is refused before any round runs."""
+    import json
+    import os
+    import statistics
+    import tempfile
+    from dataclasses import asdict
+
+    from .bench import run_startup
+    from .budget import check as check_budget
+
+    if not 1 <= rounds <= 100:
+        raise ScenarioError(f"--rounds {rounds}: a whole number of rounds from 1 to 100")
+    _bench_out(out)
+    scen = prepare(scenario, parse_overrides(set_), None, parse_set_value(duration))
+    check_budget(scen.lower(), force_hint="give a shorter --duration")  # as the run would: refused here, before any round
+    run_args = [scenario, "--duration", duration, *(a for kv in (set_ or []) for a in ("--set", kv))]
+    with tempfile.TemporaryDirectory(prefix="cnsim-bench-startup-") as folder:
+        points = run_startup(run_args, rounds, folder)
+
+    def median(key: str) -> float:
+        return float(statistics.median(getattr(p, key) for p in points))
+
+    def spread(key: str) -> str:
+        values = [getattr(p, key) for p in points]
+        return f"{min(values):.3f}–{max(values):.3f}" if len(values) > 1 else ""
+
+    typer.echo(f"start-up benchmark: cnsim run {' '.join(run_args)} --no-plots --quiet, {rounds} round{'s' * (rounds > 1)} "
+               "(a fresh interpreter each; medians, then the range)")
+    typer.echo(f"whole process      {median('process_s'):.3f} s   {spread('process_s')}")
+    typer.echo(f"engine             {median('engine_s'):.3f} s   {spread('engine_s')}")
+    typer.echo(f"outside the engine {median('outside_s'):.3f} s   {spread('outside_s')}")
+    typer.echo(f"peak memory        {median('peak_rss_mib'):.1f} MiB")
+    doc = {"command": ["cnsim", "run", *run_args, "--no-plots", "--quiet"], "rounds": [asdict(p) for p in points],
+           "median": {k: median(k) for k in ("process_s", "engine_s", "outside_s", "peak_rss_mib")}}
     tmp = out.parent / f".{out.name}.partial"
     try:
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
