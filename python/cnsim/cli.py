@@ -334,7 +334,7 @@ _STARTUP_OUT = Path("bench-startup.json")
 @app.command()
 def bench(
     scenario: str | None = typer.Argument(None, metavar="[ID]", help="Catalog id or scenario file (default zhb-og-single-hop); not with --scale."),
-    duration: str | None = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's); not with --scale."),
+    duration: str | None = typer.Option(None, "--duration", help="Simulated time to run (default: the scenario's; 10ms with --startup); not with --scale."),
     set_: list[str] | None = SetOpt,
     scale: bool = typer.Option(False, "--scale", help="The scale benchmark: the same workload at 16, 128, 512 and 2,048 hosts."),
     sizes: str | None = typer.Option(None, "--sizes", help="With --scale: host counts, e.g. 16,128 (default 16,128,512,2048)."),
@@ -343,7 +343,8 @@ def bench(
     rounds: int | None = typer.Option(None, "--rounds", help="With --scale: run every size this many times, interleaved; report the median (default 1). With --startup: the runs (default 5)."),
     startup: bool = typer.Option(False, "--startup", help="The start-up benchmark: `cnsim run ID` (default zhb-og-single-hop, --duration 10ms) in a fresh interpreter per round; the time outside the engine and the peak memory."),
 ) -> None:
-    """Engine speed: events/s, delivered frames/s and simulated s per wall s (no files, no plots)."""
+    """Engine speed: events/s, delivered frames/s and simulated s per wall s of one scenario (no
+    files, no plots); --scale against network size; --startup a whole `cnsim run`."""
     with _guard():
         if scale and startup:
             raise ScenarioError("--startup: not with --scale; the two benchmarks run one at a time")
