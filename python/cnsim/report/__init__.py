@@ -159,8 +159,8 @@ def _environment(cache: jinja2.BytecodeCache | None) -> jinja2.Environment:
 def _bytecode_cache(directory: str | None = None) -> jinja2.BytecodeCache | None:
     """Jinja's file cache of compiled templates (in ``directory``, by default Jinja's private
     per-user folder under the temporary directory), so that a process loads the page's code
-    instead of compiling the template: every ``cnsim run`` writes a page, and compiling it was
-    15–20 ms of a 10 ms run's 0.3 s outside the engine (issue 14). An entry is keyed by the
+    instead of compiling the template: every ``cnsim run`` writes a page, and compiling it took
+    8–13 ms of a 10 ms run's 0.3 s outside the engine (issue 14; loading it takes 0.7 ms). An entry is keyed by the
     template's source checksum and Jinja's version, so an edited template or another Jinja
     compiles afresh. The cache is an optimisation only: a folder that cannot be made, written or
     read, or an entry that does not load, means the template is compiled as before."""
