@@ -1,18 +1,28 @@
-//! The pending-event set: a monotone radix heap over integer-picosecond times with exact FIFO
-//! order among equal times (DESIGN.md "Performance targets": no event list whose cost grows with
-//! the number of pending events).
+//! The pending-event set: a timing wheel of fixed-width slots over integer-picosecond times, in
+//! front of a monotone radix heap for the events beyond the wheel's reach, with exact FIFO order
+//! among equal times (DESIGN.md "Performance targets": no event list whose cost grows with the
+//! number of pending events).
 //!
-//! A discrete-event simulator never schedules into the past, so the keys pushed are never below
-//! the last key popped. A radix heap exploits that: bucket `b` holds the events whose time first
-//! differs from `last` (the time of the latest pop) in bit `b - 1`; bucket 0 holds the events at
-//! exactly `last`, in push order. A pop takes bucket 0's front; when bucket 0 is empty the first
-//! non-empty bucket is scanned for its minimum time, which becomes `last`, and its events are
-//! redistributed into lower buckets. An event moves down at most 64 times in its life, so
-//! push and pop cost O(1) amortised in the number of pending events (O(log of the time span)).
+//! A discrete-event simulator never schedules into the past, and nearly every event it
+//! schedules lies a transmission or a propagation delay ahead: microseconds. The wheel holds
+//! the next [`SLOTS`] slots of `2^slot_bits` ps each. A push into one of them appends to that
+//! slot's vector (push order); when a slot becomes the current one it is sorted by time — a
+//! stable sort, so that equal times keep their push order, and skipped when the slot already is
+//! in order (one instant, the common case with times on a grid). A push into the current slot
+//! is inserted after every pending event of a time not later. Events beyond the wheel's reach
+//! wait in the radix heap and move into the wheel, in (time, push) order, as soon as the wheel
+//! comes to cover their slot — before any later push can reach that slot, so equal times still
+//! pop in push order. Push and pop cost O(1) amortised whatever the number of pending events;
+//! the slot width is chosen from the network (a transmission plus a propagation delay within
+//! reach: [`EventQueue::with_reach`]) and changes only the speed, never the order.
 //!
-//! FIFO ties are exact: every bucket is a vector in push order (redistribution only ever fills
-//! empty buckets, in order), and events of equal time always share a bucket, so among equal
-//! times the pop order is the push order — the same sequence the former `(time, seq)` binary
+//! The radix heap (the whole queue until stop 35): bucket `b` holds the events whose time first
+//! differs from `last` (the time of its latest pop) in bit `b - 1`; bucket 0 holds the events
+//! at exactly `last`, in push order. A pop takes bucket 0's front; when bucket 0 is empty the
+//! first non-empty bucket is scanned for its minimum time, which becomes `last`, and its events
+//! are redistributed into lower buckets. An event moves down at most 64 times in its life.
+//!
+//! FIFO ties are exact in both: the pop order is the (time, push order) order the former binary
 //! heap produced, hence bit-identical runs.
 
 use super::Event;
@@ -24,21 +34,30 @@ struct Entry {
     event: Event,
 }
 
-/// Buckets 1..=64 (index = bit length of `time ^ last`); bucket 0 is `now`.
-const BUCKETS: usize = 65;
+/// Slots of the wheel: the current one and `SLOTS - 1` ahead. Few enough that the slots' vectors
+/// stay in cache; with 65.5 ns slots (10 Gb/s, 1 us links) the reach is 8.3 us.
+const SLOTS: usize = 128;
+const WORDS: usize = SLOTS / 64;
+/// The slot width when nothing is known of the network: 2^16 ps.
+const DEFAULT_SLOT_BITS: u32 = 16;
 
 /// The pending-event set.
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Events at exactly `last`, FIFO: `now[head..]` are pending. A vector read from a cursor
-    /// (emptied when the cursor reaches its end) costs less per push and pop than a ring.
-    now: Vec<Entry>,
+    /// The current slot's events in (time, push) order; `cur[head..]` are pending.
+    cur: Vec<Entry>,
     head: usize,
-    /// `buckets[b]` for b in 1..=64; `buckets[0]` is unused (kept so indices read as the spec).
-    /// An array, so that a bucket index (a bit length, at most 64) needs no bounds check.
-    buckets: [Vec<Entry>; BUCKETS],
-    /// Bit `b` set ⇔ `buckets[b]` is non-empty.
-    occupied: u128,
+    /// The slot `cur` holds (time >> `slot_bits`).
+    cur_slot: u64,
+    slot_bits: u32,
+    /// Slots `cur_slot + 1 ..= cur_slot + SLOTS - 1`, each in push order, at index slot % SLOTS.
+    ring: [Vec<Entry>; SLOTS],
+    /// Bit `i` set ⇔ `ring[i]` is non-empty.
+    bits: [u64; WORDS],
+    /// The events beyond the ring, and the earliest of their times (None if none): kept here
+    /// because the heap may only be asked for its minimum by a pop (see `RadixHeap`).
+    far: RadixHeap,
+    far_min: Option<u64>,
     /// The time of the latest pop (the simulated now); no push may be earlier.
     last: u64,
     len: usize,
@@ -46,20 +65,35 @@ pub struct EventQueue {
 
 impl Default for EventQueue {
     fn default() -> Self {
-        Self {
-            now: Vec::new(),
-            head: 0,
-            buckets: std::array::from_fn(|_| Vec::new()),
-            occupied: 0,
-            last: 0,
-            len: 0,
-        }
+        Self::with_slot_bits(DEFAULT_SLOT_BITS)
     }
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A queue whose wheel reaches at least `reach` ahead of the current slot (the longest
+    /// transmission plus propagation delay of the network), with the narrowest slots that do.
+    pub fn with_reach(reach: SimTime) -> Self {
+        let per_slot = reach.0.div_ceil(SLOTS as u64 - 1).max(1);
+        Self::with_slot_bits(per_slot.next_power_of_two().trailing_zeros())
+    }
+
+    fn with_slot_bits(slot_bits: u32) -> Self {
+        Self {
+            cur: Vec::new(),
+            head: 0,
+            cur_slot: 0,
+            slot_bits,
+            ring: std::array::from_fn(|_| Vec::new()),
+            bits: [0; WORDS],
+            far: RadixHeap::default(),
+            far_min: None,
+            last: 0,
+            len: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -70,7 +104,184 @@ impl EventQueue {
         self.len == 0
     }
 
+    /// Schedule `event` at `time`, which must not be earlier than the latest pop (the simulator
+    /// never schedules into the past). O(1). Always inlined: an event built at the call site and
+    /// handed over by reference would be reloaded as one wide load over narrower stores, a
+    /// store-forwarding stall on every push.
     #[inline(always)]
+    pub fn push(&mut self, time: SimTime, event: Event) {
+        assert!(
+            time.0 >= self.last,
+            "event scheduled in the past: {} < {}",
+            time.0,
+            self.last
+        );
+        self.len += 1;
+        let e = Entry {
+            time: time.0,
+            event,
+        };
+        let slot = time.0 >> self.slot_bits;
+        if slot <= self.cur_slot {
+            self.insert_current(e);
+        } else if slot - self.cur_slot < SLOTS as u64 {
+            self.put(slot, e);
+        } else {
+            self.far_min = Some(self.far_min.map_or(e.time, |m| m.min(e.time)));
+            self.far.push(e);
+        }
+    }
+
+    #[inline(always)]
+    fn put(&mut self, slot: u64, e: Entry) {
+        let i = slot as usize % SLOTS;
+        self.ring[i].push(e);
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+
+    /// An event of the current slot (or, after a look ahead that found it empty, of an earlier
+    /// one: every pending event is later): after every pending event of a time not later.
+    #[inline(always)]
+    fn insert_current(&mut self, e: Entry) {
+        let mut i = self.cur.len();
+        while i > self.head && self.cur[i - 1].time > e.time {
+            i -= 1;
+        }
+        self.cur.insert(i, e);
+    }
+
+    /// `cur` is spent: make the next non-empty slot current, moving the far events it now
+    /// reaches into the ring first. False if nothing is pending. Out of line: a pop usually
+    /// finds `cur` non-empty.
+    #[inline(never)]
+    fn advance(&mut self) -> bool {
+        self.cur.clear();
+        self.head = 0;
+        let far_slot = self.far_min.map(|t| t >> self.slot_bits);
+        let next = match (self.next_ring_slot(), far_slot) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => match a.or(b) {
+                Some(s) => s,
+                None => return false,
+            },
+        };
+        self.cur_slot = next;
+        let reach = next.saturating_add(SLOTS as u64);
+        while self.far_min.is_some_and(|t| t >> self.slot_bits < reach) {
+            let e = self.far.pop().expect("far_min names a pending event");
+            self.put(e.time >> self.slot_bits, e);
+            self.far_min = self.far.min_time();
+        }
+        let i = next as usize % SLOTS;
+        self.bits[i / 64] &= !(1 << (i % 64));
+        std::mem::swap(&mut self.cur, &mut self.ring[i]);
+        // one instant (times on a grid) or already in order: nothing to sort
+        if self.cur.windows(2).any(|w| w[0].time > w[1].time) {
+            self.cur.sort_by_key(|e| e.time);
+        }
+        true
+    }
+
+    /// The first non-empty slot of the ring after the current one.
+    fn next_ring_slot(&self) -> Option<u64> {
+        // (wrapping: at the last slot of time no bit can be set, and none is returned)
+        let start = self.cur_slot.wrapping_add(1) as usize % SLOTS;
+        // the ring's bits from `start` on, then those before it
+        for k in 0..=WORDS {
+            let w = (start / 64 + k) % WORDS;
+            let mut word = self.bits[w];
+            if k == 0 {
+                word &= !0u64 << (start % 64);
+            } else if k == WORDS {
+                word &= (1u64 << (start % 64)).wrapping_sub(1);
+            }
+            if word != 0 {
+                let i = w * 64 + word.trailing_zeros() as usize;
+                return Some(self.cur_slot + 1 + ((i + SLOTS - start) % SLOTS) as u64);
+            }
+        }
+        None
+    }
+
+    /// Make `cur` hold the earliest pending event, if any.
+    #[inline(always)]
+    fn settle(&mut self) -> bool {
+        self.head < self.cur.len() || self.advance()
+    }
+
+    #[inline(always)]
+    fn take(&mut self) -> (SimTime, Event) {
+        let e = self.cur[self.head];
+        self.head += 1;
+        self.last = e.time;
+        self.len -= 1;
+        (SimTime(e.time), e.event)
+    }
+
+    /// The event `ahead` places after the next one at the current instant (0: the next), if the
+    /// instant holds that many more (without taking any).
+    #[inline(always)]
+    pub fn peek_now(&self, ahead: usize) -> Option<Event> {
+        self.cur
+            .get(self.head + ahead)
+            .filter(|e| e.time == self.last)
+            .map(|e| e.event)
+    }
+
+    /// The time of the earliest event, if any. O(1) amortised.
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.settle().then(|| SimTime(self.cur[self.head].time))
+    }
+
+    /// Remove and return the earliest event (FIFO among equal times). O(1) amortised.
+    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        self.settle().then(|| self.take())
+    }
+
+    /// Remove and return the earliest event if it is earlier than `until` (the event loop's one
+    /// call per event; equivalent to `peek_time` then `pop`).
+    #[inline]
+    pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
+        if !self.settle() || self.cur[self.head].time >= until.0 {
+            return None;
+        }
+        Some(self.take())
+    }
+}
+
+/// Buckets 1..=64 (index = bit length of `time ^ last`); bucket 0 is `now`.
+const BUCKETS: usize = 65;
+
+/// The events beyond the wheel's reach: a monotone radix heap. Its `last` moves only when a
+/// pop refills bucket 0, and every push must be at `last` or later: so its minimum is looked at
+/// ([`RadixHeap::min_time`]) without refilling, since a later push may still be earlier than it.
+#[derive(Debug)]
+struct RadixHeap {
+    /// Events at exactly `last`, FIFO: `now[head..]` are pending.
+    now: Vec<Entry>,
+    head: usize,
+    /// `buckets[b]` for b in 1..=64; `buckets[0]` is unused. An array, so that a bucket index
+    /// (a bit length, at most 64) needs no bounds check.
+    buckets: [Vec<Entry>; BUCKETS],
+    /// Bit `b` set ⇔ `buckets[b]` is non-empty.
+    occupied: u128,
+    /// The time of the latest pop; no push may be earlier.
+    last: u64,
+}
+
+impl Default for RadixHeap {
+    fn default() -> Self {
+        Self {
+            now: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
+            occupied: 0,
+            last: 0,
+        }
+    }
+}
+
+impl RadixHeap {
     fn place(&mut self, e: Entry) {
         let diff = e.time ^ self.last;
         if diff == 0 {
@@ -82,39 +293,24 @@ impl EventQueue {
         }
     }
 
-    /// Schedule `event` at `time`, which must not be earlier than the latest pop (the simulator
-    /// never schedules into the past). O(1). Always inlined: an event built at the call site and
-    /// handed over by reference would be reloaded as one wide load over narrower stores, a
-    /// store-forwarding stall on every push (perf showed it as half of `push`).
-    #[inline(always)]
-    pub fn push(&mut self, time: SimTime, event: Event) {
-        assert!(
-            time.0 >= self.last,
-            "event scheduled in the past: {} < {}",
-            time.0,
-            self.last
-        );
-        self.len += 1;
-        self.place(Entry {
-            time: time.0,
-            event,
-        });
+    fn push(&mut self, e: Entry) {
+        debug_assert!(e.time >= self.last, "the far heap is monotone");
+        self.place(e);
     }
 
-    /// Make `now` non-empty if any event is pending: advance `last` to the earliest pending time.
-    #[inline]
-    fn settle(&mut self) {
-        if self.now.is_empty() && self.occupied != 0 {
-            self.refill();
+    /// The earliest pending time, without moving `last`: bucket 0's, else the minimum of the
+    /// lowest non-empty bucket.
+    fn min_time(&self) -> Option<u64> {
+        if self.head < self.now.len() {
+            return Some(self.last);
         }
+        let b = self.occupied.trailing_zeros() as usize;
+        self.buckets.get(b)?.iter().map(|e| e.time).min()
     }
 
     /// `now` is empty and some bucket is not: take the lowest non-empty bucket, make its
     /// earliest time `last` and redistribute its events below it — or, when they all share that
-    /// time (times on a grid make this the common case), make the bucket itself `now`: the
-    /// same events in the same order, without moving them. Out of line: the common pop finds
-    /// `now` non-empty and stays a few instructions.
-    #[inline(never)]
+    /// time, make the bucket itself `now`: the same events in the same order, without moving them.
     fn refill(&mut self) {
         let b = self.occupied.trailing_zeros() as usize;
         self.occupied &= !(1 << b);
@@ -123,7 +319,6 @@ impl EventQueue {
         });
         self.last = min;
         if min == max {
-            // one instant (common: times on a grid): the bucket, in push order, becomes `now`
             std::mem::swap(&mut self.now, &mut self.buckets[b]);
             return;
         }
@@ -135,54 +330,19 @@ impl EventQueue {
         self.buckets[b] = bucket; // keep its capacity
     }
 
-    /// The next event at `last`, if any; the vector is emptied as its last event is taken (so
-    /// `now` is empty exactly when no event at `last` is pending).
-    #[inline(always)]
-    fn take_now(&mut self) -> Option<Entry> {
-        let e = *self.now.get(self.head)?;
-        self.head += 1;
+    /// Remove and return the earliest event (FIFO among equal times).
+    fn pop(&mut self) -> Option<Entry> {
         if self.head == self.now.len() {
             self.now.clear();
             self.head = 0;
+            if self.occupied == 0 {
+                return None;
+            }
+            self.refill();
         }
+        let e = self.now[self.head];
+        self.head += 1;
         Some(e)
-    }
-
-    /// The event `ahead` places after the next one at the current instant (0: the next), if the
-    /// instant holds that many more (without taking any).
-    #[inline(always)]
-    pub fn peek_now(&self, ahead: usize) -> Option<Event> {
-        self.now.get(self.head + ahead).map(|e| e.event)
-    }
-
-    /// The time of the earliest event, if any. O(1) amortised.
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.settle();
-        self.now.get(self.head).map(|e| SimTime(e.time))
-    }
-
-    /// Remove and return the earliest event (FIFO among equal times). O(1) amortised.
-    #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.settle();
-        let e = self.take_now()?;
-        self.len -= 1;
-        Some((SimTime(e.time), e.event))
-    }
-
-    /// Remove and return the earliest event if it is earlier than `until` (the event loop's one
-    /// call per event; equivalent to `peek_time` then `pop`).
-    #[inline]
-    pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
-        self.settle();
-        // every event in `now` is at `last`
-        if self.last >= until.0 {
-            return None;
-        }
-        let e = self.take_now()?;
-        self.len -= 1;
-        Some((SimTime(e.time), e.event))
     }
 }
 
@@ -229,7 +389,11 @@ mod tests {
         q.push(SimTime(10), ev(2));
         q.push(SimTime(10), ev(4));
         q.push(SimTime(20), ev(3));
-        assert_eq!(q.peek_now(0), None, "nothing popped yet: no current instant");
+        assert_eq!(
+            q.peek_now(0),
+            None,
+            "nothing popped yet: no current instant"
+        );
         assert_eq!(q.pop(), Some((SimTime(10), ev(1))));
         assert_eq!(q.peek_now(0), Some(ev(2)));
         assert_eq!(q.peek_now(1), Some(ev(4)));
@@ -257,6 +421,63 @@ mod tests {
             order,
             vec![(5, ev(3)), (100, ev(0)), (100, ev(2)), (100, ev(4))]
         );
+    }
+
+    /// The slot width changes the speed, never the order: the same random sequences (ties, the
+    /// current slot, the ring, far beyond it, the end of time) against the reference heap, from
+    /// one-picosecond slots to slots wider than any delay.
+    #[test]
+    fn every_slot_width_pops_in_the_reference_order() {
+        for slot_bits in [0, 3, 10, 16, 22, 40, 48] {
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(u64::from(slot_bits));
+            let mut q = EventQueue::with_slot_bits(slot_bits);
+            let mut reference = BinaryHeap::new();
+            let (mut now, mut seq) = (0u64, 0u32);
+            for _ in 0..20_000 {
+                if rng.gen_bool(0.5) || reference.is_empty() {
+                    let t = match rng.gen_range(0..6) {
+                        0 => now,
+                        1 => now.saturating_add(rng.gen_range(0..1 << slot_bits.min(40))),
+                        2 => now.saturating_add(rng.gen_range(0..2_400_000)),
+                        3 => now.saturating_add(rng.gen_range(0..(200u64 << slot_bits.min(40)))),
+                        4 => now.saturating_add(rng.gen_range(0..1u64 << 50)),
+                        _ => u64::MAX - rng.gen_range(0..2),
+                    }
+                    .max(now);
+                    q.push(SimTime(t), ev(seq));
+                    reference.push(Reverse((t, seq)));
+                    seq += 1;
+                } else {
+                    let Reverse((t, s)) = reference.pop().unwrap();
+                    assert_eq!(q.peek_time(), Some(SimTime(t)), "slot_bits {slot_bits}");
+                    assert_eq!(q.pop(), Some((SimTime(t), ev(s))), "slot_bits {slot_bits}");
+                    now = t;
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            while let Some(Reverse((t, s))) = reference.pop() {
+                assert_eq!(q.pop(), Some((SimTime(t), ev(s))), "slot_bits {slot_bits}");
+            }
+            assert!(q.is_empty() && q.pop().is_none());
+        }
+    }
+
+    #[test]
+    fn the_wheel_reaches_the_delay_it_is_built_for() {
+        for reach in [1, 127, 2_200_000, 12_000_000 + 500_000_000, u64::MAX / 2] {
+            let q = EventQueue::with_reach(SimTime(reach));
+            assert!(
+                (SLOTS as u128 - 1) << q.slot_bits >= u128::from(reach),
+                "{reach}"
+            );
+            let narrower = q.slot_bits.checked_sub(1).map(|b| (SLOTS as u128 - 1) << b);
+            assert!(
+                narrower.is_none_or(|r| r < u128::from(reach)),
+                "{reach}: the narrowest slots"
+            );
+        }
+        // 10 Gb/s and 1 us links: a 1500 B frame's transmission and propagation within reach
+        assert_eq!(EventQueue::with_reach(SimTime(2_200_000)).slot_bits, 15);
     }
 
     #[test]

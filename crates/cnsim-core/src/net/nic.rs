@@ -444,7 +444,9 @@ impl Nic {
     /// VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
     #[inline(always)]
     pub(crate) fn prefetch_voq_back(&self, dst: u32, store: &VoqStore) {
-        let slot = self.find_voq(dst).and_then(|v| self.voqs[v as usize].frames.back_slot(store));
+        let slot = self
+            .find_voq(dst)
+            .and_then(|v| self.voqs[v as usize].frames.back_slot(store));
         if let Some(t) = slot {
             crate::engine::prefetch(t);
         }

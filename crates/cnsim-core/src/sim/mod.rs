@@ -152,7 +152,7 @@ impl Simulator {
         };
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
-        let queue = build::first_events(cfg, &scheme, &cps, &hotspots);
+        let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
         Ok(Simulator {
             now: SimTime::ZERO,

@@ -142,7 +142,10 @@ impl RouteTable {
         let i = switch * self.nodes + node;
         match &mut self.next {
             Hops::Narrow(next) => {
-                assert!(local_port < u8::MAX as u32, "a narrow table holds ports below 255");
+                assert!(
+                    local_port < u8::MAX as u32,
+                    "a narrow table holds ports below 255"
+                );
                 next[i] = local_port as u8;
             }
             Hops::Wide(next) => {
@@ -534,7 +537,12 @@ mod tests {
 
     #[test]
     fn route_entries_are_a_byte_up_to_255_ports_and_two_beyond() {
-        for (widest, narrow) in [(0, true), (255, true), (256, false), (RouteTable::MAX_PORTS - 1, false)] {
+        for (widest, narrow) in [
+            (0, true),
+            (255, true),
+            (256, false),
+            (RouteTable::MAX_PORTS - 1, false),
+        ] {
             let mut r = RouteTable::new(3, 4, widest);
             assert_eq!(matches!(r.next, Hops::Narrow(_)), narrow, "{widest} ports");
             let top = widest.saturating_sub(1) as u32;
@@ -543,7 +551,9 @@ mod tests {
             assert_eq!((r.get(2, 3), r.get(0, 1)), (Some(top), Some(0)));
             // every other pair stays unreachable, whatever the width
             let unset = (0..3).flat_map(|s| (0..4).map(move |n| (s, n)));
-            assert!(unset.filter(|&p| p != (2, 3) && p != (0, 1)).all(|(s, n)| r.get(s, n).is_none()));
+            assert!(unset
+                .filter(|&p| p != (2, 3) && p != (0, 1))
+                .all(|(s, n)| r.get(s, n).is_none()));
         }
     }
 
@@ -563,7 +573,10 @@ mod tests {
         assert!(matches!(t.routes.next, Hops::Wide(_)));
         for (i, n) in nodes.iter().enumerate() {
             let local = t.route(0, i as u32).expect("reachable");
-            assert_eq!(t.ports[t.switch_ports[0][local as usize] as usize].name, format!("S/{n}"));
+            assert_eq!(
+                t.ports[t.switch_ports[0][local as usize] as usize].name,
+                format!("S/{n}")
+            );
         }
     }
 
