@@ -430,8 +430,6 @@ def _scale_sizes(sizes: str | None) -> tuple[int, ...]:
 
 
 def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -> None:
-    import json
-    import os
     from dataclasses import asdict
 
     from .bench import check_scale, run_scale
@@ -439,8 +437,7 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
     hosts = _scale_sizes(sizes)
     if not 1e3 <= events <= 1e10:
         raise ScenarioError(f"--events {events:g}: about how many events per size; allowed: 1e3 to 1e10")
-    if not 1 <= rounds <= 100:
-        raise ScenarioError(f"--rounds {rounds}: a whole number of rounds from 1 to 100")
+    _bench_rounds(rounds)
     _bench_out(out)
     check_scale(hosts, events)
     try:
@@ -465,6 +462,21 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
         table.add_row(*row)
     Console(width=None if sys.stdout.isatty() else 140).print(table)
     doc = {"events_target": events, "rounds": rounds, "sizes": [asdict(p) for p in points]}
+    _write_bench_json(out, doc)
+
+
+def _bench_rounds(rounds: int) -> None:
+    """--rounds of the scale and start-up benchmarks, checked before anything runs."""
+    if not 1 <= rounds <= 100:
+        raise ScenarioError(f"--rounds {rounds}: a whole number of rounds from 1 to 100")
+
+
+def _write_bench_json(out: Path, doc: dict[str, Any]) -> None:
+    """A benchmark's results to ``out`` (checked by :func:`_bench_out`), written beside it and
+    renamed over it, so that an interrupted write leaves no half file."""
+    import json
+    import os
+
     tmp = out.parent / f".{out.name}.partial"
     try:
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
@@ -478,8 +490,6 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
 def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds: int, out: Path) -> None:
     """The start-up benchmark (cnsim.bench.run_startup): the scenario is resolved here first, so
     that bad input is refused before any round runs."""
-    import json
-    import os
     import statistics
     import tempfile
     from dataclasses import asdict
@@ -487,8 +497,7 @@ def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds:
     from .bench import run_startup
     from .budget import check as check_budget
 
-    if not 1 <= rounds <= 100:
-        raise ScenarioError(f"--rounds {rounds}: a whole number of rounds from 1 to 100")
+    _bench_rounds(rounds)
     _bench_out(out)
     scen = prepare(scenario, parse_overrides(set_), None, parse_set_value(duration))
     check_budget(scen.lower(), force_hint="give a shorter --duration")  # as the run would: refused here, before any round
@@ -511,14 +520,7 @@ def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds:
     typer.echo(f"peak memory        {median('peak_rss_mib'):.1f} MiB")
     doc = {"command": ["cnsim", "run", *run_args, "--no-plots", "--quiet"], "rounds": [asdict(p) for p in points],
            "median": {k: median(k) for k in ("process_s", "engine_s", "outside_s", "peak_rss_mib")}}
-    tmp = out.parent / f".{out.name}.partial"
-    try:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    typer.echo(f"results: {out}")
+    _write_bench_json(out, doc)
 
 
 # ---- sweeps, reproduction and reports (docs/sweeps.md) -----------------------------------
