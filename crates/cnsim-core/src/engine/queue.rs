@@ -304,8 +304,11 @@ impl RadixHeap {
         if self.head < self.now.len() {
             return Some(self.last);
         }
+        if self.occupied == 0 {
+            return None;
+        }
         let b = self.occupied.trailing_zeros() as usize;
-        self.buckets.get(b)?.iter().map(|e| e.time).min()
+        self.buckets[b].iter().map(|e| e.time).min()
     }
 
     /// `now` is empty and some bucket is not: take the lowest non-empty bucket, make its
