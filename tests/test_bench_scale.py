@@ -38,7 +38,11 @@ def test_bench_scale_writes_every_size(tmp_path: Path) -> None:
         assert 20_000 < p["events"] < 500_000  # "about" the target: the estimate is coarse
         assert p["events_per_s"] > 0 and p["peak_rss_mib"] > 10
         assert p["wall_s_per_sim_s"] == pytest.approx(1 / p["sim_s_per_wall_s"], rel=1e-9)
-    assert "vs first" in res.output
+        # the event loop alone: part of the run's wall time, so at least its event rate
+        assert 0 < p["loop_s"] <= p["wall_s"] and p["loop_events_per_s"] == pytest.approx(p["events"] / p["loop_s"])
+    assert first["loop_ratio"] == 1.0
+    assert second["loop_ratio"] == pytest.approx(second["loop_events_per_s"] / first["loop_events_per_s"])
+    assert "vs first" in res.output and "loop M ev/s" in res.output
 
 
 def test_bench_scale_rounds_report_the_median_round(tmp_path: Path) -> None:

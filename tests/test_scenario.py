@@ -592,6 +592,19 @@ def test_core_json_is_json() -> None:
     assert json.loads(load("kd-symmetric-single-hs").core_json())["version"] == 1
 
 
+def test_the_core_config_is_lowered_once_and_lower_hands_out_copies() -> None:
+    """The engine reads compact JSON (`cnsim show --core` indents it); the lowered config is
+    computed once and shared, and `lower()` gives a copy that a caller may change."""
+    scen = load("kd-symmetric-single-hs")
+    shared = scen.core_config()
+    assert scen.core_config() is shared
+    compact, indented = scen.core_json(), scen.core_json(indent=2)
+    assert "\n" not in compact and "\n  " in indented and json.loads(compact) == json.loads(indented) == shared
+    copy = scen.lower()
+    copy["seed"] = -1
+    assert copy is not shared and scen.core_config()["seed"] != -1
+
+
 def test_kd_gains_follow_w_and_qeq_unless_given() -> None:
     """I-23 (issue 12): the Kwan & Ding gains are the deck's formulas of W and Qeq, so a sweep of w
     or Qeq recomputes them; a gain given explicitly stays."""

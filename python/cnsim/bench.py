@@ -7,7 +7,10 @@ of 1 us, partitioned 600 KB switch memory with PAUSE, no congestion management, 
 (radix 32 and 64, d-mod-k routing). Each size runs in a fresh process (so that its peak memory
 is its own) for the simulated time the resource estimate (:mod:`cnsim.budget`) expects to take
 ``events`` events, and reports events/s, delivered frames/s, simulated seconds per wall second,
-wall seconds per simulated second, peak memory and its events/s relative to the smallest size.
+wall seconds per simulated second, peak memory and its events/s relative to the smallest size,
+each for the whole engine run and for its event loop alone (the engine's event rate, without
+the build from the config and the summary at the end, which take milliseconds per thousand
+hosts whatever the run's length).
 
 On a shared machine one run's speed varies by tens of percent; ``rounds`` runs every size that
 many times, the sizes interleaved (so that a slow spell hits all sizes alike), and reports per
@@ -53,6 +56,12 @@ class ScalePoint:
     peak_rss_mib: float
     #: events/s over the smallest size's events/s
     ratio: float = 1.0
+    #: the event loop alone (the manifest's ``loop_s``): without building the engine from its
+    #: config and computing its summary, a fixed cost that grows with the network
+    loop_s: float = 0.0
+    loop_events_per_s: float = 0.0
+    #: loop events/s over the smallest size's
+    loop_ratio: float = 1.0
     #: events/s of every round, in run order (the point is the round of median events/s)
     events_per_s_rounds: tuple[float, ...] = ()
 
@@ -86,7 +95,7 @@ def _duration_for(hosts: int, events: float) -> float:
     from .scenario import Scenario
 
     scen = Scenario(scale_document(hosts), f"scale-{hosts}", "bench")
-    est = budget.estimate(scen.lower())
+    est = budget.estimate(scen.core_config())
     per_s = est.events / (scen.resolved.doc.duration / PS_PER_S)
     return max(events / per_s, 1e-4)
 
@@ -100,7 +109,7 @@ def check_scale(sizes: tuple[int, ...], events: float) -> None:
     for hosts in sizes:
         scen = Scenario(scale_document(hosts, _duration_for(hosts, events)), f"scale-{hosts}", "bench")
         try:
-            budget.check(scen.lower(), force_hint="give smaller --sizes or fewer --events")
+            budget.check(scen.core_config(), force_hint="give smaller --sizes or fewer --events")
         except ResourceError as err:
             raise ResourceError(f"--sizes: the size of {hosts:,} hosts at about {events:.3g} events: {err}") from None
 
@@ -129,6 +138,8 @@ def _point(hosts: int, m: dict[str, Any]) -> ScalePoint:
         sim_s_per_wall_s=float(m["sim_s_per_wall_s"]),
         wall_s_per_sim_s=wall / sim_s if sim_s > 0 else float("inf"),
         peak_rss_mib=float(m["peak_rss_bytes"]) / 2**20,
+        loop_s=float(m["loop_s"]),
+        loop_events_per_s=float(m["loop_events_per_s"]),
     )
 
 
@@ -144,10 +155,9 @@ def run_scale(sizes: tuple[int, ...] = SIZES, events: float = 3e6, rounds: int =
     for hosts in sizes:
         rates = [p.events_per_s for p in runs[hosts]]
         median = next(p for p in runs[hosts] if p.events_per_s == statistics.median_low(rates))
-        reference = points[0].events_per_s if points else median.events_per_s
-        points.append(
-            ScalePoint(**{**asdict(median), "ratio": median.events_per_s / reference, "events_per_s_rounds": tuple(rates)})
-        )
+        first = points[0] if points else median
+        ratios = {"ratio": median.events_per_s / first.events_per_s, "loop_ratio": median.loop_events_per_s / first.loop_events_per_s}
+        points.append(ScalePoint(**{**asdict(median), **ratios, "events_per_s_rounds": tuple(rates)}))
     return points
 
 

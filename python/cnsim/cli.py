@@ -225,8 +225,8 @@ def show(
         if not core:
             from .budget import estimate
 
-            typer.echo(f"# estimate: {estimate(scen.lower()).describe()}")
-        typer.echo(scen.core_json() if core else scen.to_toml(), nl=not core)
+            typer.echo(f"# estimate: {estimate(scen.core_config()).describe()}")
+        typer.echo(scen.core_json(indent=2) if core else scen.to_toml(), nl=not core)
         if core:
             typer.echo()
 
@@ -449,18 +449,20 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
 
     median = f", median of {rounds} interleaved rounds" if rounds > 1 else ""
     table = Table(title=f"scale benchmark: ~{events:.3g} events per size{median}", show_header=True)
-    cols = ["hosts", "topology", "sim s", "events", "M ev/s", "M frames/s", "sim/wall", "wall/sim", "peak MiB", "vs first"]
+    cols = ["hosts", "topology", "sim s", "events", "M ev/s", "M frames/s", "sim/wall", "wall/sim", "peak MiB", "vs first",
+            "loop M ev/s", "loop vs first"]
     for col in cols + (["M ev/s rounds"] if rounds > 1 else []):
         table.add_column(col, justify="right", no_wrap=True)
     for p in points:
         row = [
             str(p.hosts), p.topology, f"{p.sim_s:.4g}", f"{p.events:,.0f}", f"{p.events_per_s / 1e6:.2f}", f"{p.frames_per_s / 1e6:.2f}",
             f"{p.sim_s_per_wall_s:.4g}", f"{p.wall_s_per_sim_s:.4g}", f"{p.peak_rss_mib:.0f}", f"{p.ratio:.2f}",
+            f"{p.loop_events_per_s / 1e6:.2f}", f"{p.loop_ratio:.2f}",
         ]
         if rounds > 1:
             row.append(f"{min(p.events_per_s_rounds) / 1e6:.2f}–{max(p.events_per_s_rounds) / 1e6:.2f}")
         table.add_row(*row)
-    Console(width=None if sys.stdout.isatty() else 140).print(table)
+    Console(width=None if sys.stdout.isatty() else 180).print(table)
     doc = {"events_target": events, "rounds": rounds, "sizes": [asdict(p) for p in points]}
     _write_bench_json(out, doc)
 
@@ -500,7 +502,7 @@ def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds:
     _bench_rounds(rounds)
     _bench_out(out)
     scen = prepare(scenario, parse_overrides(set_), None, parse_set_value(duration))
-    check_budget(scen.lower(), force_hint="give a shorter --duration")  # as the run would: refused here, before any round
+    check_budget(scen.core_config(), force_hint="give a shorter --duration")  # as the run would: refused here, before any round
     run_args = [scenario, "--duration", duration, *(a for kv in (set_ or []) for a in ("--set", kv))]
     with tempfile.TemporaryDirectory(prefix="cnsim-bench-startup-") as folder:
         points = run_startup(run_args, rounds, folder)

@@ -119,7 +119,7 @@ def publish(tmp: Path, final: Path) -> None:
 
 def run_id_of(scen: Scenario) -> str:
     """Content hash of the resolved scenario and seed: sha256 of the sorted core config + id."""
-    core = scen.lower()
+    core = scen.core_config()
     canonical = json.dumps({"scenario": scen.id, "seed": core.get("seed"), "core": core}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 

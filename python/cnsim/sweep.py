@@ -355,7 +355,7 @@ def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False, 
             memory = 0
             if budget_check:
                 try:
-                    memory = budget.check(scen.lower(), force_hint=_SWEEP_FORCE_HINT.format(base=spec.base)).memory_bytes
+                    memory = budget.check(scen.core_config(), force_hint=_SWEEP_FORCE_HINT.format(base=spec.base)).memory_bytes
                 except ResourceError as err:
                     where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
                     raise ResourceError(f"sweep {spec.name}: the run with {where} (seed {seed}): {err}") from None

@@ -12,6 +12,7 @@ fn main() {
         .nth(1)
         .expect("usage: run_scenario CORE.json");
     let text = std::fs::read_to_string(&path).expect("readable file");
+    let build_start = Instant::now();
     let cfg = CoreConfig::from_json(&text).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
@@ -20,6 +21,7 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(2)
     });
+    let build = build_start.elapsed().as_secs_f64();
     let start = Instant::now();
     sim.run(&RunControl::default()).expect("not interrupted");
     let wall = start.elapsed().as_secs_f64();
@@ -32,7 +34,7 @@ fn main() {
     println!("{}", serde_json::to_string_pretty(&result.summary).unwrap());
     eprintln!(
         "wall {wall:.3} s, {:.2} M events/s, {:.2} M frames/s, {:.3} simulated s per wall s; \
-         summary and series {finish:.3} s",
+         summary and series {finish:.3} s; config and build {build:.3} s",
         events as f64 / wall / 1e6,
         delivered as f64 / wall / 1e6,
         sim_s / wall

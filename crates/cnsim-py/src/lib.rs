@@ -1,4 +1,5 @@
-//! PyO3 glue: `cnsim._core.Simulation(core_config_json).run()` → `{"summary": json, "series": …}`.
+//! PyO3 glue: `cnsim._core.Simulation(core_config_json).run()` → `{"summary": json, "series": …,
+//! "loop_s": the event loop's wall-clock seconds}`.
 //! The GIL is released for the whole run; progress and interrupts go through atomics so that a
 //! Python thread can draw a progress bar and forward Ctrl-C.
 //!
@@ -10,6 +11,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use cnsim_core::{Error, RunControl, Simulator};
 use pyo3::create_exception;
@@ -65,14 +67,19 @@ impl Simulation {
                 EngineError::new_err("this Simulation has already run; build a new one")
             })?;
         let ctl = self.ctl.clone();
-        let result = py.allow_threads(move || {
+        let (result, loop_s) = py.allow_threads(move || {
             guarded(move || {
                 let mut sim = sim;
+                let started = Instant::now();
                 sim.run(&ctl)?;
-                Ok(sim.finish())
+                let loop_s = started.elapsed().as_secs_f64();
+                Ok((sim.finish(), loop_s))
             })
         })?;
         let out = PyDict::new(py);
+        // wall-clock, for the manifest only (never the summary): the event loop alone, without
+        // building the engine or computing its results
+        out.set_item("loop_s", loop_s)?;
         out.set_item(
             "summary",
             serde_json::to_string(&result.summary)

@@ -149,13 +149,19 @@ class Scenario:
 
     def lower(self) -> dict[str, Any]:
         """The core config of docs/core-config.md (a JSON-ready dict; a fresh copy each call)."""
+        return copy.deepcopy(self.core_config())
+
+    def core_config(self) -> dict[str, Any]:
+        """The core config, computed once and shared: read it, never change it (a 2,048-host
+        config is thousands of dicts, and a copy of it costs milliseconds)."""
         if self._core is None:
             self._core = lower_core(self.resolved, self.id)
-        return copy.deepcopy(self._core)
+        return self._core
 
-    def core_json(self) -> str:
-        """The core config as the JSON text the engine reads."""
-        return json.dumps(self.lower(), indent=2)
+    def core_json(self, indent: int | None = None) -> str:
+        """The core config as the JSON text the engine reads (compact unless ``indent``: the
+        standard library encodes compact JSON in C, indented JSON in Python)."""
+        return json.dumps(self.core_config(), indent=indent)
 
     def to_toml(self) -> str:
         """The fully resolved scenario as TOML (defaults filled; expressions as comments)."""

@@ -133,50 +133,57 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
 
 /// The route of every (switch, host) by d-mod-k.
 fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
-    // local port of each (switch, neighbour switch) and (leaf, host)
-    let local_to = |s: u32, peer: Device| -> u32 {
-        topo.switch_ports[s as usize]
-            .iter()
-            .position(|&p| topo.ports[p as usize].peer == peer)
-            .expect("the tree is wired") as u32
+    let switches = topo.switch_ports.len();
+    // the local port of each of the current switch's peers: switches first, then hosts (a flat
+    // table, set and cleared per switch, since 2,048 hosts × 96 switches are ~200,000 lookups)
+    let slot = |peer: Device| -> usize {
+        match peer {
+            Device::Switch(i) => i as usize,
+            Device::Nic(q) => switches + q as usize,
+        }
     };
+    let mut local = vec![u32::MAX; switches + sh.hosts() as usize];
+    // base-k digits, computed once (divisions dominated this loop): pow[i] = k^i, and the n
+    // digits of every host index within its half
+    let n = sh.n as usize;
+    let pow: Vec<u32> = (0..sh.n).map(|i| sh.k.pow(i)).collect();
+    let host_digits: Vec<u32> = (0..sh.half_hosts())
+        .flat_map(|d| (0..sh.n).map(move |i| sh.digit(d, i)))
+        .collect();
     let mut routes = topo.empty_routes();
     for l in 0..sh.n {
+        let li = l as usize;
         for h in 0..sh.halves(l) {
             for w in 0..sh.per_level() {
                 let s = sh.index(l, h, w);
-                // the next hop toward each host, then its local port (cache per neighbour)
-                let mut cache: Vec<(Device, u32)> = Vec::new();
+                let ports = &topo.switch_ports[s as usize];
+                for (i, &p) in ports.iter().enumerate() {
+                    local[slot(topo.ports[p as usize].peer)] = i as u32;
+                }
+                let w_digits: Vec<u32> = (0..sh.n).map(|i| sh.digit(w, i)).collect();
+                // the switch one level down (up) whose digit l−1 (l) is v
+                let down = |v: u32| w - w_digits[li - 1] * pow[li - 1] + v * pow[li - 1];
+                let up = |v: u32| w - w_digits[li] * pow[li] + v * pow[li];
                 for q in 0..sh.hosts() {
                     let (hq, d) = (q / sh.half_hosts(), q % sh.half_hosts());
+                    let dd = &host_digits[d as usize * n..][..n];
                     let ancestor = (sh.halves(l) == 1 || h == hq)
-                        && (l..sh.n - 1).all(|i| sh.digit(w, i) == sh.digit(d, i + 1));
+                        && (li..n - 1).all(|i| w_digits[i] == dd[i + 1]);
                     let next = if ancestor && l == 0 {
                         Device::Nic(q)
                     } else if ancestor {
                         let down_half = if sh.halves(l - 1) == 1 { 0 } else { hq };
-                        Device::Switch(sh.index(
-                            l - 1,
-                            down_half,
-                            sh.with_digit(w, l - 1, sh.digit(d, l)),
-                        ))
+                        Device::Switch(sh.index(l - 1, down_half, down(dd[li])))
                     } else {
                         let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
-                        Device::Switch(sh.index(
-                            l + 1,
-                            up_half,
-                            sh.with_digit(w, l, sh.digit(d, l)),
-                        ))
+                        Device::Switch(sh.index(l + 1, up_half, up(dd[li])))
                     };
-                    let port = match cache.iter().find(|c| c.0 == next) {
-                        Some(&(_, p)) => p,
-                        None => {
-                            let p = local_to(s, next);
-                            cache.push((next, p));
-                            p
-                        }
-                    };
+                    let port = local[slot(next)];
+                    assert!(port != u32::MAX, "the tree is wired");
                     routes.set(s as usize, q as usize, port);
+                }
+                for &p in ports {
+                    local[slot(topo.ports[p as usize].peer)] = u32::MAX;
                 }
             }
         }

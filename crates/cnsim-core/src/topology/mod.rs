@@ -393,32 +393,33 @@ impl Wiring {
         i: usize,
         l: &LinkConfig,
     ) -> Result<()> {
-        let key = format!("topology.links.{i}");
+        // the key and the pair are spelled out only for an error (a 2,048-host tree has 6,000 links)
+        let key = || format!("topology.links.{i}");
         let end = |which: &str, name: &String| {
             devices.get(name).copied().ok_or_else(|| {
-                Error::config(format!("{key}.{which}"), name, "a node or switch name")
+                Error::config(format!("{}.{which}", key()), name, "a node or switch name")
             })
         };
         let (a, b) = (end("a", &l.a)?, end("b", &l.b)?);
-        let pair = format!("{} - {}", l.a, l.b);
+        let pair = || format!("{} - {}", l.a, l.b);
         if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
             return Err(Error::config(
-                key,
-                pair,
+                key(),
+                pair(),
                 "a link with a switch at one end at least",
             ));
         }
         if a == b {
             return Err(Error::config(
-                key,
-                pair,
+                key(),
+                pair(),
                 "a link between two different devices",
             ));
         }
         let pab = self.ports.len() as u32;
         let pba = pab + 1;
-        let la = self.attach(cfg, &key, a, pab)?;
-        let lb = self.attach(cfg, &key, b, pba)?;
+        let la = self.attach(cfg, i, a, pab)?;
+        let lb = self.attach(cfg, i, b, pba)?;
         let (rate, delay) = (BitRate(l.rate_bps), SimTime(l.delay_ps));
         let name_of = |d: Device| match d {
             Device::Nic(i) => &cfg.nodes[i as usize],
@@ -433,7 +434,7 @@ impl Wiring {
                 .is_some()
             {
                 return Err(Error::config(
-                    key.clone(),
+                    key(),
                     name,
                     "at most one link between two devices",
                 ));
@@ -453,12 +454,12 @@ impl Wiring {
     }
 
     /// Give device `d` its egress `port`; returns the port's local index at `d`.
-    fn attach(&mut self, cfg: &TopologyConfig, key: &str, d: Device, port: u32) -> Result<u32> {
+    fn attach(&mut self, cfg: &TopologyConfig, link: usize, d: Device, port: u32) -> Result<u32> {
         match d {
             Device::Nic(n) => {
                 if self.node_port[n as usize] != u32::MAX {
                     return Err(Error::config(
-                        key,
+                        format!("topology.links.{link}"),
                         &cfg.nodes[n as usize],
                         "one link per node",
                     ));
