@@ -440,15 +440,15 @@ impl Nic {
         }
     }
 
-    /// Prefetch the slot of the live VOQ toward `dst` that its next frame's time will fill. Its
+    /// Prefetch the chunk of the live VOQ toward `dst` that its next frame's time will fill. Its
     /// VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
     #[inline(always)]
     pub(crate) fn prefetch_voq_back(&self, dst: u32, store: &VoqStore) {
-        let slot = self
+        let chunk = self
             .find_voq(dst)
-            .and_then(|v| self.voqs[v as usize].frames.back_slot(store));
-        if let Some(t) = slot {
-            crate::engine::prefetch(t);
+            .and_then(|v| self.voqs[v as usize].frames.back_chunk(store));
+        if let Some(c) = chunk {
+            crate::engine::prefetch(c);
         }
     }
 
@@ -457,8 +457,8 @@ impl Nic {
     #[inline(always)]
     pub(crate) fn prefetch_ring(&self, store: &VoqStore) {
         if let Some(&v) = self.ready.front() {
-            if let Some(t) = self.voqs[v as usize].frames.front(store) {
-                crate::engine::prefetch(t);
+            if let Some(c) = self.voqs[v as usize].frames.front_chunk(store) {
+                crate::engine::prefetch(c);
             }
         }
         if let Some(&v) = self.ready.get(1) {
