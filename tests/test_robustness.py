@@ -68,6 +68,14 @@ def test_estimate_matches_the_offered_load() -> None:
     assert est.events == pytest.approx(6.8e6 * 5)
 
 
+def test_the_backlog_estimate_follows_the_voq_stores_chunks() -> None:
+    """A hotspot from 0.1 s with unlimited adapter ingress: every frame generated after it may
+    wait in a VOQ, its time one of the 11 in a 64-byte chunk of the engine's VOQ store."""
+    core = prepare("zhb-og-single-hop").lower()
+    frames = 16 * 0.85 * 10e9 * 0.5 / 12_000
+    assert budget.estimate(core).backlog_bytes == pytest.approx(frames * 64 / 11, rel=1e-6)
+
+
 def test_budget_refuses_by_memory_and_events_unless_forced() -> None:
     core = prepare("zhb-og-single-hop", set={"metrics.bin": "1us"}).lower()
     with pytest.raises(ResourceError, match="peak memory"):

@@ -19,9 +19,10 @@ exhaust memory *before* it starts, in well under a second:
 * **wall time**: events at the engine's speed, which falls as the network outgrows the caches
   (:func:`events_per_s`), plus the recorded flows' post-processing;
 * **engine memory**: per node and per port state, the dense (source, destination) VOQ index
-  (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — 8 B for every frame
-  that could wait in a VOQ (with a hotspot, every frame generated after it starts: the worst
-  case of total hogging; without one, none).
+  (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — the VOQ store's
+  bytes for every frame that could wait in a VOQ (with a hotspot, every frame generated after it
+  starts: the worst case of total hogging; without one, none): 64/11 B per frame, 11 times to
+  a cache line.
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
@@ -168,10 +169,15 @@ def _topology_size(topo: dict[str, Any]) -> tuple[int, int, int, int]:
     return nodes, switches, 2 * links, path
 
 
-def _backlog_frames(core: dict[str, Any], node_rate: int, frame_bits: int) -> float:
-    """Frames that may wait in unlimited NIC VOQs: with a hotspot, in the worst case (PAUSE
-    hogging the whole network) every frame generated after the first hotspot starts; without
-    one, the network carries the offered load and VOQs stay short."""
+#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/11 B (chunks
+#: of one cache line hold 11 times of any spacing).
+_BACKLOG_FRAME_BYTES = 64 / 11
+
+
+def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> float:
+    """Store bytes of the frames that may wait in unlimited NIC VOQs: with a hotspot, in the
+    worst case (PAUSE hogging the whole network) every frame generated after the first hotspot
+    starts; without one, the network carries the offered load and VOQs stay short."""
     duration = int(core["duration_ps"])
     starts = [int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration]
     if not starts:
@@ -183,7 +189,7 @@ def _backlog_frames(core: dict[str, Any], node_rate: int, frame_bits: int) -> fl
         lo = max(t0, int(src.get("start_ps") or 0))
         hi = min(duration, int(stop) if stop is not None else duration)
         total += float(src["load"]) * node_rate * max(0, hi - lo) / _PS_PER_S / frame_bits
-    return total
+    return total * _BACKLOG_FRAME_BYTES
 
 
 def estimate(core: dict[str, Any]) -> Estimate:
@@ -226,7 +232,7 @@ def estimate(core: dict[str, Any]) -> Estimate:
         memory += nodes * nodes * 4
     backlog = 0
     if core["nic"].get("ingress") == "unlimited":
-        backlog = int(_backlog_frames(core, node_rate, frame_bits) * 8)
+        backlog = int(_backlog_bytes(core, node_rate, frame_bits))
     memory += backlog
     return Estimate(
         nodes=nodes,
