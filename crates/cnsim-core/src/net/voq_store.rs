@@ -335,7 +335,9 @@ mod tests {
         let mut store = VoqStore::new();
         let mut q = TimeFifo::new();
         // 5 ms apart (beyond 32 bits of picoseconds), out of order too: eleven per chunk
-        let times: Vec<u64> = (0..11 * 10).map(|i| (i * 5_000_000_000) % 1_000_000_000_000).collect();
+        let times: Vec<u64> = (0..11 * 10)
+            .map(|i| (i * 5_000_000_000) % 200_000_000_000)
+            .collect();
         for &t in &times {
             q.push(&mut store, SimTime(t));
         }
