@@ -214,22 +214,16 @@ impl TimeFifo {
             self.head_at = 0;
             self.tail_at = 0;
         } else if self.head_at == filled {
-            self.next_head(store);
+            // the head chunk is read: free it and go on in the next one
+            let next = store.chunks[self.head as usize].next;
+            store.release(self.head);
+            self.head = next;
+            self.head_at = 0;
         }
         Some(t)
     }
 
-    /// The head chunk is read: free it and go on in the next one.
-    #[inline(always)]
-    fn next_head(&mut self, store: &mut VoqStore) {
-        let next = store.chunks[self.head as usize].next;
-        store.release(self.head);
-        self.head = next;
-        self.head_at = 0;
-    }
-
-    /// The chunk the next [`TimeFifo::pop`] reads (to prefetch it; a pop that finds its chunk
-    /// cut short reads the next one too).
+    /// The chunk the next [`TimeFifo::pop`] reads (to prefetch it).
     #[inline(always)]
     pub fn front_chunk<'a>(&self, store: &'a VoqStore) -> Option<&'a Chunk> {
         (self.len > 0).then(|| &store.chunks[self.head as usize])

@@ -143,10 +143,9 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
         }
     };
     let mut local = vec![u32::MAX; switches + sh.hosts() as usize];
-    // base-k digits, computed once (divisions dominated this loop): pow[i] = k^i, and the n
-    // digits of every host index within its half
+    // the n base-k digits of every host index within its half, computed once (divisions
+    // dominated this loop)
     let n = sh.n as usize;
-    let pow: Vec<u32> = (0..sh.n).map(|i| sh.k.pow(i)).collect();
     let host_digits: Vec<u32> = (0..sh.half_hosts())
         .flat_map(|d| (0..sh.n).map(move |i| sh.digit(d, i)))
         .collect();
@@ -161,9 +160,10 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
                     local[slot(topo.ports[p as usize].peer)] = i as u32;
                 }
                 let w_digits: Vec<u32> = (0..sh.n).map(|i| sh.digit(w, i)).collect();
-                // the switch one level down (up) whose digit l−1 (l) is v
-                let down = |v: u32| w - w_digits[li - 1] * pow[li - 1] + v * pow[li - 1];
-                let up = |v: u32| w - w_digits[li] * pow[li] + v * pow[li];
+                // the word of the switch one level down (up) whose digit l−1 (l) is v, per v
+                let words = |i: u32| (0..sh.k).map(|v| sh.with_digit(w, i, v)).collect();
+                let down: Vec<u32> = if l > 0 { words(l - 1) } else { Vec::new() };
+                let up: Vec<u32> = if l + 1 < sh.n { words(l) } else { Vec::new() };
                 for q in 0..sh.hosts() {
                     let (hq, d) = (q / sh.half_hosts(), q % sh.half_hosts());
                     let dd = &host_digits[d as usize * n..][..n];
@@ -173,10 +173,10 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
                         Device::Nic(q)
                     } else if ancestor {
                         let down_half = if sh.halves(l - 1) == 1 { 0 } else { hq };
-                        Device::Switch(sh.index(l - 1, down_half, down(dd[li])))
+                        Device::Switch(sh.index(l - 1, down_half, down[dd[li] as usize]))
                     } else {
                         let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
-                        Device::Switch(sh.index(l + 1, up_half, up(dd[li])))
+                        Device::Switch(sh.index(l + 1, up_half, up[dd[li] as usize]))
                     };
                     let port = local[slot(next)];
                     assert!(port != u32::MAX, "the tree is wired");
