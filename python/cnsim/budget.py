@@ -22,7 +22,8 @@ exhaust memory *before* it starts, in well under a second:
   (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — the VOQ store's
   bytes for every frame that could wait in a VOQ (with a hotspot, every frame generated after it
   starts: the worst case of total hogging; without one, none): 64/11 B per frame, 11 times to
-  a cache line.
+  a cache line, as the store's wide layout holds them (its layout on the generators' grid,
+  which every shipped scenario uses, holds up to 24).
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
@@ -169,8 +170,10 @@ def _topology_size(topo: dict[str, Any]) -> tuple[int, int, int, int]:
     return nodes, switches, 2 * links, path
 
 
-#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/11 B (chunks
-#: of one cache line hold 11 times of any spacing).
+#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/11 B in its
+#: wide layout (chunks of one cache line hold 11 times of any spacing). On the generators' grid
+#: a line holds up to 24, 64/24 B each; the estimate keeps the wide layout's bound, since how
+#: many share a line there depends on the times' spacing.
 _BACKLOG_FRAME_BYTES = 64 / 11
 
 

@@ -9,28 +9,42 @@
 //! Here a backlog grows a chunk at a time, and the chunk a draining VOQ frees
 //! is the next one any VOQ fills, so the tail a frame is written to was just read and is still
 //! in cache (docs/performance.md, "VOQ backlogs in chunks"). A chunk is one cache line: its
-//! link to the next chunk and 11 times, each as its low 40 bits beside the high bits they share
-//! (exact), so a backlog takes 0.7 of the lines whole times took ("A VOQ's times in one line",
-//! stop 36).
+//! link to the next chunk and the times, in one of two layouts chosen for the whole store
+//! ([`VoqStore::on_grid`]):
 //!
-//! A VOQ keeps its last chunk when it empties (and with its slot when the slot is recycled), so
-//! a VOQ that empties after every frame — the common case below saturation — writes and reads
-//! the same chunk and never allocates.
+//! - **On the grid** (a simulation whose generators' slot grids share a unit that reaches far
+//!   enough, as in every shipped scenario): a base time and 24 offsets from it, each a 16-bit
+//!   number of units. The unit is the greatest common divisor of the generators' slots and of
+//!   the distances between their grids' origins, so any two generated times differ by a whole
+//!   number of it. A FIFO fills a chunk until it is full or a time lies more than 65,535 units
+//!   past the chunk's base (78 ms for 1500 B frames at 10 Gb/s). A time off the grid, or before
+//!   the base, starts a new chunk: the store is exact whatever the times, and the unit only
+//!   decides how many share a line (docs/performance.md, "A backlog on its generators' grid",
+//!   stop 37). 2.7 bytes per waiting frame.
+//! - **Wide** (a unit too small to reach far, or no generator): 11 times, each as its low 40
+//!   bits beside the high bits they share ("A VOQ's times in one line", stop 36). 5.8 bytes per
+//!   waiting frame.
 
 use crate::engine::huge_pages::push_in_huge_pages;
 use crate::time::SimTime;
 
-/// Times per chunk. A chunk is one cache line: the link to the next chunk, the high 24 bits its
-/// times share, how many it holds, and each time's low 40 bits as a 32-bit and an 8-bit part
-/// (2^40 ps is 1.1 s, so a FIFO starts a new chunk only where its times cross such a boundary).
-/// Exact whatever the order or spacing of the times; 11 per line where whole `SimTime`s gave 8,
-/// and the link is on the line a FIFO reads anyway.
-const PER_CHUNK: u16 = 11;
-/// Bits of a time kept per entry.
+/// Times per chunk in the wide layout: each time's low 40 bits as a 32-bit and an 8-bit part,
+/// beside the high 24 bits the chunk's times share (2^40 ps is 1.1 s, so a FIFO starts a new
+/// chunk only where its times cross such a boundary).
+const WIDE_PER_CHUNK: u16 = 11;
+/// Bits of a time kept per entry in the wide layout.
 const LOW_BITS: u32 = 40;
+/// Times per chunk on the grid: a base time and 24 16-bit offsets from it.
+const GRID_PER_CHUNK: u16 = 24;
+/// The largest offset on the grid, in units.
+const GRID_MAX_OFFSET: u64 = u16::MAX as u64;
+/// The grid is used only if a chunk on it reaches this many of the generators' longest slot past
+/// its base: a backlog's times are a slot apart or more, and a chunk of short reach would hold
+/// few of them.
+const GRID_MIN_REACH_SLOTS: u64 = 4096;
 
 /// The room a store takes at once in huge pages when it outgrows one: 256 MiB of address space
-/// (a 128-host hotspot backlog fills about 170 MB).
+/// (a 128-host hotspot backlog fills about 170 MB in the wide layout).
 const LARGE_STORE: usize = 1 << 22;
 
 /// No chunk (a FIFO that never held a frame; the end of the free list).
@@ -42,34 +56,50 @@ const NONE: u32 = u32::MAX;
 pub struct Chunk {
     /// The next chunk of the chunk's FIFO, or of the free list.
     next: u32,
-    /// The times' shared high bits (`t >> 40`, 24 bits) above the number of entries written (8
-    /// bits: `PER_CHUNK` unless the FIFO went on in a new chunk early).
+    /// The number of entries written (low 8 bits: the layout's entries per chunk unless the FIFO
+    /// went on in a new chunk early), and in the wide layout above it the times' shared high
+    /// bits (`t >> 40`, 24 bits).
     tag: u32,
-    /// Each time's bits 0–31 and 32–39.
-    low: [u32; PER_CHUNK as usize],
-    mid: [u8; PER_CHUNK as usize],
+    /// On the grid: the base time (bytes 0–7) and each entry's offset (a `u16` at 8 + 2i). Wide:
+    /// each time's bits 0–31 (a `u32` at 4i) and 32–39 (the byte at 44 + i).
+    body: [u8; 56],
 }
 
 impl Chunk {
+    const EMPTY: Chunk = Chunk {
+        next: NONE,
+        tag: 0,
+        body: [0; 56],
+    };
+
+    #[inline(always)]
+    fn filled(&self) -> u16 {
+        (self.tag & 0xff) as u16
+    }
+
+    // the grid layout
+
+    #[inline(always)]
+    fn base(&self) -> u64 {
+        u64::from_le_bytes(self.body[0..8].try_into().expect("8 bytes"))
+    }
+    #[inline(always)]
+    fn offset(&self, i: usize) -> u64 {
+        let at = 8 + 2 * i;
+        u64::from(u16::from_le_bytes([self.body[at], self.body[at + 1]]))
+    }
+
+    // the wide layout
+
     #[inline(always)]
     fn high(&self) -> u32 {
         self.tag >> 8
     }
     #[inline(always)]
-    fn filled(&self) -> u16 {
-        (self.tag & 0xff) as u16
-    }
-    /// Entry `i`'s time.
-    #[inline(always)]
-    fn time(&self, i: usize) -> SimTime {
-        let bits_32_39 = u64::from(self.mid[i]) << 32;
-        SimTime(u64::from(self.high()) << LOW_BITS | bits_32_39 | u64::from(self.low[i]))
-    }
-
-    /// Write entry `i`'s low 40 bits.
-    #[inline(always)]
-    fn set_low(&mut self, i: usize, t: SimTime) {
-        (self.low[i], self.mid[i]) = (t.0 as u32, (t.0 >> 32) as u8);
+    fn wide_time(&self, i: usize) -> SimTime {
+        let low = u32::from_le_bytes(self.body[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        let bits_32_39 = u64::from(self.body[44 + i]) << 32;
+        SimTime(u64::from(self.high()) << LOW_BITS | bits_32_39 | u64::from(low))
     }
 }
 
@@ -80,12 +110,19 @@ pub struct VoqStore {
     chunks: Vec<Chunk>,
     /// The chunk freed last (`NONE` if none): it is the next one handed out.
     free: u32,
+    /// The grid's unit in ps, or 0 for the wide layout.
+    unit: u64,
+    /// 1 / `unit`, to find a time's offset without a division.
+    per_unit: f64,
+    /// Entries per chunk in the store's layout.
+    per_chunk: u16,
 }
 
 impl std::fmt::Debug for VoqStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VoqStore")
             .field("chunks", &self.chunks.len())
+            .field("unit", &self.unit)
             .finish()
     }
 }
@@ -97,11 +134,35 @@ impl Default for VoqStore {
 }
 
 impl VoqStore {
+    /// A store in the wide layout: 11 times per chunk, whatever they are.
     pub fn new() -> Self {
         VoqStore {
             chunks: Vec::new(),
             free: NONE,
+            unit: 0,
+            per_unit: 0.0,
+            per_chunk: WIDE_PER_CHUNK,
         }
+    }
+
+    /// A store for the times of generators whose (slot, grid origin) pairs are `grids`: on the
+    /// grid of their unit ([`grid_unit`]) if it reaches far enough, else wide. Any time, on the
+    /// grid or not, is stored exactly.
+    pub fn on_grid(grids: impl IntoIterator<Item = (SimTime, SimTime)>) -> Self {
+        match grid_unit(grids) {
+            Some(unit) => VoqStore {
+                unit,
+                per_unit: 1.0 / unit as f64,
+                per_chunk: GRID_PER_CHUNK,
+                ..VoqStore::new()
+            },
+            None => VoqStore::new(),
+        }
+    }
+
+    /// The grid's unit in ps (`None` in the wide layout).
+    pub fn unit(&self) -> Option<u64> {
+        (self.unit > 0).then_some(self.unit)
     }
 
     /// Chunks made so far (64 B each), the free ones included: the store's size.
@@ -119,13 +180,7 @@ impl VoqStore {
             return c;
         }
         // a deep backlog reads and writes its chunks all over the store
-        let chunk = Chunk {
-            next: NONE,
-            tag: 0,
-            low: [0; PER_CHUNK as usize],
-            mid: [0; PER_CHUNK as usize],
-        };
-        push_in_huge_pages(&mut self.chunks, chunk, LARGE_STORE);
+        push_in_huge_pages(&mut self.chunks, Chunk::EMPTY, LARGE_STORE);
         self.chunks.len() as u32 - 1
     }
 
@@ -135,6 +190,75 @@ impl VoqStore {
         self.chunks[c as usize].next = self.free;
         self.free = c;
     }
+
+    /// Entry `i` of `chunk`.
+    #[inline(always)]
+    fn time(&self, chunk: &Chunk, i: usize) -> SimTime {
+        if self.unit > 0 {
+            SimTime(chunk.base() + chunk.offset(i) * self.unit)
+        } else {
+            chunk.wide_time(i)
+        }
+    }
+
+    /// Write `t` as entry `i` of chunk `c`, if the chunk can hold it there: the layout has room,
+    /// and on the grid `t` is a whole number of units within reach past the base, in the wide
+    /// layout it has the chunk's high bits. Entry 0 always fits: it starts the chunk over.
+    #[inline(always)]
+    fn try_write(&mut self, c: u32, i: u16, t: SimTime) -> bool {
+        let (unit, per_unit, per_chunk) = (self.unit, self.per_unit, self.per_chunk);
+        let chunk = &mut self.chunks[c as usize];
+        if unit > 0 {
+            let units = if i == 0 {
+                chunk.body[0..8].copy_from_slice(&t.0.to_le_bytes());
+                0
+            } else {
+                let d = t.0.wrapping_sub(chunk.base());
+                // the nearest whole number of units; the check rejects every other time, one
+                // before the base (a huge `d`) included
+                let units = (d as f64 * per_unit + 0.5) as u64;
+                if i == per_chunk || units > GRID_MAX_OFFSET || units * unit != d {
+                    return false;
+                }
+                units as u16
+            };
+            let at = 8 + 2 * i as usize;
+            chunk.body[at..at + 2].copy_from_slice(&units.to_le_bytes());
+            chunk.tag = u32::from(i + 1);
+        } else {
+            let high = (t.0 >> LOW_BITS) as u32;
+            if i > 0 && (i == per_chunk || chunk.tag >> 8 != high) {
+                return false;
+            }
+            let i = i as usize;
+            chunk.body[4 * i..4 * i + 4].copy_from_slice(&(t.0 as u32).to_le_bytes());
+            chunk.body[44 + i] = (t.0 >> 32) as u8;
+            chunk.tag = high << 8 | (i as u32 + 1);
+        }
+        true
+    }
+}
+
+/// The unit of the grids of generators whose (slot, origin) pairs are `grids`: the greatest common
+/// divisor of the slots and of the distances between the origins, so that any two generated
+/// times differ by a whole number of it. `None` (the wide layout) without generators, or when
+/// 65,535 units fall short of [`GRID_MIN_REACH_SLOTS`] times the longest slot.
+pub fn grid_unit(grids: impl IntoIterator<Item = (SimTime, SimTime)>) -> Option<u64> {
+    let (mut unit, mut first_origin, mut longest) = (0u64, None, 0u64);
+    for (slot, origin) in grids {
+        let first = *first_origin.get_or_insert(origin.0);
+        unit = gcd(gcd(unit, slot.0), first.abs_diff(origin.0));
+        longest = longest.max(slot.0);
+    }
+    let reach = unit.saturating_mul(GRID_MAX_OFFSET);
+    (unit > 0 && reach >= longest.saturating_mul(GRID_MIN_REACH_SLOTS)).then_some(unit)
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// One VOQ's generation times, oldest first, in chunks of a [`VoqStore`].
@@ -178,23 +302,19 @@ impl TimeFifo {
     /// Append `t`.
     #[inline(always)]
     pub fn push(&mut self, store: &mut VoqStore, t: SimTime) {
-        let high = (t.0 >> LOW_BITS) as u32;
         if self.tail == NONE {
             let c = store.alloc();
             (self.head, self.tail) = (c, c);
-        } else if self.tail_at > 0
-            && (self.tail_at == PER_CHUNK || store.chunks[self.tail as usize].high() != high)
-        {
-            // the chunk is full, or its times have other high bits: go on in a new one
+        }
+        if !store.try_write(self.tail, self.tail_at, t) {
+            // the chunk is full, or cannot hold `t`: go on in a new one
             let c = store.alloc();
             store.chunks[self.tail as usize].next = c;
             self.tail = c;
             self.tail_at = 0;
+            store.try_write(c, 0, t);
         }
-        let tail = &mut store.chunks[self.tail as usize];
-        tail.set_low(self.tail_at as usize, t);
         self.tail_at += 1;
-        tail.tag = high << 8 | self.tail_at as u32;
         self.len += 1;
     }
 
@@ -206,7 +326,7 @@ impl TimeFifo {
             return None;
         }
         let head = &store.chunks[self.head as usize];
-        let (t, filled) = (head.time(self.head_at as usize), head.filled());
+        let (t, filled) = (store.time(head, self.head_at as usize), head.filled());
         self.head_at += 1;
         self.len -= 1;
         if self.len == 0 {
@@ -233,7 +353,7 @@ impl TimeFifo {
     /// room, or the chunk the store hands out next (to prefetch it).
     #[inline(always)]
     pub fn back_chunk<'a>(&self, store: &'a VoqStore) -> Option<&'a Chunk> {
-        let c = if self.tail_at < PER_CHUNK {
+        let c = if self.tail_at < store.per_chunk {
             self.tail
         } else {
             store.free
@@ -252,6 +372,16 @@ impl TimeFifo {
 mod tests {
     use super::*;
 
+    /// A 1500 B frame's slot at 10 Gb/s.
+    const SLOT: u64 = 1_200_000;
+
+    /// A store in each layout: wide, and on the grid of 10 Gb/s slots from one origin.
+    fn both_layouts() -> [VoqStore; 2] {
+        let grid = VoqStore::on_grid([(SimTime(SLOT), SimTime::ZERO)]);
+        assert_eq!(grid.unit(), Some(SLOT));
+        [VoqStore::new(), grid]
+    }
+
     /// The FIFO's times, oldest first, read without removing them.
     fn times(q: &TimeFifo, store: &VoqStore) -> Vec<SimTime> {
         let (mut c, mut at, mut out) = (q.head, q.head_at as usize, Vec::new());
@@ -261,7 +391,7 @@ mod tests {
                 (c, at) = (chunk.next, 0);
                 continue;
             }
-            out.push(chunk.time(at));
+            out.push(store.time(chunk, at));
             at += 1;
         }
         out
@@ -269,34 +399,37 @@ mod tests {
 
     #[test]
     fn a_fifo_returns_its_times_in_order_across_chunk_boundaries() {
-        let mut store = VoqStore::new();
-        let mut q = TimeFifo::new();
-        assert_eq!(q.pop(&mut store), None);
-        // pushes and pops interleaved so that both ends cross several chunks
-        let mut expected = std::collections::VecDeque::new();
-        let mut next = 0u64;
-        for round in 0..40u64 {
-            for _ in 0..(round * 7 % 23) {
-                q.push(&mut store, SimTime(next));
-                expected.push_back(SimTime(next));
-                next += 1;
+        for mut store in both_layouts() {
+            let mut q = TimeFifo::new();
+            assert_eq!(q.pop(&mut store), None);
+            // pushes and pops interleaved so that both ends cross several chunks; the times
+            // are on the grid, a slot or more apart
+            let mut expected = std::collections::VecDeque::new();
+            let mut next = 0u64;
+            for round in 0..40u64 {
+                for _ in 0..(round * 7 % 23) {
+                    q.push(&mut store, SimTime(next));
+                    expected.push_back(SimTime(next));
+                    next += SLOT * (1 + round % 3);
+                }
+                for _ in 0..(round * 5 % 19) {
+                    assert_eq!(times(&q, &store).first(), expected.front());
+                    assert_eq!(q.pop(&mut store), expected.pop_front());
+                }
+                assert_eq!(q.len(), expected.len());
             }
-            for _ in 0..(round * 5 % 19) {
-                assert_eq!(times(&q, &store).first(), expected.front());
-                assert_eq!(q.pop(&mut store), expected.pop_front());
+            while let Some(t) = expected.pop_front() {
+                assert_eq!(q.pop(&mut store), Some(t));
             }
-            assert_eq!(q.len(), expected.len());
+            assert!(q.is_empty() && q.front_chunk(&store).is_none());
         }
-        while let Some(t) = expected.pop_front() {
-            assert_eq!(q.pop(&mut store), Some(t));
-        }
-        assert!(q.is_empty() && q.front_chunk(&store).is_none());
     }
 
     #[test]
     fn times_of_any_spacing_and_order_come_back_exact() {
         // in order but 4.3 ms (2^32 ps) apart or more, out of order, equal, at the ends of time,
-        // across 2^40 ps boundaries: each comes back exact
+        // across 2^40 ps boundaries, on the grid and off it, beyond its reach: each comes back
+        // exact in either layout
         let big = 1u64 << 32;
         let seq = [
             0,
@@ -313,25 +446,34 @@ mod tests {
             0,
             big,
             big,
+            SLOT,
+            SLOT * 65_535,
+            SLOT * 65_536,
+            SLOT * 70_000 + 1,
+            SLOT * 3,
+            (1 << 53) + SLOT,
+            (1 << 53) + 2 * SLOT,
+            (1 << 63) + SLOT,
         ];
-        let mut store = VoqStore::new();
-        let (mut q, mut expected) = (TimeFifo::new(), std::collections::VecDeque::new());
-        for (i, &t) in seq.iter().cycle().take(10 * seq.len()).enumerate() {
-            q.push(&mut store, SimTime(t));
-            expected.push_back(SimTime(t));
-            assert_eq!(times(&q, &store), Vec::from(expected.clone()));
-            if i % 3 == 2 {
-                assert_eq!(q.pop(&mut store), expected.pop_front());
+        for mut store in both_layouts() {
+            let (mut q, mut expected) = (TimeFifo::new(), std::collections::VecDeque::new());
+            for (i, &t) in seq.iter().cycle().take(10 * seq.len()).enumerate() {
+                q.push(&mut store, SimTime(t));
+                expected.push_back(SimTime(t));
+                assert_eq!(times(&q, &store), Vec::from(expected.clone()));
+                if i % 3 == 2 {
+                    assert_eq!(q.pop(&mut store), expected.pop_front());
+                }
             }
+            while let Some(t) = expected.pop_front() {
+                assert_eq!(q.pop(&mut store), Some(t));
+            }
+            assert_eq!(q.pop(&mut store), None);
         }
-        while let Some(t) = expected.pop_front() {
-            assert_eq!(q.pop(&mut store), Some(t));
-        }
-        assert_eq!(q.pop(&mut store), None);
     }
 
     #[test]
-    fn a_chunk_holds_eleven_times_of_any_spacing_that_share_their_high_bits() {
+    fn a_wide_chunk_holds_eleven_times_of_any_spacing_that_share_their_high_bits() {
         let mut store = VoqStore::new();
         let mut q = TimeFifo::new();
         // 5 ms apart (beyond 32 bits of picoseconds), out of order too: eleven per chunk
@@ -357,6 +499,66 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_grid_chunk_holds_24_times_within_reach_of_its_base() {
+        let [_, mut store] = both_layouts();
+        let mut q = TimeFifo::new();
+        // 24 per chunk, any order and spacing on the grid within 65,535 slots of the base
+        let times: Vec<u64> = (0..24 * 10)
+            .map(|i| (i / 24 * 70_000 + (i % 24) * 2_700 % 65_536) * SLOT)
+            .collect();
+        for &t in &times {
+            q.push(&mut store, SimTime(t));
+        }
+        assert_eq!(store.chunks(), 10);
+        for &t in &times {
+            assert_eq!(q.pop(&mut store), Some(SimTime(t)));
+        }
+        // a new chunk for a time beyond reach, before the base, or off the grid
+        let base = 1_000 * SLOT;
+        let cases = [
+            (base + 65_535 * SLOT, 1),
+            (base + 65_536 * SLOT, 2),
+            (base - SLOT, 2),
+            (base + SLOT + 1, 2),
+            (base + SLOT / 2, 2),
+        ];
+        for (t, chunks) in cases {
+            let mut store = VoqStore::on_grid([(SimTime(SLOT), SimTime::ZERO)]);
+            let mut r = TimeFifo::new();
+            r.push(&mut store, SimTime(base));
+            r.push(&mut store, SimTime(t));
+            assert_eq!(store.chunks(), chunks, "time {t}");
+            assert_eq!(r.pop(&mut store), Some(SimTime(base)));
+            assert_eq!(r.pop(&mut store), Some(SimTime(t)));
+        }
+    }
+
+    #[test]
+    fn the_grid_unit_divides_every_slot_and_distance_between_origins() {
+        let ps = SimTime;
+        // one grid: its slot
+        assert_eq!(grid_unit([(ps(SLOT), ps(7))]), Some(SLOT));
+        // 1 and 10 Gb/s slots from one origin: the 10 Gb/s slot
+        assert_eq!(
+            grid_unit([(ps(SLOT), ps(0)), (ps(10 * SLOT), ps(0))]),
+            Some(SLOT)
+        );
+        // a grid that starts at 0.2 s: gcd(1.2 us, 0.2 s) = 0.4 us
+        let hot = ps(200_000_000_000);
+        assert_eq!(
+            grid_unit([(ps(SLOT), ps(0)), (ps(SLOT), hot)]),
+            Some(400_000)
+        );
+        // the same origin twice is no distance
+        assert_eq!(grid_unit([(ps(SLOT), hot), (ps(SLOT), hot)]), Some(SLOT));
+        // a unit that reaches fewer than 4,096 slots past a base: the wide layout
+        assert_eq!(grid_unit([(ps(SLOT), ps(0)), (ps(SLOT), ps(1_000))]), None);
+        assert_eq!(grid_unit([(ps(SLOT), ps(0)), (ps(SLOT + 1), ps(0))]), None);
+        assert_eq!(grid_unit(std::iter::empty()), None);
+        assert_eq!(VoqStore::on_grid(std::iter::empty()).unit(), None);
+    }
+
     /// Which chunk a reference into the store names (the store may move as it grows).
     fn chunk_of(store: &VoqStore, r: &Chunk) -> usize {
         (r as *const Chunk as usize - store.chunks.as_ptr() as usize) / size_of::<Chunk>()
@@ -364,67 +566,73 @@ mod tests {
 
     #[test]
     fn back_chunk_names_the_chunk_the_next_push_writes() {
-        let mut store = VoqStore::new();
-        let (mut a, mut b) = (TimeFifo::new(), TimeFifo::new());
-        assert!(a.back_chunk(&store).is_none(), "no chunk yet");
-        // a and b take turns, so that chunks are freed and taken over as the FIFOs cross them
-        let mut checked = 0;
-        for t in 0..20 * PER_CHUNK as u64 {
-            let predicted = a.back_chunk(&store).map(|c| chunk_of(&store, c));
-            a.push(&mut store, SimTime(t));
-            b.push(&mut store, SimTime(t));
-            if let Some(p) = predicted {
-                assert_eq!(p, a.tail as usize, "time {t}");
-                checked += 1;
+        for mut store in both_layouts() {
+            let (mut a, mut b) = (TimeFifo::new(), TimeFifo::new());
+            assert!(a.back_chunk(&store).is_none(), "no chunk yet");
+            // a and b take turns, so that chunks are freed and taken over as the FIFOs cross
+            let mut checked = 0;
+            for t in 0..20 * store.per_chunk as u64 {
+                let predicted = a.back_chunk(&store).map(|c| chunk_of(&store, c));
+                a.push(&mut store, SimTime(t * SLOT));
+                b.push(&mut store, SimTime(t * SLOT));
+                if let Some(p) = predicted {
+                    assert_eq!(p, a.tail as usize, "time {t}");
+                    checked += 1;
+                }
+                if t % 3 == 0 {
+                    let front = chunk_of(&store, a.front_chunk(&store).unwrap());
+                    assert_eq!(front, a.head as usize);
+                    a.pop(&mut store);
+                }
+                if t % 2 == 0 {
+                    b.pop(&mut store);
+                }
             }
-            if t % 3 == 0 {
-                let front = chunk_of(&store, a.front_chunk(&store).unwrap());
-                assert_eq!(front, a.head as usize);
-                a.pop(&mut store);
-            }
-            if t % 2 == 0 {
-                b.pop(&mut store);
-            }
+            assert!(checked > 200, "{checked} predictions checked");
         }
-        assert!(checked > 200, "{checked} predictions checked");
     }
 
     #[test]
     fn a_fifo_that_empties_keeps_its_chunk_and_starts_it_over() {
-        let mut store = VoqStore::new();
-        let mut q = TimeFifo::new();
-        for t in 0..1000 {
-            q.push(&mut store, SimTime(t * (1 << 30)));
-            assert_eq!(q.pop(&mut store), Some(SimTime(t * (1 << 30))));
+        for mut store in both_layouts() {
+            let mut q = TimeFifo::new();
+            for t in 0..1000 {
+                // far apart, so that each time is a new base on the grid
+                let t = SimTime(t * (1 << 30) * SLOT);
+                q.push(&mut store, t);
+                assert_eq!(q.pop(&mut store), Some(t));
+            }
+            assert_eq!(store.chunks(), 1, "one chunk, reused for every frame");
+            assert_eq!((q.head_at, q.tail_at), (0, 0));
         }
-        assert_eq!(store.chunks(), 1, "one chunk, reused for every frame");
-        assert_eq!((q.head_at, q.tail_at), (0, 0));
     }
 
     #[test]
     fn chunks_a_draining_fifo_frees_are_the_next_ones_filled() {
-        let mut store = VoqStore::new();
-        let (mut a, mut b) = (TimeFifo::new(), TimeFifo::new());
-        let per = PER_CHUNK as u64;
-        for t in 0..10 * per {
-            a.push(&mut store, SimTime(t));
-        }
-        assert_eq!(store.chunks(), 10);
-        for _ in 0..9 * per {
-            a.pop(&mut store);
-        }
-        // nine chunks are free again; b fills them before any fresh chunk
-        for t in 0..9 * per {
-            b.push(&mut store, SimTime(t));
-        }
-        assert_eq!(store.chunks(), 10, "b took only freed chunks");
-        b.push(&mut store, SimTime(9 * per));
-        assert_eq!(store.chunks(), 11);
-        for t in 9 * per..10 * per {
-            assert_eq!(a.pop(&mut store), Some(SimTime(t)));
-        }
-        for t in 0..=9 * per {
-            assert_eq!(b.pop(&mut store), Some(SimTime(t)));
+        for mut store in both_layouts() {
+            let (mut a, mut b) = (TimeFifo::new(), TimeFifo::new());
+            let per = store.per_chunk as u64;
+            let at = |i: u64| SimTime(i * SLOT);
+            for t in 0..10 * per {
+                a.push(&mut store, at(t));
+            }
+            assert_eq!(store.chunks(), 10);
+            for _ in 0..9 * per {
+                a.pop(&mut store);
+            }
+            // nine chunks are free again; b fills them before any fresh chunk
+            for t in 0..9 * per {
+                b.push(&mut store, at(t));
+            }
+            assert_eq!(store.chunks(), 10, "b took only freed chunks");
+            b.push(&mut store, at(9 * per));
+            assert_eq!(store.chunks(), 11);
+            for t in 9 * per..10 * per {
+                assert_eq!(a.pop(&mut store), Some(at(t)));
+            }
+            for t in 0..=9 * per {
+                assert_eq!(b.pop(&mut store), Some(at(t)));
+            }
         }
     }
 }

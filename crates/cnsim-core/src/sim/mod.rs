@@ -18,6 +18,7 @@ use crate::frame::FramePool;
 use crate::metrics::summary::Summary;
 use crate::metrics::{FlowTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
+use crate::net::voq_store::VoqStore;
 use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Ingress, NicConfig};
 use crate::time::{tx_time, SimTime};
@@ -67,7 +68,7 @@ pub struct Simulator {
     pub(crate) queue: EventQueue,
     pub(crate) pool: FramePool,
     /// The generation times of the frames waiting in VOQs, for every NIC.
-    pub(crate) voq_store: crate::net::voq_store::VoqStore,
+    pub(crate) voq_store: VoqStore,
     pub topo: Topology,
     pub(crate) ports: Vec<Port>,
     pub(crate) switches: Vec<Switch>,
@@ -159,7 +160,7 @@ impl Simulator {
             end: SimTime(cfg.duration_ps),
             queue,
             pool: FramePool::new(),
-            voq_store: crate::net::voq_store::VoqStore::new(),
+            voq_store: VoqStore::on_grid(gens.iter().map(|g| (g.slot, g.origin))),
             topo,
             ports,
             switches,
