@@ -165,6 +165,26 @@ def test_a_bad_scheduler_address_is_refused(tmp_path: Path, address: str) -> Non
     refused(["sweep", str(spec), "--executor", "dask", "--scheduler", address, "--out", str(tmp_path / "sw")], "--scheduler", "tcp://host:8786")
 
 
+def test_a_refused_scheduler_leaves_no_client_to_the_garbage_collector() -> None:
+    # A Client that failed to start and is collected later closes itself under its loop
+    # runner's lock, which hung the suite once when the collection ran inside distributed's own
+    # locked code; the refusal collects it at once.
+    distributed = pytest.importorskip("distributed")
+    import gc
+
+    from cnsim.executors import make_executor
+
+    def clients() -> set[int]:
+        return {id(o) for o in gc.get_objects() if isinstance(o, distributed.Client)}
+
+    before = clients()  # any an earlier test of this worker keeps
+    for address in ["not an address", "tcp://127.0.0.1:notaport", "foo://bar:1"]:
+        with pytest.raises(ScenarioError, match="--scheduler"):
+            make_executor("dask", scheduler=address)
+        left = clients() - before
+        assert not left, f"{address}: {len(left)} Client(s) left for a later collection"
+
+
 # --- the Python API: types, run folders, series, catalog ---------------------------------------
 
 

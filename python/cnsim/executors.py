@@ -25,6 +25,7 @@ sweep.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -181,15 +182,24 @@ class DaskExecutor(Executor):
         if address:
             if not isinstance(address, str):
                 raise ScenarioError(f"--scheduler: must be an address such as tcp://host:8786 (given {format_value(address)})")
+            problem = None
             try:
                 self._client = Client(address, timeout="20s")
             except (ValueError, TypeError) as err:  # distributed's parser: no port, unknown scheme, …
-                raise ScenarioError(
+                problem = (
                     f"--scheduler: {format_value(address)} is not a Dask scheduler address ({shorten(str(err), 160)}); "
                     "give one such as tcp://host:8786"
-                ) from None
+                )
             except (OSError, TimeoutError) as err:
-                raise ScenarioError(f"--scheduler: cannot reach the Dask scheduler at {format_value(address)} ({shorten(str(err), 160)})") from None
+                problem = f"--scheduler: cannot reach the Dask scheduler at {format_value(address)} ({shorten(str(err), 160)})"
+            if problem is not None:
+                # A Client that failed to start is left to the garbage collector, and its
+                # __del__ closes it by taking its loop runner's lock. Left to a later collection,
+                # that can run inside distributed's own code while it holds the same lock, and
+                # the process hangs (seen in the test suite): collect it now, outside the except
+                # block whose traceback kept it alive, while no lock is held.
+                gc.collect()
+                raise ScenarioError(problem)
             info = self._client.scheduler_info()
             self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
             self.name = f"dask at {address} ({self.workers} threads)"
