@@ -114,8 +114,10 @@ pub struct VoqStore {
     free: u32,
     /// The grid's unit in ps, or 0 for the wide layout.
     unit: u64,
-    /// 1 / `unit`, to find a time's offset without a division.
-    per_unit: f64,
+    /// `unit` as an odd factor and a power of two: the odd factor's inverse modulo 2^64 and the
+    /// power's exponent, to find a time's offset without a division ([`exact_quotient`]).
+    odd_inverse: u64,
+    twos: u32,
     /// Entries per chunk in the store's layout.
     per_chunk: u16,
 }
@@ -142,7 +144,8 @@ impl VoqStore {
             chunks: Vec::new(),
             free: NONE,
             unit: 0,
-            per_unit: 0.0,
+            odd_inverse: 0,
+            twos: 0,
             per_chunk: WIDE_PER_CHUNK,
         }
     }
@@ -154,7 +157,8 @@ impl VoqStore {
         match grid_unit(grids) {
             Some(unit) => VoqStore {
                 unit,
-                per_unit: 1.0 / unit as f64,
+                odd_inverse: inverse_mod_2_64(unit >> unit.trailing_zeros()),
+                twos: unit.trailing_zeros(),
                 per_chunk: GRID_PER_CHUNK,
                 ..VoqStore::new()
             },
@@ -208,7 +212,8 @@ impl VoqStore {
     /// layout it has the chunk's high bits. Entry 0 always fits: it starts the chunk over.
     #[inline(always)]
     fn try_write(&mut self, c: u32, i: u16, t: SimTime) -> bool {
-        let (unit, per_unit, per_chunk) = (self.unit, self.per_unit, self.per_chunk);
+        let (unit, odd_inverse, twos, per_chunk) =
+            (self.unit, self.odd_inverse, self.twos, self.per_chunk);
         let chunk = &mut self.chunks[c as usize];
         if unit > 0 {
             let units = if i == 0 {
@@ -216,10 +221,9 @@ impl VoqStore {
                 0
             } else {
                 let d = t.0.wrapping_sub(chunk.base());
-                // the nearest whole number of units; the check rejects every other time, one
-                // before the base (a huge `d`) included
-                let units = (d as f64 * per_unit + 0.5) as u64;
-                if i == per_chunk || units > GRID_MAX_OFFSET || units * unit != d {
+                // a time before the base makes `d` huge, and its quotient too
+                let units = exact_quotient(d, odd_inverse, twos);
+                if i == per_chunk || units > GRID_MAX_OFFSET {
                     return false;
                 }
                 units as u16
@@ -261,6 +265,28 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// `d / unit` if `unit` divides `d`, else a number above `u64::MAX / unit`, for a `unit` given as
+/// the inverse modulo 2^64 of its odd factor and the exponent of its power of two (Granlund and
+/// Montgomery's test, as compilers test `d % unit == 0`; Hacker's Delight 10-17). For `d` = m ·
+/// odd, `d · inverse` is m; rotating it right by the exponent gives m / 2^twos when the power
+/// divides m and puts m's low bits on top otherwise. A multiplication and a rotation where a
+/// division takes tens of cycles: every push of a waiting frame asks it.
+#[inline(always)]
+fn exact_quotient(d: u64, odd_inverse: u64, twos: u32) -> u64 {
+    d.wrapping_mul(odd_inverse).rotate_right(twos)
+}
+
+/// The inverse of odd `x` modulo 2^64, by Newton's iteration: each step doubles the bits that
+/// are right, and `x` itself is right in the low three.
+fn inverse_mod_2_64(x: u64) -> u64 {
+    debug_assert!(x % 2 == 1);
+    let mut inv = x;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(x.wrapping_mul(inv)));
+    }
+    inv
 }
 
 /// One VOQ's generation times, oldest first, in chunks of a [`VoqStore`].
@@ -533,6 +559,44 @@ mod tests {
             assert_eq!(store.chunks(), chunks, "time {t}");
             assert_eq!(r.pop(&mut store), Some(SimTime(base)));
             assert_eq!(r.pop(&mut store), Some(SimTime(t)));
+        }
+    }
+
+    #[test]
+    fn the_quotient_is_exact_for_multiples_and_beyond_reach_for_the_rest() {
+        // units odd, even, a power of two, 1, the 10 Gb/s and 1 Gb/s slots, their gcd with 0.1 s
+        for unit in [
+            1u64,
+            2,
+            3,
+            7,
+            1 << 20,
+            400_000,
+            SLOT,
+            10 * SLOT,
+            999_999_999_989,
+        ] {
+            let (inv, twos) = (
+                inverse_mod_2_64(unit >> unit.trailing_zeros()),
+                unit.trailing_zeros(),
+            );
+            let near =
+                (0..70_000u64).flat_map(|q| [q * unit, q * unit + 1, (q * unit).wrapping_sub(1)]);
+            let far = [
+                u64::MAX,
+                u64::MAX - unit + 1,
+                1 << 63,
+                (1 << 53) + unit,
+                12_345_678_901,
+            ];
+            for d in near.chain(far) {
+                let q = exact_quotient(d, inv, twos);
+                if d % unit == 0 {
+                    assert_eq!(q, d / unit, "unit {unit}, d {d}");
+                } else {
+                    assert!(q > u64::MAX / unit, "unit {unit}, d {d}: {q}");
+                }
+            }
         }
     }
 
