@@ -210,6 +210,13 @@ impl Simulator {
         self.stats
     }
 
+    /// The unit (ps) in which the VOQ store keeps waiting frames' times, 24 to a cache line:
+    /// the common unit of the generators' slot grids; `None` where it reaches too short and the
+    /// store keeps whole times, 11 to a line (`net::voq_store`).
+    pub fn voq_time_unit(&self) -> Option<u64> {
+        self.voq_store.unit()
+    }
+
     /// Run until the end of the scenario (or an interrupt).
     pub fn run(&mut self, ctl: &RunControl) -> Result<()> {
         self.run_until(self.end, ctl)

@@ -1,4 +1,5 @@
-//! Finite flows (TG-GEO): FCT accounting, runs to completion; the moving hot port (D16).
+//! Finite flows (TG-GEO): FCT accounting, runs to completion; the moving hot port (D16); the
+//! grid on which waiting frames are stored.
 
 use cnsim_core::scenario::{HotspotConfig, Sizes};
 
@@ -157,4 +158,22 @@ fn the_moving_hot_port_follows_the_hotspot() {
         .unwrap()
         .1;
     assert_eq!(q.entities[0], "hotspot");
+}
+
+#[test]
+fn waiting_frames_are_kept_on_the_generators_grid() {
+    use cnsim_core::Simulator;
+    // 1500 B frames at 10 Gb/s: the grid's unit is the 1.2 us slot
+    let mut cfg = star(4, G10, 1_000_000);
+    cfg.traffic.sources = vec![source("1", Some("2"), 1.0), source("3", Some("2"), 1.0)];
+    let unit = |cfg: &cnsim_core::CoreConfig| Simulator::new(cfg).unwrap().voq_time_unit();
+    assert_eq!(unit(&cfg), Some(1_200_000));
+    // a source whose grid starts 0.1 s later: 83,333 1/3 slots, so a third of a slot
+    let mut late = source("4", None, 0.5);
+    late.start_ps = 100 * MS;
+    cfg.traffic.sources.push(late);
+    assert_eq!(unit(&cfg), Some(400_000));
+    // a grid 1 ns off the others: 65,535 ns reach too few slots, whole times are kept
+    cfg.traffic.sources[2].start_ps = 1_000;
+    assert_eq!(unit(&cfg), None);
 }
