@@ -4,6 +4,7 @@ lost. One test per case found by trying cnsim as a new user would; they run the 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -70,10 +71,33 @@ def test_estimate_matches_the_offered_load() -> None:
 
 def test_the_backlog_estimate_follows_the_voq_stores_chunks() -> None:
     """A hotspot from 0.1 s with unlimited adapter ingress: every frame generated after it may
-    wait in a VOQ, its time one of the 11 in a 64-byte chunk of the engine's VOQ store."""
+    wait in a VOQ, its time one of the 24 in a 64-byte chunk of the engine's VOQ store on the
+    generators' grid, or of 11 where a grid 1 ns off the others leaves the store wide."""
     core = prepare("zhb-og-single-hop").lower()
     frames = 16 * 0.85 * 10e9 * 0.5 / 12_000
+    assert budget.grid_unit(core) == 1_200_000
+    assert budget.estimate(core).backlog_bytes == pytest.approx(frames * 64 / 24, rel=1e-6)
+    core["traffic"]["sources"][3]["start_ps"] = 1_000
+    assert budget.grid_unit(core) is None
     assert budget.estimate(core).backlog_bytes == pytest.approx(frames * 64 / 11, rel=1e-6)
+
+
+@pytest.mark.parametrize("sid", cnsim.scenarios())
+def test_the_budgets_grid_unit_is_the_engines(sid: str) -> None:
+    """The estimate's bytes per waiting frame follow the layout the engine chooses: the same
+    unit for every shipped scenario, for one whose sources start 0.1 s apart (a third of a
+    slot) and for one 1 ns off (none: the wide layout)."""
+    from cnsim import _core
+
+    core = copy.deepcopy(prepare(sid).core_config())
+    sources = core["traffic"]["sources"]
+    variants = [copy.deepcopy(core)]
+    for start in (100_000_000_000, 1_000):
+        sources[-1]["start_ps"] = start
+        variants.append(copy.deepcopy(core))
+    for variant in variants:
+        engine = _core.Simulation(json.dumps(variant)).voq_time_unit()
+        assert budget.grid_unit(variant) == engine, [s.get("start_ps") for s in variant["traffic"]["sources"]]
 
 
 def test_budget_refuses_by_memory_and_events_unless_forced() -> None:

@@ -21,9 +21,8 @@ exhaust memory *before* it starts, in well under a second:
 * **engine memory**: per node and per port state, the dense (source, destination) VOQ index
   (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — the VOQ store's
   bytes for every frame that could wait in a VOQ (with a hotspot, every frame generated after it
-  starts: the worst case of total hogging; without one, none): 64/11 B per frame, 11 times to
-  a cache line, as the store's wide layout holds them (its layout on the generators' grid,
-  which every shipped scenario uses, holds up to 24).
+  starts: the worst case of total hogging; without one, none): 64/24 B per frame where the
+  generators' grids put 24 times in a cache line, as in every shipped scenario, else 64/11.
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
@@ -170,11 +169,42 @@ def _topology_size(topo: dict[str, Any]) -> tuple[int, int, int, int]:
     return nodes, switches, 2 * links, path
 
 
-#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/11 B in its
-#: wide layout (chunks of one cache line hold 11 times of any spacing). On the generators' grid
-#: a line holds up to 24, 64/24 B each; the estimate keeps the wide layout's bound, since how
-#: many share a line there depends on the times' spacing.
-_BACKLOG_FRAME_BYTES = 64 / 11
+#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/24 B where the
+#: generators' slot grids share a unit that reaches far enough (24 times to a 64-byte line, as
+#: offsets from a base), else 64/11 B (the wide layout: 11 times of any spacing to a line).
+_GRID_FRAME_BYTES = 64 / 24
+_WIDE_FRAME_BYTES = 64 / 11
+#: The grid layout's reach: 65,535 units past a chunk's base, which must cover 4,096 of the
+#: longest slot (``GRID_MAX_OFFSET``, ``GRID_MIN_REACH_SLOTS``).
+_GRID_MAX_OFFSET = 65_535
+_GRID_MIN_REACH_SLOTS = 4096
+
+
+def grid_unit(core: dict[str, Any]) -> int | None:
+    """The unit (ps) of the generators' slot grids in which the engine's VOQ store keeps waiting
+    frames' times (``voq_store::grid_unit``): the greatest common divisor of the slots (one
+    frame at the node's link rate, rounded up to a picosecond) and of the distances between the
+    grids' origins, or ``None`` (the wide layout) where it reaches fewer than 4,096 of the
+    longest slot. A test checks it against the engine's for every shipped scenario."""
+    topo = core["topology"]
+    ft = topo.get("fat_tree")
+    link_rate: dict[str, int] = {}
+    for link in topo.get("links", []):
+        for end in (link.get("a"), link.get("b")):
+            link_rate[str(end)] = int(link.get("rate_bps", 0))
+    frame_bits = 8 * int(core["traffic"]["frame_size"])
+    unit, first, longest = 0, None, 0
+    for src in core["traffic"]["sources"]:
+        rate = int(ft["rate_bps"]) if ft else link_rate.get(str(src["node"]), 0)
+        if rate <= 0:
+            return None
+        slot = -(-frame_bits * _PS_PER_S // rate)
+        origin = int(src.get("start_ps") or 0)
+        first = origin if first is None else first
+        unit = math.gcd(unit, slot, abs(origin - first))
+        longest = max(longest, slot)
+    on_grid = unit > 0 and unit * _GRID_MAX_OFFSET >= longest * _GRID_MIN_REACH_SLOTS
+    return unit if on_grid else None
 
 
 def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> float:
@@ -192,7 +222,7 @@ def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> flo
         lo = max(t0, int(src.get("start_ps") or 0))
         hi = min(duration, int(stop) if stop is not None else duration)
         total += float(src["load"]) * node_rate * max(0, hi - lo) / _PS_PER_S / frame_bits
-    return total * _BACKLOG_FRAME_BYTES
+    return total * (_GRID_FRAME_BYTES if grid_unit(core) is not None else _WIDE_FRAME_BYTES)
 
 
 def estimate(core: dict[str, Any]) -> Estimate:

@@ -107,6 +107,19 @@ impl Simulation {
         self.ctl.progress_ps.load(Ordering::Relaxed)
     }
 
+    /// The unit (ps) in which the engine keeps waiting frames' times (`Simulator::voq_time_unit`;
+    /// `None` for the wide layout), for the budget's estimate to be checked against.
+    fn voq_time_unit(&self) -> PyResult<Option<u64>> {
+        let sim = self
+            .sim
+            .lock()
+            .map_err(|_| EngineError::new_err("the simulation's lock is poisoned"))?;
+        let sim = sim.as_ref().ok_or_else(|| {
+            EngineError::new_err("this Simulation has already run; build a new one")
+        })?;
+        Ok(sim.voq_time_unit())
+    }
+
     fn interrupt(&self) {
         self.ctl.interrupt.store(true, Ordering::Relaxed);
     }
