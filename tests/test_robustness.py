@@ -89,7 +89,7 @@ def test_the_budgets_grid_unit_is_the_engines(sid: str) -> None:
     slot) and for one 1 ns off (none: the wide layout)."""
     from cnsim import _core
 
-    core = copy.deepcopy(prepare(sid).core_config())
+    core = prepare(sid).lower()  # a copy of the lowered config, free to change
     sources = core["traffic"]["sources"]
     variants = [copy.deepcopy(core)]
     for start in (100_000_000_000, 1_000):

@@ -340,7 +340,8 @@ impl TimeFifo {
             store.chunks[self.tail as usize].next = c;
             self.tail = c;
             self.tail_at = 0;
-            store.try_write(c, 0, t);
+            let written = store.try_write(c, 0, t);
+            debug_assert!(written, "a chunk's first entry always fits");
         }
         self.tail_at += 1;
         self.len += 1;
