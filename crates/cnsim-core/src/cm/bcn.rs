@@ -498,6 +498,78 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn fb_weights_qdelta_by_w_and_clamps_at_2w_plus_1_qeq() {
+        // w = 8 (a kd row): Fbmax = 17·Qeq = 2.55 MB (w = 2 cannot tell 2w from 2 + w)
+        let mut p = zhb();
+        p.w = 8.0;
+        assert_eq!(fbmax(p.w, p.qeq), 2_550_000.0);
+        let mut cp = BcnCp::new(Arc::new(p), 7, &mut rng());
+        let mut r = rng();
+        // q 200 KB after 0: −(50 000 + 8·200 000) = −1 650 000
+        assert_eq!(
+            cp.sample(200_000.0, false, &mut r).map(|m| m.fb),
+            Some(-1_650_000.0)
+        );
+        // q 500 KB after 200 KB: −(350 000 + 8·300 000) = −2 750 000, clamped at −2 550 000
+        assert_eq!(
+            cp.sample(500_000.0, false, &mut r).map(|m| m.fb),
+            Some(-2_550_000.0)
+        );
+        // q 100 KB after 500 KB, tagged: +(50 000 + 3 200 000) = 3 250 000, clamped at +2 550 000
+        assert_eq!(
+            cp.sample(100_000.0, true, &mut r).map(|m| m.fb),
+            Some(2_550_000.0)
+        );
+        assert_eq!(feedback(-50_000.0, -400_000.0, 8.0, 150_000.0), 2_550_000.0);
+        assert_eq!(feedback(10_000.0, 1_000.0, 8.0, 150_000.0), -18_000.0);
+    }
+
+    #[test]
+    fn adaptive_sampling_follows_the_negative_feedback() {
+        // linear: the next per-frame probability is pmin + (pmax − pmin)·|Fb|/Fbmax for Fb < 0
+        let mut p = zhb();
+        p.sampling = SamplingMode::Linear;
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 7, &mut rng());
+        let mut r = rng();
+        assert_eq!(cp.sampler.p, 0.01);
+        // q 150 KB after 0: Fb = −300 000 = −0.4·Fbmax
+        cp.sample(150_000.0, false, &mut r);
+        assert!(
+            (cp.sampler.p - (0.01 + 0.09 * 0.4)).abs() < 1e-15,
+            "{}",
+            cp.sampler.p
+        );
+        // Fb > 0 (q falls): back to pmin
+        cp.sample(100_000.0, false, &mut r);
+        assert_eq!(cp.sampler.p, 0.01);
+        // table: the interval of index floor(63·|Fb|/Fbmax)/8, jittered ±15 %
+        p.sampling = SamplingMode::Table;
+        let mut cp = BcnCp::new(Arc::new(p), 7, &mut rng());
+        cp.q_old = 150_000.0;
+        // q 600 KB after 150 KB: Fb = −(450 000 + 2·450 000), clamped at −Fbmax: 63 -> 63/8 = 7
+        cp.sample(600_000.0, false, &mut r);
+        let left = cp.sampler.bytes_left;
+        assert!(
+            (18_500.0 * 0.85..=18_500.0 * 1.15).contains(&left),
+            "{left}"
+        );
+        // q 600 KB again: Fb = −450 000 = −0.6·Fbmax -> floor(37.8) = 37 -> 37/8 = 4: 30 000 B
+        cp.sample(600_000.0, false, &mut r);
+        let left = cp.sampler.bytes_left;
+        assert!(
+            (30_000.0 * 0.85..=30_000.0 * 1.15).contains(&left),
+            "{left}"
+        );
+        // q 200 KB after 600 KB: Fb > 0 -> index 0: 150 000 B
+        cp.sample(200_000.0, false, &mut r);
+        let left = cp.sampler.bytes_left;
+        assert!(
+            (150_000.0 * 0.85..=150_000.0 * 1.15).contains(&left),
+            "{left}"
+        );
+    }
+
+    #[test]
     fn clamps_bcn_max_stop_and_the_qeq_gate() {
         let mut p = zhb();
         let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
@@ -517,7 +589,10 @@ pub(crate) mod tests {
         p.bcn00 = true;
         p.qsc = 300_000.0;
         let mut cp = BcnCp::new(Arc::new(p.clone()), 1, &mut rng());
-        assert_eq!(cp.sample(300_000.0, false, &mut r).unwrap().msg, msg::STOP);
+        cp.q_old = 250_000.0;
+        let stop = cp.sample(300_000.0, false, &mut r).unwrap();
+        assert_eq!(stop.msg, msg::STOP);
+        assert_eq!((stop.qoff, stop.qdelta), (150_000.0, 50_000.0));
         // the alternative mode: a maximal negative message instead, also without BCN_MAX
         p.bcn_max = false;
         p.bcn00_mode = Bcn00Mode::Fbmax;
@@ -537,6 +612,90 @@ pub(crate) mod tests {
             "Fb = −270000 but q <= Qeq"
         );
         assert!(cp.sample(160_000.0, false, &mut r).is_some());
+        cp.q_old = 100_000.0;
+        assert_eq!(
+            cp.sample(150_000.0, false, &mut r),
+            None,
+            "Fb = −100000 at q = Qeq exactly: not above it"
+        );
+    }
+
+    #[test]
+    fn quantised_feedback_through_the_cp() {
+        // fb_bits = 8: Fb in quanta of Fbmax/255 = 2 941.18 B, BCN_MAX at the full 255
+        let mut p = zhb();
+        p.fb_bits = 8;
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 7, &mut rng());
+        let mut r = rng();
+        // q 100 KB after 0: Fb = −150 000 -> −51; q 200 KB after 100 KB: −250 000 -> −85
+        let m = cp.sample(100_000.0, false, &mut r).unwrap();
+        assert_eq!((m.fb, m.qoff, m.qdelta), (-51.0, -50_000.0, 100_000.0));
+        assert_eq!(cp.sample(200_000.0, false, &mut r).unwrap().fb, -85.0);
+        // ECM-Q: Qoff −50 000 -> −42/127 of Qeq, Qdelta 100 000 -> 42/127 of 2·Qeq: the
+        // reconstructed Fb is −148 818.9 B -> −50 (−51 unquantised)
+        p.quantize = Quantize::Separate;
+        let mut cp = BcnCp::new(Arc::new(p.clone()), 7, &mut rng());
+        assert_eq!(cp.sample(100_000.0, false, &mut r).unwrap().fb, -50.0);
+        // BCN_MAX at q >= Qmc: the largest quantised message
+        p.quantize = Quantize::Fb;
+        p.bcn_max = true;
+        p.qmc = 300_000.0;
+        let mut cp = BcnCp::new(Arc::new(p), 7, &mut rng());
+        cp.q_old = 300_000.0;
+        assert_eq!(cp.sample(300_000.0, false, &mut r).unwrap().fb, -255.0);
+        // below Qmc the plain quantised Fb: −(149 999 − 2) = −149 997 -> −50
+        assert_eq!(cp.sample(299_999.0, false, &mut r).unwrap().fb, -50.0);
+    }
+
+    #[test]
+    fn positive_feedback_only_for_frames_this_cp_tagged() {
+        let mut p = zhb();
+        p.sample_bytes = 1500.0; // every frame is a sampling instant
+        let mut cp = BcnCp::new(Arc::new(p), 7, &mut rng());
+        let mut r = rng();
+        let frame = |tagged: bool, cpid: u32| {
+            let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
+            f.cm.tagged = tagged;
+            f.cm.cpid = cpid;
+            f
+        };
+        // the queue falls below Qeq: Fb > 0 at every sample
+        let mut falling = |f: &mut Frame| {
+            cp.q_old = 200_000.0;
+            cp.on_enqueue(SimTime::ZERO, 100_000, f, &mut r)
+        };
+        assert_eq!(falling(&mut frame(false, 7)), None, "untagged");
+        assert_eq!(falling(&mut frame(true, 8)), None, "tagged by another CP");
+        assert_eq!(falling(&mut frame(false, 8)), None);
+        let m = falling(&mut frame(true, 7)).expect("tagged by this CP");
+        assert_eq!(m.fb, 250_000.0);
+    }
+
+    #[test]
+    fn departure_sampling_counts_data_frames_as_they_leave() {
+        let mut p = zhb();
+        p.sample_bytes = 1500.0;
+        p.sample_at = SamplePoint::Departure;
+        let mut cp = BcnCp::new(Arc::new(p), 7, &mut rng());
+        let mut r = rng();
+        let mut data = Frame::data(1, 2, 1500, SimTime::ZERO);
+        assert_eq!(
+            cp.on_enqueue(SimTime::ZERO, 300_000, &mut data, &mut r),
+            None
+        );
+        assert_eq!(cp.q_old, 0.0, "an admission is no sampling instant");
+        let mut probe = Frame::data(1, 2, 1500, SimTime::ZERO);
+        probe.kind = FrameKind::Probe;
+        assert_eq!(
+            cp.on_dequeue(SimTime::ZERO, 300_000, &mut probe, &mut r),
+            None
+        );
+        assert_eq!(cp.q_old, 0.0, "a probe passes unsampled");
+        let m = cp
+            .on_dequeue(SimTime::ZERO, 300_000, &mut data, &mut r)
+            .unwrap();
+        assert_eq!(m.fb, -750_000.0);
+        assert_eq!(cp.q_old, 300_000.0);
     }
 
     #[test]
@@ -584,6 +743,9 @@ pub(crate) mod tests {
         // positive from another CP: ignored; from the associated CP: + Gi·Fb·Ru
         rp.on_message(SimTime::ZERO, &fb(50_000.0, 4), &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 1e7);
+        // Fb = 0 (an E2CM probe's answer can be): no change, and no new association
+        rp.aimd(0.0, 4, 1.6667e-6, 0.00066667, &mut rl);
+        assert_eq!((rl.rate_bps, rp.tag()), (1e7, Some(3)));
         let out = rp.on_message(SimTime::ZERO, &fb(50_000.0, 3), &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 1e7 + 0.00066667 * 50_000.0 * 1e7);
         assert!(!out.release);
@@ -602,6 +764,83 @@ pub(crate) mod tests {
     fn gi_scales_with_the_rp_link_rate() {
         let rp = BcnRp::new(Arc::new(zhb()), 1e9);
         assert_eq!(rp.gi, 0.00066667 * 0.1);
+    }
+
+    #[test]
+    fn bcn_builds_from_config_with_its_hooks() {
+        use crate::cm::{CmConfig, Scheme};
+        let cfg = |over: serde_json::Value| {
+            let mut params = serde_json::to_value(zhb())
+                .unwrap()
+                .as_object()
+                .cloned()
+                .unwrap();
+            for (k, v) in over.as_object().unwrap() {
+                params.insert(k.clone(), v.clone());
+            }
+            Scheme::from_config(&CmConfig {
+                scheme: "bcn".into(),
+                params,
+            })
+            .unwrap()
+        };
+        let fb = |msg: u8, fb: f64| CmPayload {
+            msg,
+            fb,
+            ..Default::default()
+        };
+        let s = cfg(serde_json::json!({}));
+        assert_eq!(s.name(), "bcn");
+        assert!(s.has_congestion_points());
+        assert!(!s.needs_sink_events());
+        assert!(!s.limiter_from_start());
+        assert!(!s.cp_on_dequeue());
+        assert!(s.signed_feedback(), "BCN's Fb travels with its sign");
+        assert_eq!(s.frame_bytes(), 64);
+        assert_eq!(s.oob_delay(), None);
+        // §1.4: negative feedback and a stop install a limiter; positive or zero feedback and
+        // other messages do not
+        assert!(s.creates_limiter(&fb(msg::FEEDBACK, -1.0)));
+        assert!(s.creates_limiter(&fb(msg::STOP, 0.0)));
+        assert!(!s.creates_limiter(&fb(msg::FEEDBACK, 1.0)));
+        assert!(!s.creates_limiter(&fb(msg::FEEDBACK, 0.0)));
+        assert!(!s.creates_limiter(&fb(msg::PROBE_REPLY, -1.0)));
+        let s = cfg(serde_json::json!({"sample_at": "departure", "cnm_size": 80,
+            "feedback": "oob", "feedback_delay_ps": 5000000}));
+        assert!(s.cp_on_dequeue());
+        assert_eq!(s.frame_bytes(), 80);
+        assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
+    }
+
+    #[test]
+    fn no_drift_arms_no_timer_and_a_second_stop_changes_nothing() {
+        let mut rp = BcnRp::new(Arc::new(zhb()), 1e10);
+        let mut rl = RateLimiter::new(1e10);
+        let mut r = rng();
+        let neg = CmPayload {
+            msg: msg::FEEDBACK,
+            fb: -150_000.0,
+            cpid: 2,
+            ..Default::default()
+        };
+        // drift_rate_bps = 0 (PS-BCN-ZHB): nothing to wake up for
+        let out = rp.on_message(SimTime::ms(1), &neg, &mut rl, &mut r);
+        assert_eq!((out.timer, out.release), (None, false));
+        assert_eq!(rp.next_drift, None);
+        let stop = CmPayload {
+            msg: msg::STOP,
+            cpid: 2,
+            ..Default::default()
+        };
+        let before = rl.rate_bps;
+        rp.on_message(SimTime::ms(2), &stop, &mut rl, &mut r);
+        let until = rp.stopped_until.unwrap();
+        // a stop while stopped: the hold and the rate to resume from stay
+        let out = rp.on_message(SimTime::ms(2), &stop, &mut rl, &mut r);
+        assert_eq!(rp.stopped_until, Some(until));
+        assert_eq!(out.timer, Some(until));
+        rp.on_timer(until, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, before / 2.0);
     }
 
     #[test]

@@ -261,6 +261,10 @@ mod tests {
     use crate::engine::rng::{stream, StreamKind};
 
     fn params(bcn: bool) -> E2cmParams {
+        E2cmParams::from_map(&map(bcn)).unwrap()
+    }
+
+    fn map(bcn: bool) -> serde_json::Map<String, serde_json::Value> {
         let mut map = serde_json::to_value(crate::cm::bcn::tests::zhb())
             .unwrap()
             .as_object()
@@ -277,7 +281,7 @@ mod tests {
         ] {
             map.insert(k.into(), v);
         }
-        E2cmParams::from_map(&map).unwrap()
+        map
     }
 
     #[test]
@@ -299,7 +303,11 @@ mod tests {
             .filter_map(|i| {
                 rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r)
                     .probe
-                    .map(|p| (i, p.seq))
+                    .map(|p| {
+                        // addressed to no CP: it runs to the destination
+                        assert_eq!((p.msg, p.cpid), (msg::PROBE, u32::MAX));
+                        (i, p.seq)
+                    })
             })
             .map(|(i, s)| {
                 assert_eq!(i as u32, 50 * s);
@@ -402,10 +410,69 @@ mod tests {
         };
         rp.on_message(SimTime(1), &reply, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 0.0, "still held");
-        assert_eq!(
-            rp.bcn.effective_rate(&rl),
-            2e9 * (1.0 + 2.6667e-6 * -112_500.0)
+        let resume = 2e9 * (1.0 + 2.6667e-6 * -112_500.0);
+        assert_eq!(rp.bcn.effective_rate(&rl), resume);
+        // the stop ends at the RP's timer: the flow resumes at half the rate it was held at
+        let out = rp.on_timer(SimTime(1), &mut rl, &mut r);
+        let end = out.timer.expect("a wake-up at the stop's end");
+        let out = rp.on_timer(end, &mut rl, &mut r);
+        assert_eq!(rl.rate_bps, resume / 2.0);
+        assert_eq!((out.timer, out.release), (None, false));
+    }
+
+    #[test]
+    fn e2cm_builds_from_config_with_its_hooks() {
+        use crate::cm::{CmConfig, Scheme};
+        let build = |bcn: bool, over: serde_json::Value| {
+            let mut params = map(bcn);
+            for (k, v) in over.as_object().unwrap() {
+                params.insert(k.clone(), v.clone());
+            }
+            Scheme::from_config(&CmConfig {
+                scheme: "e2cm".into(),
+                params,
+            })
+            .unwrap()
+        };
+        let m = |msg: u8, fb: f64| CmPayload {
+            msg,
+            fb,
+            ..Default::default()
+        };
+        for bcn in [true, false] {
+            let s = build(bcn, serde_json::json!({}));
+            assert_eq!(s.name(), "e2cm");
+            // probing only (D17): no CPs, every flow limited from its first frame
+            assert_eq!(s.has_congestion_points(), bcn);
+            assert_eq!(s.limiter_from_start(), !bcn);
+            assert!(!s.cp_on_dequeue());
+            assert!(s.signed_feedback());
+            assert_eq!(s.frame_bytes(), 64);
+            assert_eq!(s.oob_delay(), None);
+            assert!(s.creates_limiter(&m(msg::FEEDBACK, -1.0)));
+            assert!(s.creates_limiter(&m(msg::STOP, 0.0)));
+            assert!(!s.creates_limiter(&m(msg::FEEDBACK, 1.0)));
+            // the destination returns a probe stamped with its arrival
+            let probe = CmPayload {
+                msg: msg::PROBE,
+                flow_dst: 4,
+                stamp: 7,
+                ..Default::default()
+            };
+            let back = s.sink_probe(SimTime(90), &probe).unwrap();
+            assert_eq!(
+                (back.msg, back.stamp, back.stamp2),
+                (msg::PROBE_REPLY, 7, 90)
+            );
+        }
+        let s = build(
+            true,
+            serde_json::json!({"sample_at": "departure", "cnm_size": 80,
+            "feedback": "oob", "feedback_delay_ps": 5000000}),
         );
+        assert!(s.cp_on_dequeue());
+        assert_eq!(s.frame_bytes(), 80);
+        assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
     }
 
     #[test]

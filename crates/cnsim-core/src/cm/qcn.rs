@@ -863,6 +863,97 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_parameter_guards_reject_exactly_what_they_name() {
+        // (key, value, accepted?): each guard's boundary from both sides
+        let cases: [(&str, serde_json::Value, bool); 18] = [
+            ("qeq", serde_json::json!(1e-9), true),
+            ("qeq", serde_json::json!(0.0), false),
+            ("qeq", serde_json::json!(-1.0), false),
+            ("rmin_bps", serde_json::json!(1.0), true),
+            ("rmin_bps", serde_json::json!(0.0), false),
+            ("w", serde_json::json!(0.0), true),
+            ("w", serde_json::json!(-0.5), false),
+            ("jitter", serde_json::json!(0.0), true),
+            ("jitter", serde_json::json!(1.0), false),
+            ("efr_first_cycle", serde_json::json!(1.0), true),
+            ("efr_first_cycle", serde_json::json!(0.0), false),
+            ("min_dec", serde_json::json!(1.0), true),
+            ("min_dec", serde_json::json!(1.5), false),
+            ("f", serde_json::json!(1), true),
+            ("f", serde_json::json!(0), false),
+            ("timer_ps", serde_json::json!(0), false),
+            ("fb_bits", serde_json::json!(30), true),
+            ("fb_bits", serde_json::json!(31), false),
+        ];
+        for (key, value, ok) in cases {
+            let mut v = json();
+            v[key] = value.clone();
+            let got = QcnParams::parse(v);
+            assert_eq!(got.is_ok(), ok, "{key} = {value}: {got:?}");
+            if let Err(e) = got {
+                assert!(e.to_string().contains(key), "{key}: {e}");
+            }
+        }
+        // a drift needs its period; without a drift the period is not read
+        let mut v = json();
+        v["drift_rate_bps"] = serde_json::json!(4e6);
+        v["drift_period_ps"] = serde_json::json!(0);
+        assert!(QcnParams::parse(v.clone()).is_err());
+        v["drift_rate_bps"] = serde_json::json!(0.0);
+        assert!(QcnParams::parse(v).is_ok());
+        // QCN (0,0)'s threshold is checked only with bcn00 on
+        let mut v = json();
+        v["qsc"] = serde_json::json!(-1.0);
+        assert!(QcnParams::parse(v.clone()).is_ok());
+        v["bcn00"] = serde_json::json!(true);
+        assert!(QcnParams::parse(v.clone())
+            .unwrap_err()
+            .to_string()
+            .contains("qsc"));
+        v["qsc"] = serde_json::json!(0.0);
+        assert!(QcnParams::parse(v).is_ok());
+    }
+
+    #[test]
+    fn fbmax_follows_w_and_sets_the_quantum() {
+        // Fbmax = (2w + 1)·Qeq: at w = 8, 17·Qeq (w = 2 cannot tell 2w from 2 + w)
+        let p = params(
+            serde_json::json!({"w": 8.0, "qeq": 10_000.0, "sampling": "interval", "sample_bytes": 1500}),
+        );
+        assert_eq!(p.fbmax(), 170_000.0);
+        let mut r = stream(1, StreamKind::CongestionPoint, 0);
+        let mut cp = QcnCp::new(&p, &mut r);
+        // q_old = 0, q = 12 000: Fb = -(2 000 + 8·12 000) = -98 000 -> floor(98 000·63/170 000) = 36
+        let m = cp.on_enqueue(SimTime::ZERO, 12_000, &mut frame(), &mut r);
+        assert_eq!(cp.last.fb, -98_000.0);
+        assert_eq!(m.map(|m| m.fb), Some(36.0));
+        // Qdelta = 0: Fb = -2 000 -> floor(0.741) = 0, no CNM
+        assert!(cp
+            .on_enqueue(SimTime::ZERO, 12_000, &mut frame(), &mut r)
+            .is_none());
+        // q = 30 000 after 12 000: -(20 000 + 8·18 000) = -164 000 -> floor(60.78) = 60
+        let m = cp.on_enqueue(SimTime::ZERO, 30_000, &mut frame(), &mut r);
+        assert_eq!(m.map(|m| m.fb), Some(60.0));
+        // q = 50 000 after 30 000: -(40 000 + 8·20 000) = -200 000, clamped at -Fbmax -> 63
+        let m = cp.on_enqueue(SimTime::ZERO, 50_000, &mut frame(), &mut r);
+        assert_eq!(cp.last.fb, -170_000.0);
+        assert_eq!(m.map(|m| m.fb), Some(63.0));
+    }
+
+    #[test]
+    fn jitter_sampling_spreads_the_interval_by_the_rp_jitter() {
+        // QCN has no sample_jitter key: "jitter" sampling varies sample_bytes by ± jitter of itself
+        let p = params(
+            serde_json::json!({"sampling": "jitter", "sample_bytes": 150_000.0, "jitter": 0.2}),
+        );
+        let s = p.sampling_params();
+        assert_eq!(s.sample_bytes, 150_000.0);
+        assert_eq!(s.sample_jitter, 30_000.0);
+        assert_eq!(s.oversample_factor, 1.0);
+        assert_eq!((s.pmin, s.pmax, s.ps), (0.01, 0.1, 0.01));
+    }
+
+    #[test]
     fn only_cnms_with_feedback_create_limiters() {
         let p = params(serde_json::json!({}));
         assert!(p.creates_limiter(&cnm(1)));
@@ -1342,6 +1433,25 @@ pub(crate) mod tests {
                 assert_eq!(rl.rate_bps, 5.3125e9);
             }
         }
+        // the first cycle may be a timer cycle: TimeStage 1 clamps as ByteStage 1 does
+        let p = rp_params(serde_json::json!({"gd": 0.015625}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        for _ in 0..4 {
+            rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r);
+        }
+        // no jitter: the timer runs out 15 ms after the last CNM
+        rp.on_timer(SimTime::ms(15), &mut rl, &mut r);
+        assert_eq!((rp.core.time_stage, rp.core.byte_stage), (1, 0));
+        assert_eq!(rp.core.tr, 1.25e9);
+        assert_eq!(rl.rate_bps, 0.9375e9);
+        // TR exactly 10·CR is not above it: no clamp
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r);
+        rp.core.cr = 1e9;
+        rl.rate_bps = 1e9;
+        send(&mut rp, &mut rl, &mut r, 100);
+        assert_eq!(rp.core.tr, 10e9);
+        assert_eq!(rl.rate_bps, 5.5e9);
         // not above 10·CR: no clamp
         let p = rp_params(serde_json::json!({"gd": 0.015625}));
         let (mut rp, mut rl, mut r) = new_rp(&p);
@@ -1434,16 +1544,17 @@ pub(crate) mod tests {
         }
         rp.core.tr = 1e9; // start from a known TR below line (bypassing the first-cycle clamp)
         rp.core.cr = 0.5e9;
-        rp.core.time_stage = 6; // as if six timer cycles had passed
+        rp.core.time_stage = 7; // as if seven timer cycles had passed
         let (mut cr, mut tr) = (0.5e9f64, 1e9f64);
         for bs in 1..=8u32 {
             send(&mut rp, &mut rl, &mut r, if bs <= 5 { 100 } else { 50 });
             assert_eq!(rp.core.byte_stage, bs);
+            // ts = 7 > F: AI until bs > F, then R_HAI·(min(bs, 7) − 5) = 50, 100, 100 Mb/s
             let delta = if bs > 5 {
-                50e6 * (bs.min(6) - 5) as f64
+                50e6 * (bs.min(7) - 5) as f64
             } else {
                 5e6
-            }; // ts = 6 > F: AI until bs > F
+            };
             tr += delta;
             cr = ((cr + tr) / 2.0).min(LINE);
             close(rp.core.tr, tr);
@@ -1510,6 +1621,61 @@ pub(crate) mod tests {
             lo < 130_000.0 && hi > 170_000.0,
             "the jitter spans its range: {lo} {hi}"
         );
+    }
+
+    #[test]
+    fn no_jitter_draws_nothing() {
+        // j = 0 leaves the RP's random stream untouched (runs without jitter stay comparable)
+        let (mut a, mut b) = (rng(), rng());
+        assert_eq!(jitter_factor(0.0, &mut a), 1.0);
+        assert_eq!(a.gen::<u64>(), b.gen::<u64>());
+        let f = jitter_factor(0.1, &mut a);
+        assert!((0.9..=1.1).contains(&f) && f != 1.0, "{f}");
+    }
+
+    #[test]
+    fn an_rp_counts_nothing_before_its_first_cnm() {
+        let p = rp_params(serde_json::json!({}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        let out = send(&mut rp, &mut rl, &mut r, 500);
+        assert_eq!(
+            (rp.core.byte_stage, rp.core.cr, rp.core.tr),
+            (0, LINE, LINE)
+        );
+        assert_eq!((out.timer, out.release), (None, false));
+    }
+
+    #[test]
+    fn each_timer_period_is_jittered_anew() {
+        // §5.3 step 3 re-arms the timer at T·U(1 − j, 1 + j) with a fresh draw each cycle
+        let p = rp_params(serde_json::json!({"jitter": 0.15, "bc": 1e12, "ai_byte_count": 1e12}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        rp.on_message(SimTime::ZERO, &cnm(32), &mut rl, &mut r);
+        for _ in 0..4 {
+            // (the period stays T until TimeStage reaches F = 5)
+            let t = rp.core.timer_at;
+            let mut twin = r.clone();
+            let f = jitter_factor(0.15, &mut twin);
+            rp.on_timer(t, &mut rl, &mut r);
+            assert_eq!(rp.core.timer_at, after(t, 15e9 * f));
+            assert_ne!(f, 1.0);
+        }
+    }
+
+    #[test]
+    fn drift_raises_a_target_below_line_and_leaves_one_above_it() {
+        let p = rp_params(
+            serde_json::json!({"drift_rate_bps": 4000000, "timer_ps": 1000000000000000u64, "gd": 0.015625}),
+        );
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        rp.on_message(SimTime::ZERO, &cnm(63), &mut rl, &mut r);
+        rp.core.tr = 8e9;
+        rp.on_timer(SimTime::ms(20), &mut rl, &mut r);
+        assert_eq!((rl.rate_bps, rp.core.tr), (5.004e9, 8.004e9));
+        // after active increase TR may stand above the line rate: the drift leaves it there
+        rp.core.tr = 10.005e9;
+        rp.on_timer(SimTime::ms(40), &mut rl, &mut r);
+        assert_eq!((rl.rate_bps, rp.core.tr), (5.008e9, 10.005e9));
     }
 
     #[test]

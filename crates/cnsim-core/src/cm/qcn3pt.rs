@@ -324,6 +324,29 @@ mod tests {
         let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
         cp.on_enqueue(SimTime::ZERO, 9000, &mut f, &mut r);
         assert!(!f.cm.de);
+        // Fb = 0 (q = q_old = Qeq) is not negative: not marked
+        cp.qcn.q_old = 26_176.0;
+        let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
+        cp.on_enqueue(SimTime::ZERO, 26_176, &mut f, &mut r);
+        assert_eq!(cp.qcn.last.fb, 0.0);
+        assert!(!f.cm.de);
+    }
+
+    #[test]
+    fn a_departure_sampling_cp_sends_as_frames_leave() {
+        let mut r = stream(1, StreamKind::CongestionPoint, 0);
+        let p = params(serde_json::json!({"sample_at": "departure"}));
+        let mut cp = Qcn3ptCp::new(&p, &mut r);
+        let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
+        assert!(cp
+            .on_enqueue(SimTime::ZERO, 60_000, &mut f, &mut r)
+            .is_none());
+        assert!(f.cm.de, "DE is marked at admission all the same");
+        // q_old = 0, q = 60 000: Fb = −(33 824 + 120 000) -> clamped, QntzFb 63
+        let m = cp
+            .on_dequeue(SimTime::ZERO, 60_000, &mut f, &mut r)
+            .unwrap();
+        assert_eq!((m.msg, m.fb), (msg::FEEDBACK, 63.0));
     }
 
     #[test]
@@ -339,6 +362,13 @@ mod tests {
         assert!(!p.creates_limiter(&m));
         f.cm.de = true;
         assert!(p.sink_data(&f, &mut r).is_none());
+        // refp = 0: no reflection, and no draw from the sink's stream
+        let p0 = params(serde_json::json!({"refp": 0.0}));
+        let mut twin = r.clone();
+        assert!(p0
+            .sink_data(&Frame::data(3, 5, 1500, SimTime::ZERO), &mut r)
+            .is_none());
+        assert_eq!(r.gen::<u64>(), twin.gen::<u64>());
         let p = params(serde_json::json!({}));
         let f = Frame::data(3, 5, 1500, SimTime::ZERO);
         let n = 100_000;
@@ -398,5 +428,15 @@ mod tests {
         assert_eq!(rp.core.time_stage, 1);
         assert_eq!(rp.core.tr, 10.010e9);
         assert_eq!(out.timer, Some(SimTime::ms(30)));
+        // feedback without congestion (QntzFb 0) is no decrease: the stages stay
+        let zero = CmPayload {
+            msg: msg::FEEDBACK,
+            fb: 0.0,
+            ..CmPayload::default()
+        };
+        let rate = rl.rate_bps;
+        rp.on_message(SimTime::ms(15), &zero, &mut rl, &mut r);
+        assert_eq!((rp.core.byte_stage, rp.core.time_stage), (6, 1));
+        assert_eq!(rl.rate_bps, rate);
     }
 }
