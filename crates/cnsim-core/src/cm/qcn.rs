@@ -1750,25 +1750,32 @@ mod scheme_tests {
             let _ = s.new_rp(10e9);
         }
         // another scheme's keys are rejected, naming the key
-        let e = Scheme::from_config(&cfg("qcn", three))
+        let e = Scheme::from_config(&cfg("qcn", three.clone()))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("cm (qcn)") && e.contains("unknown field `de_rule`"),
             "{e}"
         );
-        let e = Scheme::from_config(&cfg("qcn-sonar", plus))
+        let e = Scheme::from_config(&cfg("qcn-sonar", plus.clone()))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `base_w`"), "{e}");
-        // out-of-band feedback and the control-frame size
-        let s = Scheme::from_config(&cfg(
-            "qcn",
-            serde_json::json!({"feedback": "oob", "feedback_delay_ps": 5000000, "cnm_size": 80}),
-        ))
-        .unwrap();
-        assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
-        assert_eq!(s.frame_bytes(), 80);
+        // out-of-band feedback and the control-frame size, in every member of the family
+        for (name, extra) in [
+            ("qcn", serde_json::json!({})),
+            ("qcn3pt", three.clone()),
+            ("qcn-sonar", sonar.clone()),
+            ("qcn-plus", plus.clone()),
+        ] {
+            let mut v = extra;
+            v["feedback"] = serde_json::json!("oob");
+            v["feedback_delay_ps"] = serde_json::json!(5000000);
+            v["cnm_size"] = serde_json::json!(80);
+            let s = Scheme::from_config(&cfg(name, v)).unwrap();
+            assert_eq!(s.oob_delay(), Some(SimTime::us(5)), "{name}");
+            assert_eq!(s.frame_bytes(), 80, "{name}");
+        }
         // 3pt reflects through the destination's notification point
         let s = Scheme::from_config(&cfg(
             "qcn3pt",

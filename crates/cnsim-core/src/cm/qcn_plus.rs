@@ -434,6 +434,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("missing field"));
+        // each of the three guards refuses on its own; the RP's byte cycle is the timeout
+        let ext = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": GI, "probe_period_ps": null, "to_threshold": 150000});
+        for (key, bad) in [
+            ("to_threshold", serde_json::json!(0.0)),
+            ("to_threshold", serde_json::json!(-1.0)),
+            ("probe_period_ps", serde_json::json!(0)),
+        ] {
+            let mut v = json();
+            for (k, x) in ext.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            v[key] = bad;
+            assert!(PlusParams::parse(v).is_err(), "{key}");
+        }
+        let p = with_ext(json(), serde_json::json!({"to_threshold": 1.0}));
+        assert_eq!(p.rp_qcn.bc, 1.0);
     }
 
     #[test]
@@ -460,6 +476,20 @@ mod tests {
         );
         assert_eq!((a.stamp, a.stamp2, a.seq), (77, SimTime::us(5).0, 3));
         assert_eq!(cp.qcn.q_old, 20_000.0, "a probe is not a sampling instant");
+        // sampling at departure: admissions are not counted, departures are
+        let mut v = json();
+        v["sampling"] = serde_json::json!("interval");
+        v["sample_bytes"] = serde_json::json!(1500);
+        v["sample_at"] = serde_json::json!("departure");
+        let p = with_ext(v, serde_json::json!({}));
+        let mut cp = PlusCp::new(&p, &mut r);
+        assert!(cp
+            .on_enqueue(SimTime::ZERO, 60_000, &mut f, &mut r)
+            .is_none());
+        let m = cp
+            .on_dequeue(SimTime::ZERO, 60_000, &mut f, &mut r)
+            .unwrap();
+        assert_eq!((m.msg, m.fb), (msg::FEEDBACK, 63.0));
     }
 
     #[test]
@@ -628,8 +658,8 @@ mod tests {
         };
         let e = p.sink_probe(SimTime(9), &probe).unwrap();
         assert_eq!(
-            (e.msg, e.cpid, e.stamp, e.stamp2, e.flow_src, e.flow_dst),
-            (msg::PROBE_REPLY, NODE_CPID | 4, 5, 9, 1, 4)
+            (e.msg, e.cpid, e.stamp, e.stamp2, e.seq, e.flow_src, e.flow_dst),
+            (msg::PROBE_REPLY, NODE_CPID | 4, 5, 9, 2, 1, 4)
         );
         assert!(!p.creates_limiter(&e));
     }

@@ -204,10 +204,27 @@ mod tests {
     fn jitter_stays_within_its_bounds_and_linear_follows_severity() {
         let mut rng = stream(3, StreamKind::CongestionPoint, 0);
         let mut s = Sampler::new(params(SamplingMode::Jitter), &mut rng);
+        let (mut lo, mut hi) = (f64::MAX, 0.0f64);
         for _ in 0..1000 {
+            // exactly sample_bytes + U(−J, +J), one draw per interval
+            let mut twin = rng.clone();
             s.next(0.0, 0, &mut rng);
+            assert_eq!(s.bytes_left, 75_000.0 + twin.gen_range(-5_000.0..=5_000.0));
             assert!((70_000.0..=80_000.0).contains(&s.bytes_left));
+            (lo, hi) = (lo.min(s.bytes_left), hi.max(s.bytes_left));
         }
+        assert!(
+            lo < 70_500.0 && hi > 79_500.0,
+            "the jitter spans ±J: {lo} {hi}"
+        );
+        // J = 0: the plain interval, and no draw
+        let mut p = params(SamplingMode::Jitter);
+        p.sample_jitter = 0.0;
+        let mut s = Sampler::new(p, &mut rng);
+        let mut twin = rng.clone();
+        s.next(0.0, 0, &mut rng);
+        assert_eq!(s.bytes_left, 75_000.0);
+        assert_eq!(rng.gen::<u64>(), twin.gen::<u64>());
         let mut s = Sampler::new(params(SamplingMode::Linear), &mut rng);
         s.next(0.5, 0, &mut rng);
         assert!((s.p - 0.055).abs() < 1e-12);
