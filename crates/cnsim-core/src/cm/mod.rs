@@ -276,6 +276,8 @@ macro_rules! registry {
         /// Every scheme name this engine implements, in registry order.
         pub const SCHEME_NAMES: &[&str] = &[$(<$spec as SchemeSpec>::NAME),*];
 
+        // The hooks are called through the trait, never by method lookup: a scheme's inherent
+        // method of the same name would otherwise be chosen over its `SchemeSpec` impl.
         impl Scheme {
             /// Build the scheme named by `cm.scheme`, parsing its parameters.
             pub fn from_config(cfg: &CmConfig) -> Result<Self> {
@@ -294,31 +296,31 @@ macro_rules! registry {
                 match self { $(Scheme::$variant(_) => <$spec as SchemeSpec>::NAME),* }
             }
             pub fn has_congestion_points(&self) -> bool {
-                match self { $(Scheme::$variant(p) => p.has_congestion_points()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::has_congestion_points(p)),* }
             }
             pub fn needs_sink_events(&self) -> bool {
-                match self { $(Scheme::$variant(p) => p.needs_sink_events()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::needs_sink_events(p)),* }
             }
             pub fn cp_on_dequeue(&self) -> bool {
-                match self { $(Scheme::$variant(p) => p.cp_on_dequeue()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::cp_on_dequeue(p)),* }
             }
             pub fn cp_period(&self) -> Option<SimTime> {
-                match self { $(Scheme::$variant(p) => p.cp_period()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::cp_period(p)),* }
             }
             pub fn limiter_from_start(&self) -> bool {
-                match self { $(Scheme::$variant(p) => p.limiter_from_start()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::limiter_from_start(p)),* }
             }
             pub fn signed_feedback(&self) -> bool {
-                match self { $(Scheme::$variant(p) => p.signed_feedback()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::signed_feedback(p)),* }
             }
             pub fn creates_limiter(&self, msg: &CmPayload) -> bool {
-                match self { $(Scheme::$variant(p) => p.creates_limiter(msg)),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::creates_limiter(p, msg)),* }
             }
             pub fn frame_bytes(&self) -> u32 {
-                match self { $(Scheme::$variant(p) => p.frame_bytes()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::frame_bytes(p)),* }
             }
             pub fn oob_delay(&self) -> Option<SimTime> {
-                match self { $(Scheme::$variant(p) => p.oob_delay()),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::oob_delay(p)),* }
             }
             pub fn new_cp(&self, cpid: u32, line_rate_bps: f64, rng: &mut SimRng) -> AnyCp {
                 match self { $(Scheme::$variant(p) => AnyCp::$variant(p.new_cp(cpid, line_rate_bps, rng))),* }
@@ -330,7 +332,7 @@ macro_rules! registry {
                 match self { $(Scheme::$variant(p) => AnyNp::$variant(p.new_np(node))),* }
             }
             pub fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
-                match self { $(Scheme::$variant(p) => p.sink_probe(now, probe)),* }
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::sink_probe(p, now, probe)),* }
             }
         }
 

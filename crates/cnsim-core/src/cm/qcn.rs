@@ -1634,6 +1634,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn only_a_cnm_with_feedback_decreases() {
+        let p = rp_params(serde_json::json!({}));
+        let (mut rp, mut rl, mut r) = new_rp(&p);
+        rp.on_message(SimTime::ZERO, &cnm(32), &mut rl, &mut r);
+        send(&mut rp, &mut rl, &mut r, 200);
+        let state = (rp.core.cr, rp.core.tr, rp.core.byte_stage, rp.core.timer_at);
+        assert_eq!(state.2, 2);
+        // QntzFb 0, or another kind of message carrying a value: no decrease, no stage reset
+        for m in [
+            cnm(0),
+            CmPayload {
+                msg: msg::PROBE_REPLY,
+                fb: 3.0,
+                ..CmPayload::default()
+            },
+            CmPayload {
+                msg: msg::REFLECTION,
+                fb: 3.0,
+                ..CmPayload::default()
+            },
+        ] {
+            rp.on_message(SimTime::ms(1), &m, &mut rl, &mut r);
+            assert_eq!(
+                (rp.core.cr, rp.core.tr, rp.core.byte_stage, rp.core.timer_at),
+                state,
+                "{m:?}"
+            );
+        }
+    }
+
+    #[test]
     fn an_rp_counts_nothing_before_its_first_cnm() {
         let p = rp_params(serde_json::json!({}));
         let (mut rp, mut rl, mut r) = new_rp(&p);

@@ -474,6 +474,7 @@ mod tests {
             (a.qoff, a.qdelta, a.fb),
             (30_000.0 - 26_176.0, 10_000.0, -(3_824.0 + 20_000.0))
         );
+        assert_eq!(a.msg, msg::PROBE_REPLY);
         assert_eq!((a.stamp, a.stamp2, a.seq), (77, SimTime::us(5).0, 3));
         assert_eq!(cp.qcn.q_old, 20_000.0, "a probe is not a sampling instant");
         // sampling at departure: admissions are not counted, departures are
@@ -507,6 +508,11 @@ mod tests {
         // clamp at ±Fbmax = ±130 880 B -> ±63
         assert_eq!(rp.feedback(200_000.0, 0.0), (-130_880.0, -63));
         assert_eq!(rp.feedback(-200_000.0, 0.0), (130_880.0, 63));
+        // the factor scales the RTT term: factor 4, RTT 1 ms, N = 2 -> W = 2 + 4/2 = 4
+        let (mut rp, _, _) = new_rp(serde_json::json!({"factor": 4.0}));
+        rp.rtt = SimTime::ms(1);
+        rp.core.cr = 5e9;
+        assert_eq!(rp.w(), 4.0);
     }
 
     #[test]

@@ -181,6 +181,40 @@ mod tests {
     }
 
     #[test]
+    fn oversampling_multiplies_the_per_frame_probabilities() {
+        // D5: while congested the probability is k·p (capped at 1); uncongested it is p
+        let n = 200_000;
+        for mode in [SamplingMode::Random, SamplingMode::Linear] {
+            let mut rng = stream(4, StreamKind::CongestionPoint, 0);
+            let mut p = params(mode);
+            p.oversample_factor = 5.0;
+            let mut s = Sampler::new(p, &mut rng);
+            // Random: ps = 2 %; Linear: p starts at pmin = 1 %
+            let base = if mode == SamplingMode::Random {
+                0.02
+            } else {
+                0.01
+            };
+            for (congested, want) in [(false, base), (true, 5.0 * base)] {
+                let hits = (0..n)
+                    .filter(|_| s.is_sample(1500, congested, &mut rng))
+                    .count();
+                let rate = hits as f64 / n as f64;
+                assert!(
+                    (rate - want).abs() < 0.1 * want,
+                    "{mode:?} {congested}: {rate}"
+                );
+            }
+        }
+        // the product is capped at 1: every frame
+        let mut rng = stream(4, StreamKind::CongestionPoint, 0);
+        let mut p = params(SamplingMode::Random);
+        p.oversample_factor = 80.0;
+        let mut s = Sampler::new(p, &mut rng);
+        assert!((0..1000).all(|_| s.is_sample(1500, true, &mut rng)));
+    }
+
+    #[test]
     fn random_and_table_rates_match_their_means() {
         let mut rng = stream(2, StreamKind::CongestionPoint, 0);
         let mut s = Sampler::new(params(SamplingMode::Random), &mut rng);
@@ -198,6 +232,13 @@ mod tests {
             }
         }
         assert!((hits as f64 / n as f64 - 0.04).abs() < 0.002, "{hits}");
+        // each table interval is exactly the entry times one U(0.85, 1.15) draw
+        for (index, bytes) in QCN_TABLE.iter().enumerate() {
+            let mut twin = rng.clone();
+            s.next(0.0, index, &mut rng);
+            let want = bytes * twin.gen_range(1.0 - TABLE_JITTER..=1.0 + TABLE_JITTER);
+            assert_eq!(s.bytes_left, want);
+        }
     }
 
     #[test]
