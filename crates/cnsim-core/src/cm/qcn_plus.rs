@@ -557,6 +557,49 @@ mod tests {
     }
 
     #[test]
+    fn negative_answers_decrease_and_neutral_feedback_leaves_the_cycle() {
+        let (mut rp, mut rl, mut r) = new_rp(serde_json::json!({}));
+        // an answer before any CNM: the RL is not active, nothing is measured or changed
+        rp.on_message(
+            SimTime::ms(1),
+            &answer(SimTime::ZERO, 1000.0, 2000.0),
+            &mut rl,
+            &mut r,
+        );
+        assert_eq!(
+            (rp.rtt, rl.rate_bps, rp.core.active),
+            (SimTime::ZERO, LINE, false)
+        );
+        // a CNM whose QntzFb is 0 is not a CNM: no limiter
+        let mut zero = cnm(1000.0, 2000.0);
+        zero.fb = 0.0;
+        rp.on_message(SimTime::ZERO, &zero, &mut rl, &mut r);
+        assert_eq!((rl.rate_bps, rp.core.active), (LINE, false));
+        rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r); // CR 9.84375 G
+                                                                             // the answer 1 ms after its probe: RTT 1 ms, W = 2 + 1·0.984375;
+                                                                             // Fb = −(1000 + 2.984375·2000) = −6968.75 -> floor(3.35) = 3 quanta
+        rp.on_message(
+            SimTime::ms(1),
+            &answer(SimTime::ZERO, 1000.0, 2000.0),
+            &mut rl,
+            &mut r,
+        );
+        let cr = 9.84375e9 * (1.0 - 3.0 / 128.0);
+        assert_eq!(rl.rate_bps, cr);
+        // a CNM whose recomputed Fb is positive but under one quantum: no decrease, and the
+        // recovery cycle goes on (ByteStage kept)
+        let (mut rp, mut rl, mut r) = new_rp(serde_json::json!({}));
+        rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r);
+        for _ in 0..100 {
+            rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
+        }
+        let (stage, rate) = (rp.core.byte_stage, rl.rate_bps);
+        assert_eq!(stage, 1);
+        rp.on_message(SimTime::ms(1), &cnm(-1000.0, 0.0), &mut rl, &mut r);
+        assert_eq!((rp.core.byte_stage, rl.rate_bps), (stage, rate));
+    }
+
+    #[test]
     fn positive_answers_raise_tr_with_rtt_discount_then_release() {
         let (mut rp, mut rl, mut r) = new_rp(serde_json::json!({}));
         rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r); // CR 9.84375 G, TR 10 G
