@@ -413,6 +413,40 @@ mod tests {
         for k in SonarExtra::KEYS {
             assert!(v.get(k).is_some(), "{k}");
         }
+        // the SF and WE timers must run: either at 0 is refused on its own
+        for key in ["sf_ps", "we_ps"] {
+            let mut v = serde_json::to_value(p.ext).unwrap();
+            for (k, x) in json().as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            v[key] = serde_json::json!(0);
+            assert!(SonarParams::parse(v).is_err(), "{key}");
+        }
+    }
+
+    #[test]
+    fn the_cp_samples_as_qcn_and_watches_every_admission() {
+        let mut v = json();
+        v["sampling"] = serde_json::json!("interval");
+        v["sample_bytes"] = serde_json::json!(1500); // every frame is a sampling instant
+        let p = with_ext(v, "cr_to_tr");
+        let mut r = stream(1, StreamKind::CongestionPoint, 0);
+        let mut cp = SonarCp::new(&p, &mut r);
+        let mut f = Frame::data(1, 2, 1500, SimTime::ZERO);
+        // q_old = 0, q = 60 000: QntzFb 63
+        let m = cp
+            .on_enqueue(SimTime::ms(11), 60_000, &mut f, &mut r)
+            .unwrap();
+        assert_eq!((m.msg, m.fb), (msg::FEEDBACK, 63.0));
+        // that admission (q >= 15 000 B) restarted the "not congested" clock: a ping at the same
+        // instant that finds the queue below the threshold is still answered "congested"
+        let ping = CmPayload {
+            msg: msg::PROBE,
+            cpid: CP,
+            ..CmPayload::default()
+        };
+        let a = cp.on_probe(SimTime::ms(11), 13_500, &ping).unwrap();
+        assert_eq!((a.msg, a.seq), (msg::PROBE_REPLY, ANSWER_CONGESTED));
     }
 
     #[test]
