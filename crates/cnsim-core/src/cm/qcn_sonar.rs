@@ -640,5 +640,9 @@ mod tests {
         }
         // QCN with EFR would set TR = 1.25 G here; SONAR keeps TR: CR = (0.625 + 10)/2 G
         assert_eq!((rp.core.tr, rl.rate_bps), (10e9, 5.3125e9));
+        // feedback with QntzFb 0 is no CNM: no decrease, no new cycle
+        let stage = rp.core.byte_stage;
+        rp.on_message(SimTime::ZERO, &cnm(0), &mut rl, &mut r);
+        assert_eq!((rp.core.byte_stage, rl.rate_bps), (stage, 5.3125e9));
     }
 }
