@@ -615,6 +615,18 @@ mod tests {
         );
         assert!(!out.release);
         assert_eq!(rl.rate_bps, 7.5e9);
+        // an answer arriving at the episode's end, before its timer fires: outside WE too
+        let (mut rp2, mut rl2, mut r2) = rp_sonar("release", serde_json::json!({}));
+        rp2.on_message(SimTime::ZERO, &cnm(32), &mut rl2, &mut r2);
+        rp2.on_timer(SimTime::ms(10), &mut rl2, &mut r2);
+        let out = rp2.on_message(
+            SimTime::ms(12),
+            &answer(ANSWER_NOT_CONGESTED, SimTime::ms(10)),
+            &mut rl2,
+            &mut r2,
+        );
+        assert!(!out.release);
+        assert_eq!(rl2.rate_bps, 7.5e9);
         // next episode at 22 ms; an answer inside it releases the RL
         rp.on_timer(SimTime::ms(15), &mut rl, &mut r);
         rp.on_timer(SimTime::ms(22), &mut rl, &mut r);
