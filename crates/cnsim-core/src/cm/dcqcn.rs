@@ -840,6 +840,36 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string()
             .contains("missing field `g`"));
+        // each guard at its boundary, from both sides
+        for (key, value, ok) in [
+            ("rate_on_first_cnp", serde_json::json!(1.0), true),
+            ("rate_on_first_cnp", serde_json::json!(0.0), false),
+            ("rate_on_first_cnp", serde_json::json!(1.5), false),
+            ("kmin", serde_json::json!(0.0), true),
+            ("kmin", serde_json::json!(-1.0), false),
+            ("kmin", serde_json::json!(200_000.0), true),
+            ("bc", serde_json::json!(0.0), false),
+            ("rmin_bps", serde_json::json!(0.0), false),
+            ("f", serde_json::json!(0), false),
+        ] {
+            let mut v = json();
+            v[key] = value.clone();
+            let got = DcqcnParams::parse(v.as_object().unwrap());
+            assert_eq!(got.is_ok(), ok, "{key} = {value}: {got:?}");
+        }
+        // out-of-band CNPs after a fixed delay
+        let p = params(serde_json::json!({"feedback": "oob", "feedback_delay_ps": 5000000}));
+        assert_eq!(p.oob_delay(), Some(SimTime::us(5)));
+        let s = crate::cm::Scheme::from_config(&crate::cm::CmConfig {
+            scheme: "dcqcn".into(),
+            params: serde_json::to_value(p)
+                .unwrap()
+                .as_object()
+                .cloned()
+                .unwrap(),
+        })
+        .unwrap();
+        assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
     }
 
     // ------------------------------------------------------------------------ CP
