@@ -1007,6 +1007,26 @@ pub(crate) mod tests {
         let out = np.receive(us(5), &marked(3));
         assert!(out.reply.is_some() && out.wake.is_none());
         assert_eq!(np.receive(us(6), &marked(3)).wake, Some(us(55)));
+        // checks keep to the first frame's grid: flow 4's first frame at 70 us, a mark at
+        // 100 us waits for the check at 120 us, one at 130 us for 170 us
+        assert_eq!(
+            np.receive(us(70), &Frame::data(4, 9, 1500, SimTime::ZERO)),
+            NpOutput::default()
+        );
+        assert_eq!(np.receive(us(100), &marked(4)).wake, Some(us(120)));
+        assert!(np.check(us(120), 4).is_some());
+        assert_eq!(np.receive(us(130), &marked(4)).wake, Some(us(170)));
+        // the engine reaches the NP through its trait: the same answers
+        let (on_data, on_timer) = (
+            <DcqcnNp as NotificationPoint>::on_data(&mut np, us(140), &marked(5), &mut rng()),
+            <DcqcnNp as NotificationPoint>::on_timer(&mut np, us(170), 4),
+        );
+        assert_eq!(
+            on_data.reply.map(|c| (c.msg, c.flow_src)),
+            Some((msg::CNP, 5)),
+            "a marked first frame is reported at once"
+        );
+        assert_eq!(on_timer.map(|c| (c.msg, c.flow_src)), Some((msg::CNP, 4)));
     }
 
     // ------------------------------------------------------------------------ RP (paper)
