@@ -1253,6 +1253,10 @@ pub(crate) mod tests {
         // a CNP at +6.5 us: the α update at +7 us sees it; the check at +8 us cuts
         let out = rp.on_message(t0 + SimTime::ns(6500), &cnp(), &mut rl, &mut r);
         assert_eq!(out.timer, Some(t0 + SimTime::us(8)));
+        // another CNP before the next α update: no update is due, α stays, the flag stays set
+        let alpha = rp.alpha;
+        rp.on_message(t0 + SimTime::ns(6700), &cnp(), &mut rl, &mut r);
+        assert_eq!(rp.alpha, alpha);
         rp.on_timer(t0 + SimTime::us(8), &mut rl, &mut r);
         let a2 = ((1.0 - G) * (a * (1.0 - G).powi(2)) + G) * (1.0 - G);
         close(rp.alpha, a2);
