@@ -1776,6 +1776,19 @@ mod scheme_tests {
             assert!(!s.creates_limiter(&refl));
             assert_eq!(s.frame_bytes(), 64);
             assert_eq!(s.oob_delay(), None);
+            // only QCN+'s destination echoes its directed probes
+            let probe = CmPayload {
+                msg: msg::PROBE,
+                stamp: 5,
+                flow_dst: 4,
+                ..CmPayload::default()
+            };
+            let echo = s.sink_probe(SimTime(9), &probe);
+            assert_eq!(
+                echo.map(|e| (e.msg, e.stamp, e.stamp2)),
+                (name == "qcn-plus").then_some((msg::PROBE_REPLY, 5, 9)),
+                "{name}"
+            );
             let mut r = stream(1, StreamKind::CongestionPoint, 0);
             let _ = s.new_cp(3, 10e9, &mut r);
             let _ = s.new_rp(10e9);
