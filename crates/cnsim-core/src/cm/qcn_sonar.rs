@@ -544,6 +544,21 @@ mod tests {
                 SimTime::us(11_500)
             ]
         );
+        // a wake-up inside an episode between two pings (another deadline) sends none
+        let (mut rp2, mut rl2, mut r2) = rp_sonar("cr_to_tr", serde_json::json!({}));
+        rp2.on_message(SimTime::ZERO, &cnm(32), &mut rl2, &mut r2);
+        assert!(rp2
+            .on_timer(SimTime::ms(10), &mut rl2, &mut r2)
+            .probe
+            .is_some());
+        assert!(rp2
+            .on_timer(SimTime::us(10_200), &mut rl2, &mut r2)
+            .probe
+            .is_none());
+        assert!(rp2
+            .on_timer(SimTime::us(10_500), &mut rl2, &mut r2)
+            .probe
+            .is_some());
         // a CNM during the wait restarts it
         rp.on_timer(SimTime::ms(15), &mut rl, &mut r);
         let out = rp.on_message(SimTime::ms(16), &cnm(1), &mut rl, &mut r);
