@@ -1201,6 +1201,15 @@ pub(crate) mod tests {
             rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
             assert_eq!(rp.last_phase, Some(want), "{rule}");
         }
+        // both counters below F: fast recovery under either rule
+        for rule in ["fired", "joint"] {
+            let p = params(serde_json::json!({"phase_rule": rule, "bc": 1500}));
+            let (mut rp, mut rl, mut r) = new_rp(p);
+            rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+            rp.time_stage = 2;
+            rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
+            assert_eq!(rp.last_phase, Some(FastRecovery), "{rule}");
+        }
     }
 
     #[test]
