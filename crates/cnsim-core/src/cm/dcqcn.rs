@@ -1146,6 +1146,56 @@ pub(crate) mod tests {
     /// R_HAI·(min − F + 1) and halved periods; the "joint" rule differs where one stage is
     /// below F.
     #[test]
+    fn the_rt_over_8_clamp_and_the_joint_phase_rule_at_their_boundaries() {
+        use Phase::*;
+        let p = |over: serde_json::Value| {
+            let mut v = serde_json::json!({"bc": 1500, "timer_ps": 1000000000000u64});
+            for (k, x) in over.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            params(v)
+        };
+        // RT = 10 G > 10·RC = 5 G at ByteStage 1: RT := RT/8, RC = (0.5 + 1.25)/2 G
+        let (mut rp, mut rl, mut r) = new_rp(p(serde_json::json!({})));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        (rp.rc, rp.rt) = (0.5e9, 10e9);
+        rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
+        assert_eq!((rp.rt, rp.rc), (1.25e9, 0.875e9));
+        // RT exactly 10·RC: no clamp (fast recovery keeps RT)
+        let (mut rp, mut rl, mut r) = new_rp(p(serde_json::json!({})));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        (rp.rc, rp.rt) = (1e9, 10e9);
+        rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
+        assert_eq!((rp.rt, rp.rc), (10e9, 5.5e9));
+        // the first timer stage clamps too
+        let (mut rp, mut rl, mut r) = new_rp(p(serde_json::json!({"timer_ps": 55000000u64})));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        (rp.rc, rp.rt) = (0.5e9, 10e9);
+        rp.on_timer(SimTime::us(55), &mut rl, &mut r);
+        assert_eq!((rp.time_stage, rp.byte_stage, rp.rt), (1, 0, 1.25e9));
+        // "joint": fast recovery while both stages are below F = 5, AI once one has reached
+        // it, HAI once both have
+        for (bytes_before, timer, want) in [
+            (3, 4, FastRecovery),
+            (4, 4, ActiveIncrease),
+            (3, 5, ActiveIncrease),
+            (4, 5, HyperActiveIncrease),
+        ] {
+            let (mut rp, mut rl, mut r) =
+                new_rp(p(serde_json::json!({"phase_rule": "joint", "efr": false})));
+            rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+            (rp.byte_stage, rp.time_stage) = (bytes_before, timer);
+            rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
+            assert_eq!(
+                rp.last_phase,
+                Some(want),
+                "stages {} / {timer}",
+                bytes_before + 1
+            );
+        }
+    }
+
+    #[test]
     fn hai_when_both_counters_reach_f_and_the_phase_rules_differ() {
         let p = params(serde_json::json!({"bc": 150000, "timer_ps": 1000000000000u64}));
         let (mut rp, mut rl, mut r) = new_rp(p);
