@@ -1075,6 +1075,16 @@ pub(crate) mod tests {
         rp.on_message(SimTime::us(1), &cnp(), &mut rl, &mut r);
         assert_eq!(rp.rt, 10e9);
         close(rl.rate_bps, 2.5e9);
+        // after an increase event of either counter, a CNP sets RT := RC (before the cut)
+        for (bytes, timer) in [(1, 0), (0, 1)] {
+            let (mut rp, mut rl, mut r) =
+                new_rp(params(serde_json::json!({"clamp_target": false})));
+            rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+            (rp.byte_stage, rp.time_stage) = (bytes, timer);
+            let rc = rp.rc;
+            rp.on_message(SimTime::us(1), &cnp(), &mut rl, &mut r);
+            assert_eq!(rp.rt, rc, "stages {bytes} / {timer}");
+        }
     }
 
     /// Timer-driven recovery with the byte counter out of reach: stages 1–4 are fast recovery,
