@@ -1776,19 +1776,6 @@ mod scheme_tests {
             assert!(!s.creates_limiter(&refl));
             assert_eq!(s.frame_bytes(), 64);
             assert_eq!(s.oob_delay(), None);
-            // only QCN+'s destination echoes its directed probes
-            let probe = CmPayload {
-                msg: msg::PROBE,
-                stamp: 5,
-                flow_dst: 4,
-                ..CmPayload::default()
-            };
-            let echo = s.sink_probe(SimTime(9), &probe);
-            assert_eq!(
-                echo.map(|e| (e.msg, e.stamp, e.stamp2)),
-                (name == "qcn-plus").then_some((msg::PROBE_REPLY, 5, 9)),
-                "{name}"
-            );
             let mut r = stream(1, StreamKind::CongestionPoint, 0);
             let _ = s.new_cp(3, 10e9, &mut r);
             let _ = s.new_rp(10e9);
@@ -1805,21 +1792,6 @@ mod scheme_tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `base_w`"), "{e}");
-        // out-of-band feedback and the control-frame size, in every member of the family
-        for (name, extra) in [
-            ("qcn", serde_json::json!({})),
-            ("qcn3pt", three.clone()),
-            ("qcn-sonar", sonar.clone()),
-            ("qcn-plus", plus.clone()),
-        ] {
-            let mut v = extra;
-            v["feedback"] = serde_json::json!("oob");
-            v["feedback_delay_ps"] = serde_json::json!(5000000);
-            v["cnm_size"] = serde_json::json!(80);
-            let s = Scheme::from_config(&cfg(name, v)).unwrap();
-            assert_eq!(s.oob_delay(), Some(SimTime::us(5)), "{name}");
-            assert_eq!(s.frame_bytes(), 80, "{name}");
-        }
         // 3pt reflects through the destination's notification point
         let s = Scheme::from_config(&cfg(
             "qcn3pt",
@@ -1835,5 +1807,41 @@ mod scheme_tests {
         assert_eq!(out.wake, None);
         let m = out.reply.unwrap();
         assert_eq!((m.msg, m.flow_src, m.flow_dst), (msg::REFLECTION, 2, 7));
+    }
+
+    #[test]
+    fn every_family_member_takes_oob_feedback_and_the_cnm_size_and_only_plus_echoes() {
+        let three = serde_json::json!({"refp": 0.04, "de_rule": "q_above_qeq"});
+        let sonar = serde_json::json!({"wp_ps": 10000000000u64, "we_ps": 2000000000u64, "sf_ps": 500000000u64,
+            "nc_threshold": 15000, "nc_interval_ps": 10000000000u64, "recovery": "cr_to_tr"});
+        let plus = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": 15.873015873015873,
+            "probe_period_ps": null, "to_threshold": 150000});
+        for (name, extra) in [
+            ("qcn", serde_json::json!({})),
+            ("qcn3pt", three.clone()),
+            ("qcn-sonar", sonar.clone()),
+            ("qcn-plus", plus.clone()),
+        ] {
+            let mut v = extra;
+            v["feedback"] = serde_json::json!("oob");
+            v["feedback_delay_ps"] = serde_json::json!(5000000);
+            v["cnm_size"] = serde_json::json!(80);
+            let s = Scheme::from_config(&cfg(name, v)).unwrap();
+            assert_eq!(s.oob_delay(), Some(SimTime::us(5)), "{name}");
+            assert_eq!(s.frame_bytes(), 80, "{name}");
+            // only QCN+'s destination echoes its directed probes
+            let probe = CmPayload {
+                msg: msg::PROBE,
+                stamp: 5,
+                flow_dst: 4,
+                ..CmPayload::default()
+            };
+            let echo = s.sink_probe(SimTime(9), &probe);
+            assert_eq!(
+                echo.map(|e| (e.msg, e.stamp, e.stamp2)),
+                (name == "qcn-plus").then_some((msg::PROBE_REPLY, 5, 9)),
+                "{name}"
+            );
+        }
     }
 }
