@@ -768,22 +768,7 @@ pub(crate) mod tests {
 
     #[test]
     fn bcn_builds_from_config_with_its_hooks() {
-        use crate::cm::{CmConfig, Scheme};
-        let cfg = |over: serde_json::Value| {
-            let mut params = serde_json::to_value(zhb())
-                .unwrap()
-                .as_object()
-                .cloned()
-                .unwrap();
-            for (k, v) in over.as_object().unwrap() {
-                params.insert(k.clone(), v.clone());
-            }
-            Scheme::from_config(&CmConfig {
-                scheme: "bcn".into(),
-                params,
-            })
-            .unwrap()
-        };
+        let cfg = |over: serde_json::Value| crate::cm::tests::scheme_with("bcn", zhb(), over);
         let fb = |msg: u8, fb: f64| CmPayload {
             msg,
             fb,

@@ -860,15 +860,7 @@ pub(crate) mod tests {
         // out-of-band CNPs after a fixed delay
         let p = params(serde_json::json!({"feedback": "oob", "feedback_delay_ps": 5000000}));
         assert_eq!(p.oob_delay(), Some(SimTime::us(5)));
-        let s = crate::cm::Scheme::from_config(&crate::cm::CmConfig {
-            scheme: "dcqcn".into(),
-            params: serde_json::to_value(p)
-                .unwrap()
-                .as_object()
-                .cloned()
-                .unwrap(),
-        })
-        .unwrap();
+        let s = crate::cm::tests::scheme_with("dcqcn", p, serde_json::json!({}));
         assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
     }
 
@@ -1152,9 +1144,6 @@ pub(crate) mod tests {
         assert_eq!(rp.rt, 10e9);
     }
 
-    /// Byte counter and timer together: HAI once both stages reach F, with the step
-    /// R_HAI·(min − F + 1) and halved periods; the "joint" rule differs where one stage is
-    /// below F.
     #[test]
     fn the_rt_over_8_clamp_and_the_joint_phase_rule_at_their_boundaries() {
         use Phase::*;
@@ -1205,6 +1194,9 @@ pub(crate) mod tests {
         }
     }
 
+    /// Byte counter and timer together: HAI once both stages reach F, with the step
+    /// R_HAI·(min − F + 1) and halved periods; the "joint" rule differs where one stage is
+    /// below F.
     #[test]
     fn hai_when_both_counters_reach_f_and_the_phase_rules_differ() {
         let p = params(serde_json::json!({"bc": 150000, "timer_ps": 1000000000000u64}));

@@ -422,17 +422,8 @@ mod tests {
 
     #[test]
     fn e2cm_builds_from_config_with_its_hooks() {
-        use crate::cm::{CmConfig, Scheme};
         let build = |bcn: bool, over: serde_json::Value| {
-            let mut params = map(bcn);
-            for (k, v) in over.as_object().unwrap() {
-                params.insert(k.clone(), v.clone());
-            }
-            Scheme::from_config(&CmConfig {
-                scheme: "e2cm".into(),
-                params,
-            })
-            .unwrap()
+            crate::cm::tests::scheme_with("e2cm", map(bcn), over)
         };
         let m = |msg: u8, fb: f64| CmPayload {
             msg,

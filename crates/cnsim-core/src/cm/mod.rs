@@ -410,8 +410,30 @@ registry! {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Scheme `name` from `params` (its parameters, or any map of them) with `over`'s keys
+    /// replaced, as the engine builds it: the schemes' tests reach their hooks through it.
+    pub(crate) fn scheme_with(
+        name: &str,
+        params: impl serde::Serialize,
+        over: serde_json::Value,
+    ) -> Scheme {
+        let mut params = serde_json::to_value(params)
+            .unwrap()
+            .as_object()
+            .cloned()
+            .unwrap();
+        for (k, v) in over.as_object().unwrap() {
+            params.insert(k.clone(), v.clone());
+        }
+        Scheme::from_config(&CmConfig {
+            scheme: name.into(),
+            params,
+        })
+        .unwrap()
+    }
 
     fn cfg(scheme: &str, params: serde_json::Value) -> CmConfig {
         CmConfig {

@@ -1738,14 +1738,32 @@ mod scheme_tests {
         }
     }
 
+    /// The family's members and the keys each adds to QCN's, as the front end lowers them.
+    fn family() -> [(&'static str, serde_json::Value); 4] {
+        [
+            ("qcn", serde_json::json!({})),
+            (
+                "qcn3pt",
+                serde_json::json!({"refp": 0.04, "de_rule": "q_above_qeq"}),
+            ),
+            (
+                "qcn-sonar",
+                serde_json::json!({"wp_ps": 10000000000u64, "we_ps": 2000000000u64,
+                "sf_ps": 500000000u64, "nc_threshold": 15000, "nc_interval_ps": 10000000000u64,
+                "recovery": "cr_to_tr"}),
+            ),
+            (
+                "qcn-plus",
+                serde_json::json!({"base_w": 2.0, "factor": 1.0,
+                "gi_plus": 15.873015873015873, "probe_period_ps": null, "to_threshold": 150000}),
+            ),
+        ]
+    }
+
     /// The four QCN-family names build from the front end's lowered keys, with their hooks.
     #[test]
     fn the_family_builds_from_config_with_its_hooks() {
-        let three = serde_json::json!({"refp": 0.04, "de_rule": "q_above_qeq"});
-        let sonar = serde_json::json!({"wp_ps": 10000000000u64, "we_ps": 2000000000u64, "sf_ps": 500000000u64,
-            "nc_threshold": 15000, "nc_interval_ps": 10000000000u64, "recovery": "cr_to_tr"});
-        let plus = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": 15.873015873015873,
-            "probe_period_ps": null, "to_threshold": 150000});
+        let [_, (_, three), _, (_, plus)] = family();
         let cnm = CmPayload {
             msg: msg::FEEDBACK,
             fb: 5.0,
@@ -1755,12 +1773,8 @@ mod scheme_tests {
             msg: msg::REFLECTION,
             ..CmPayload::default()
         };
-        for (name, extra, sink) in [
-            ("qcn", serde_json::json!({}), false),
-            ("qcn3pt", three.clone(), true),
-            ("qcn-sonar", sonar.clone(), false),
-            ("qcn-plus", plus.clone(), false),
-        ] {
+        for (name, extra) in family() {
+            let sink = name == "qcn3pt";
             let s = Scheme::from_config(&cfg(name, extra.clone())).unwrap();
             assert_eq!(s.name(), name);
             assert!(s.has_congestion_points());
@@ -1781,14 +1795,14 @@ mod scheme_tests {
             let _ = s.new_rp(10e9);
         }
         // another scheme's keys are rejected, naming the key
-        let e = Scheme::from_config(&cfg("qcn", three.clone()))
+        let e = Scheme::from_config(&cfg("qcn", three))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("cm (qcn)") && e.contains("unknown field `de_rule`"),
             "{e}"
         );
-        let e = Scheme::from_config(&cfg("qcn-sonar", plus.clone()))
+        let e = Scheme::from_config(&cfg("qcn-sonar", plus))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `base_w`"), "{e}");
@@ -1811,17 +1825,7 @@ mod scheme_tests {
 
     #[test]
     fn every_family_member_takes_oob_feedback_and_the_cnm_size_and_only_plus_echoes() {
-        let three = serde_json::json!({"refp": 0.04, "de_rule": "q_above_qeq"});
-        let sonar = serde_json::json!({"wp_ps": 10000000000u64, "we_ps": 2000000000u64, "sf_ps": 500000000u64,
-            "nc_threshold": 15000, "nc_interval_ps": 10000000000u64, "recovery": "cr_to_tr"});
-        let plus = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": 15.873015873015873,
-            "probe_period_ps": null, "to_threshold": 150000});
-        for (name, extra) in [
-            ("qcn", serde_json::json!({})),
-            ("qcn3pt", three.clone()),
-            ("qcn-sonar", sonar.clone()),
-            ("qcn-plus", plus.clone()),
-        ] {
+        for (name, extra) in family() {
             let mut v = extra;
             v["feedback"] = serde_json::json!("oob");
             v["feedback_delay_ps"] = serde_json::json!(5000000);

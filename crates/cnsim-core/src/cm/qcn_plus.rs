@@ -373,9 +373,13 @@ mod tests {
     const CP: u32 = 9;
     const GI: f64 = 15.873015873015873; // 0.1·(10 G/1 M)/63
 
+    /// QCN+'s own keys as the front end lowers them.
+    fn ext() -> serde_json::Value {
+        serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": GI, "probe_period_ps": null, "to_threshold": 150000})
+    }
+
     fn with_ext(mut v: serde_json::Value, over: serde_json::Value) -> PlusParams {
-        let ext = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": GI, "probe_period_ps": null, "to_threshold": 150000});
-        for (k, x) in ext
+        for (k, x) in ext()
             .as_object()
             .unwrap()
             .iter()
@@ -435,14 +439,13 @@ mod tests {
             .to_string()
             .contains("missing field"));
         // each of the three guards refuses on its own; the RP's byte cycle is the timeout
-        let ext = serde_json::json!({"base_w": 2.0, "factor": 1.0, "gi_plus": GI, "probe_period_ps": null, "to_threshold": 150000});
         for (key, bad) in [
             ("to_threshold", serde_json::json!(0.0)),
             ("to_threshold", serde_json::json!(-1.0)),
             ("probe_period_ps", serde_json::json!(0)),
         ] {
             let mut v = json();
-            for (k, x) in ext.as_object().unwrap() {
+            for (k, x) in ext().as_object().unwrap() {
                 v[k] = x.clone();
             }
             v[key] = bad;
@@ -575,9 +578,10 @@ mod tests {
         zero.fb = 0.0;
         rp.on_message(SimTime::ZERO, &zero, &mut rl, &mut r);
         assert_eq!((rl.rate_bps, rp.core.active), (LINE, false));
-        rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r); // CR 9.84375 G
-                                                                             // the answer 1 ms after its probe: RTT 1 ms, W = 2 + 1·0.984375;
-                                                                             // Fb = −(1000 + 2.984375·2000) = −6968.75 -> floor(3.35) = 3 quanta
+        // the first CNM: CR 9.84375 G
+        rp.on_message(SimTime::ZERO, &cnm(1000.0, 2000.0), &mut rl, &mut r);
+        // the answer 1 ms after its probe: RTT 1 ms, W = 2 + 1·0.984375;
+        // Fb = −(1000 + 2.984375·2000) = −6968.75 -> floor(3.35) = 3 quanta
         rp.on_message(
             SimTime::ms(1),
             &answer(SimTime::ZERO, 1000.0, 2000.0),
