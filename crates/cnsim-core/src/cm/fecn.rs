@@ -448,6 +448,9 @@ mod tests {
                 .to_string();
             assert!(e.contains(want), "{e}");
         }
+        // the boundaries that are allowed: a rate that never rises, an EWMA that keeps no memory
+        let edge = params(serde_json::json!({"max_increase": 0.0, "ewma": 1.0}));
+        assert_eq!((edge.max_increase, edge.ewma), (0.0, 1.0));
     }
 
     #[test]

@@ -637,6 +637,12 @@ mod tests {
         voq.push_frame(&mut store, SimTime(9), NO_FLOW, 0);
         assert!(voq.runs.is_empty() && !voq.has_runs && voq.plain_head == 1);
         assert_eq!(voq.pop_frame(&mut store), Some((SimTime(9), NO_FLOW, 0)));
+        // a class's run behind a plain head: the head, in class 0, decides (PFC's OB room)
+        voq.push_frame(&mut store, SimTime(10), NO_FLOW, 0);
+        voq.push_frame(&mut store, SimTime(11), NO_FLOW, 2);
+        assert_eq!(voq.head_class(), 0);
+        voq.pop_frame(&mut store);
+        assert_eq!(voq.head_class(), 2);
     }
 
     #[test]

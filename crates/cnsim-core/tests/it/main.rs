@@ -1,11 +1,12 @@
 //! Integration tests of the engine, one module per topic (nexosim's layout): analytic cases,
-//! PAUSE and buffer models, conservation, determinism, rate limiting.
+//! PAUSE, PFC and buffer models, conservation, determinism, rate limiting.
 
 mod analytic;
 mod common;
 mod determinism;
 mod pacing;
 mod pause;
+mod pfc;
 mod placement;
 mod windows;
 mod workloads;

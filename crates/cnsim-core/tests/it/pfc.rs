@@ -1,0 +1,63 @@
+//! PFC (802.1Qbb, algorithms.md §2.1): a PAUSE names one priority class and stops it alone, at
+//! the switch's input and in the NIC's output buffer, which then holds one FIFO and one byte
+//! count per class; with one class it is 802.3x PAUSE.
+
+use cnsim_core::scenario::{BufferModel, HotspotConfig};
+
+use crate::common::*;
+
+/// Node 1 sends a culprit flow to node 2 (class 0, 4.5 Gb/s offered) and a victim flow to node 3
+/// (class `classes - 1`, 4.5 Gb/s) through one switch; node 2's link serves 1 Gb/s from 1 ms on.
+/// Partitioned memory of 600 KB per input with PAUSE; with two classes each class has half of
+/// it with the same headroom (rtt·bw = 2·1us·10G/8 + 2·1500 = 5,500 B, §2.3).
+fn victim_behind_a_hotspot(classes: u8) -> cnsim_core::CoreConfig {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 20 * MS;
+    cfg.metrics.window_ps = [10 * MS, 20 * MS];
+    cfg.metrics.per_flow = vec![["1".into(), "2".into()], ["1".into(), "3".into()]];
+    let share = 600_000 / u64::from(classes.max(1));
+    let xoff = share - 5_500;
+    set_thresholds(
+        &mut cfg,
+        BufferModel::Partitioned,
+        600_000,
+        xoff,
+        xoff / 2,
+        true,
+    );
+    cfg.switch.pfc_classes = classes;
+    let mut victim = source("1", Some("3"), 0.45);
+    victim.priority = classes.saturating_sub(1);
+    cfg.traffic.sources = vec![source("1", Some("2"), 0.45), victim];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "2".into(),
+        rate: 0.1,
+        start_ps: MS,
+        end_ps: 20 * MS,
+    }];
+    cfg
+}
+
+fn flow(sm: &serde_json::Value, f: &str) -> f64 {
+    num(sm, &format!("throughput_gbps.per_flow.{f}"))
+}
+
+#[test]
+fn a_class_pause_leaves_the_other_class_its_rate() {
+    let pfc = run(&victim_behind_a_hotspot(2)).summary;
+    assert_eq!(num(&pfc, "drops.frames"), 0.0, "{pfc}");
+    assert!(
+        num(&pfc, "pause_frames") > 0.0,
+        "the culprit's class is paused"
+    );
+    // the victim keeps what it offers (4.5 Gb/s), the culprit what the hot port serves (1 Gb/s)
+    assert!((flow(&pfc, "1->3") - 4.5).abs() < 0.1, "{pfc}");
+    assert!((flow(&pfc, "1->2") - 1.0).abs() < 0.02, "{pfc}");
+
+    // 802.3x (and PFC with one class) stops the whole link: the victim waits behind the culprit
+    let pause = run(&victim_behind_a_hotspot(0)).summary;
+    let one = run(&victim_behind_a_hotspot(1)).summary;
+    assert_eq!(pause, one, "one PFC class is 802.3x PAUSE");
+    assert!(flow(&pause, "1->3") < 1.5, "{pause}");
+    assert_eq!(num(&pause, "drops.frames"), 0.0);
+}
