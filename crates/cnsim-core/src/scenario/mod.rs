@@ -339,3 +339,23 @@ impl CoreConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The engine reads exactly the numbers the front end wrote. serde_json's default float
+    /// parser can be a unit in the last place off (its `float_roundtrip` feature is exact): the
+    /// ECM gains of the qcnp deck were read so, and moved BCN's rates in the last place.
+    #[test]
+    fn numbers_are_read_exactly() {
+        for text in [
+            "3.9215686274509802",
+            "0.00196078431372549",
+            "11.39565714285714",
+            "0.9912",
+            "1.6667e-06",
+        ] {
+            let read: f64 = serde_json::from_str(text).unwrap();
+            assert_eq!(read, text.parse::<f64>().unwrap(), "{text}");
+        }
+    }
+}
