@@ -88,11 +88,76 @@ def diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {a!r} vs {b!r}"]
 
 
+#: The engine's own goldens (``crates/cnsim-core/tests/golden``, compared by ``cargo test``): the
+#: core config the front end lowers and the engine's summary, so that the engine's suite sees
+#: every element and scheme by itself (refactors of the kernel, cargo-mutants). Short runs with
+#: the hotspots and flows moved early, since the tests run unoptimised: a few seconds in all.
+_EARLY = {"hotspots.0.start": "5ms", "hotspots.0.end": "25ms", "metrics.window": ["5ms", "30ms"]}
+_FINITE = {**_EARLY, "traffic.stop": "20ms", "metrics.window": ["5ms", "20ms"]}
+ENGINE_CASES: list[tuple[str, str, dict[str, Any], str]] = [
+    ("zhb-og-single-hop", "none", _EARLY, "30ms"),
+    ("zhb-og-single-hop", "bcn", _EARLY, "30ms"),
+    ("zhb-og-single-hop", "dcqcn", _EARLY, "30ms"),
+    ("zhb-og-single-hop", "fecn", _EARLY, "30ms"),
+    ("zhb-og-single-hop", "none", {**_EARLY, "switch.buffer": "shared"}, "30ms"),
+    ("zhb-ig-single-hop", "bcn", {"metrics.window": ["5ms", "30ms"]}, "30ms"),
+    ("zhb-og-multi-hop", "none", {**_EARLY, "switch.pfc_classes": 2, **{f"traffic.flows.{i}.priority": 1 for i in range(4)}}, "30ms"),
+    ("zhb-dual-cp-heavy-light", "bcn", {"traffic.start": "2ms", "traffic.stop": "25ms", "metrics.window": ["5ms", "30ms"]}, "30ms"),
+    ("eval-sh-og-0.5g", "qcn", _EARLY, "30ms"),
+    ("eval-mh-og-0g", "qcn3pt", _EARLY, "30ms"),
+    ("qcnp-og-single-hop", "qcn-plus", _EARLY, "30ms"),
+    ("qcnp-parking-lot", "qcn-sonar", {**{f"traffic.flows.{i}.start": "2ms" for i in range(4)}, "metrics.window": ["5ms", "30ms"]}, "30ms"),
+    ("e2cm-mixed-speed-og", "e2cm", _FINITE, "60ms"),
+    ("e2cm-non-cm-domain", "e2cm", {"traffic.stop": "20ms", "metrics.window": ["5ms", "20ms"]}, "60ms"),
+    ("e2cm-fat-tree-16", "bcn", _FINITE, "60ms"),
+    ("kd-symmetric-single-hs", "bcn", {"metrics.window": ["5ms", "20ms"]}, "20ms"),
+    ("dcqcn-incast-2to1", "dcqcn", {"metrics.window": ["5ms", "20ms"]}, "20ms"),
+    ("ring-6-deadlock", "none", {}, "50ms"),
+]
+ENGINE_GOLDEN_DIR = GOLDEN_DIR.parent.parent / "crates" / "cnsim-core" / "tests" / "golden"
+
+
+def engine_case_name(sid: str, scheme: str, overrides: dict[str, Any]) -> str:
+    """``sid--scheme``, with the settings that make it a variant of that case (not the timing)."""
+    variant = [f"{k.split('.')[-1]}-{v}" for k, v in overrides.items() if k in ("switch.buffer", "switch.pfc_classes")]
+    return "--".join([sid, scheme, *variant])
+
+
+def engine_config(sid: str, scheme: str, overrides: dict[str, Any], duration: str) -> Any:
+    """The engine case's scenario, resolved and validated (its ``core_config()`` is the case's)."""
+    from cnsim.runner import prepare
+
+    return prepare(sid, set={"cm.scheme": scheme, **overrides}, seed=1, duration=duration)
+
+
+def write_engine_goldens() -> None:
+    """Lower every engine case, run the engine alone and write its config and summary."""
+    from cnsim.runner import engine
+
+    ENGINE_GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    for old in ENGINE_GOLDEN_DIR.glob("*.json"):
+        old.unlink()
+    for sid, scheme, overrides, duration in ENGINE_CASES:
+        scen = engine_config(sid, scheme, overrides, duration)
+        raw = engine().Simulation(scen.core_json()).run()
+        name = engine_case_name(sid, scheme, overrides)
+        doc = {"case": name, "overrides": overrides, "duration": duration,
+               "config": scen.core_config(), "summary": json.loads(raw["summary"])}
+        path = ENGINE_GOLDEN_DIR / f"{name}.json"
+        path.write_text(json.dumps(doc, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {path.relative_to(GOLDEN_DIR.parent.parent)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite the golden files")
     ap.add_argument("--only", default=None, help="substring of the case names to run")
+    ap.add_argument("--write-engine", action="store_true",
+                    help="rewrite the engine's goldens (crates/cnsim-core/tests/golden) instead")
     args = ap.parse_args()
+    if args.write_engine:
+        write_engine_goldens()
+        return 0
     GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
     bad = 0
     for sid, scheme, duration in cases():

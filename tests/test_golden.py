@@ -1,7 +1,8 @@
 """Results are bit-identical to the golden files (scripts/golden.py): every shipped scenario at
 seed 1, with none and each scheme it has a preset for, over a short run. A refactor or a speed-up
 must leave them unchanged; a deliberate model change regenerates them (`python
-scripts/golden.py --write`) and says why in its commit."""
+scripts/golden.py --write`, and `--write-engine` for the engine's own) and says why in its
+commit."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ def test_results_match_golden(sid: str, scheme: str, duration: str) -> None:
     want = json.loads((golden.GOLDEN_DIR / f"{golden.case_name(sid, scheme)}.json").read_text(encoding="utf-8"))
     got = golden.golden_of(sid, scheme, duration)
     assert golden.diff(want, got) == []
+
+
+@pytest.mark.parametrize("case", golden.ENGINE_CASES, ids=[golden.engine_case_name(*c[:3]) for c in golden.ENGINE_CASES])
+def test_the_engine_goldens_hold_what_the_front_end_lowers(case: tuple) -> None:
+    """The engine's goldens (crates/cnsim-core/tests/golden, run by `cargo test`) are configs the
+    front end lowers today: a change to a scenario or to the lowering rewrites them too."""
+    name = golden.engine_case_name(*case[:3])
+    stored = json.loads((golden.ENGINE_GOLDEN_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    assert stored["config"] == json.loads(golden.engine_config(*case).core_json())
+    assert {p.stem for p in golden.ENGINE_GOLDEN_DIR.glob("*.json")} == {
+        golden.engine_case_name(*c[:3]) for c in golden.ENGINE_CASES}
 
 
 def test_diff_reports_a_changed_float() -> None:

@@ -4,6 +4,7 @@
 mod analytic;
 mod common;
 mod determinism;
+mod golden;
 mod pacing;
 mod pause;
 mod pfc;
