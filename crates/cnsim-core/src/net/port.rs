@@ -723,8 +723,24 @@ mod tests {
             p.start_next(SimTime(US), &mut pool),
             Start::WakeAt(SimTime(5 * US))
         );
+        assert_eq!(
+            p.start_next(SimTime(2 * US), &mut pool),
+            Start::Nothing,
+            "the wake-up is pending"
+        );
         p.wake_at = SimTime::NEVER;
         assert_eq!(sent(p.start_next(SimTime(5 * US), &mut pool)).0, early);
+        p.finish(1500, true);
+        // the late head alone: one wake-up for it, not a second
+        assert_eq!(
+            p.start_next(SimTime(6 * US), &mut pool),
+            Start::WakeAt(SimTime(10 * US))
+        );
+        assert_eq!(p.start_next(SimTime(7 * US), &mut pool), Start::Nothing);
+        // a wake-up pending earlier than the head is kept
+        p.wake_at = SimTime(8 * US);
+        assert_eq!(p.start_next(SimTime(7 * US), &mut pool), Start::Nothing);
+        assert_eq!(p.wake_at, SimTime(8 * US));
     }
 
     #[test]
