@@ -81,6 +81,20 @@ fn without_pause_a_full_partition_drops() {
     assert_eq!(num(&out.summary, "paused_fraction_all"), 0.0);
 }
 
+#[test]
+fn without_pause_a_full_pool_drops_and_says_where() {
+    // one pool of 8 × 150 KB: the hot queue takes it all, and every frame refused counts there
+    let out = run(&hogging(BufferModel::Shared, 150_000, 0, 0).tap(|c| c.switch.pause = false));
+    let sm = &out.summary;
+    assert!(num(sm, "drops.frames") > 0.0, "{sm}");
+    assert_eq!(
+        num(sm, "drops.by_place.pool.frames"),
+        num(sm, "drops.frames")
+    );
+    // the hot queue fills the pool to the last frame and no further
+    assert_eq!(num(sm, "queue_bytes.hot.max"), 1_200_000.0, "{sm}");
+}
+
 trait Tap: Sized {
     fn tap(mut self, f: impl FnOnce(&mut Self)) -> Self {
         f(&mut self);
