@@ -110,6 +110,23 @@ fn lost_frames_leave_their_flows_incomplete() {
     let sm = run(&cfg).summary;
     assert!(num(&sm, "drops.frames") > 0.0);
     assert!(num(&sm, "fct_ms.incomplete") > 0.0);
+
+    // run to completion, with frames lost at the switch and at the sources (VOQs of 10
+    // frames): the run ends when the last frame is delivered or lost, not at its cap
+    cfg.run_to_completion = true;
+    cfg.duration_ps = 1_000 * MS;
+    for s in &mut cfg.traffic.sources {
+        s.stop_ps = Some(20 * MS);
+    }
+    cfg.nic.ingress = cnsim_core::scenario::Ingress::PerVoq;
+    cfg.nic.ingress_size = 2 * 15_000;
+    let sm = run(&cfg).summary;
+    assert!(
+        num(&sm, "drops.frames") > 0.0 && num(&sm, "source_drops.frames") > 0.0,
+        "{sm}"
+    );
+    let end = num(&sm, "duration_s");
+    assert!(end > 0.02 && end < 0.021, "ended at {end} s");
 }
 
 #[test]
