@@ -105,6 +105,7 @@ ENGINE_CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("zhb-dual-cp-heavy-light", "bcn", {"traffic.start": "2ms", "traffic.stop": "25ms", "metrics.window": ["5ms", "30ms"]}, "30ms"),
     ("eval-sh-og-0.5g", "qcn", _EARLY, "30ms"),
     ("eval-mh-og-0g", "qcn3pt", _EARLY, "30ms"),
+    ("eval-sh-og-0.5g", "qcn", {**_EARLY, "nic.ingress": "shared", "nic.ingress_size": "150KB", "nic.on_full": "block"}, "30ms"),
     ("qcnp-og-single-hop", "qcn-plus", _EARLY, "30ms"),
     ("qcnp-parking-lot", "qcn-sonar", {**{f"traffic.flows.{i}.start": "2ms" for i in range(4)}, "metrics.window": ["5ms", "30ms"]}, "30ms"),
     ("e2cm-mixed-speed-og", "e2cm", _FINITE, "60ms"),
@@ -119,7 +120,7 @@ ENGINE_GOLDEN_DIR = GOLDEN_DIR.parent.parent / "crates" / "cnsim-core" / "tests"
 
 def engine_case_name(sid: str, scheme: str, overrides: dict[str, Any]) -> str:
     """``sid--scheme``, with the settings that make it a variant of that case (not the timing)."""
-    variant = [f"{k.split('.')[-1]}-{v}" for k, v in overrides.items() if k in ("switch.buffer", "switch.pfc_classes")]
+    variant = [f"{k.split('.')[-1]}-{v}" for k, v in overrides.items() if k in ("switch.buffer", "switch.pfc_classes", "nic.on_full")]
     return "--".join([sid, scheme, *variant])
 
 

@@ -413,3 +413,30 @@ pub fn run_json(text: &str, ctl: &RunControl) -> Result<RunResult> {
     sim.run(ctl)?;
     Ok(sim.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cm_kind;
+    use crate::metrics::recorder::CM_KINDS;
+    use crate::wire::msg;
+
+    #[test]
+    fn control_frames_are_counted_by_kind() {
+        // signed feedback (BCN/ECM): negative is congestion, positive an increase, 0 neither
+        assert_eq!(cm_kind(msg::FEEDBACK, -3.0, true), 0);
+        assert_eq!(cm_kind(msg::FEEDBACK, 0.0, true), 0);
+        assert_eq!(cm_kind(msg::FEEDBACK, 2.0, true), 1);
+        // QCN's QntzFb and E-FECN's rate: every feedback message is a congestion notification
+        assert_eq!(cm_kind(msg::FEEDBACK, 2.0, false), 0);
+        let kinds = [
+            msg::STOP,
+            msg::REFLECTION,
+            msg::PROBE,
+            msg::PROBE_REPLY,
+            msg::CNP,
+        ]
+        .map(|m| CM_KINDS[cm_kind(m, 0.0, true)]);
+        assert_eq!(kinds, ["stop", "reflection", "probe", "probe_reply", "cnp"]);
+        assert_eq!(CM_KINDS[..2], ["negative", "positive"]);
+    }
+}

@@ -3,6 +3,7 @@
 
 mod analytic;
 mod common;
+mod config;
 mod control;
 mod determinism;
 mod golden;

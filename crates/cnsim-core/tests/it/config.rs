@@ -1,0 +1,28 @@
+//! The engine refuses a config it cannot run, naming the key (the front end checks first; these
+//! are the engine's own checks, for configs built by hand).
+
+use cnsim_core::scenario::LinkConfig;
+use cnsim_core::{Error, Simulator};
+
+use crate::common::*;
+
+#[test]
+fn a_network_that_is_not_connected_is_refused() {
+    let mut cfg = star(3, G10, 1_000_000);
+    // a second switch with a node of its own and no link to the first
+    cfg.topology.switches.push("S2".into());
+    cfg.topology.nodes.push("4".into());
+    cfg.topology.links.push(LinkConfig {
+        a: "S2".into(),
+        b: "4".into(),
+        rate_bps: G10,
+        delay_ps: 1_000_000,
+    });
+    cfg.switch
+        .thresholds
+        .insert("S2".into(), cfg.switch.thresholds["S1"]);
+    match Simulator::new(&cfg) {
+        Err(Error::Config { key, .. }) => assert_eq!(key, "topology.links"),
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    }
+}
