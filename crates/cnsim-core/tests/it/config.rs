@@ -1,7 +1,7 @@
 //! The engine refuses a config it cannot run, naming the key (the front end checks first; these
 //! are the engine's own checks, for configs built by hand).
 
-use cnsim_core::scenario::LinkConfig;
+use cnsim_core::scenario::{LinkConfig, NamedWindowConfig};
 use cnsim_core::{Error, Simulator};
 
 use crate::common::*;
@@ -23,6 +23,23 @@ fn a_network_that_is_not_connected_is_refused() {
         .insert("S2".into(), cfg.switch.thresholds["S1"]);
     match Simulator::new(&cfg) {
         Err(Error::Config { key, .. }) => assert_eq!(key, "topology.links"),
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn at_most_four_named_windows() {
+    let mut cfg = star(2, G10, 1_000_000);
+    let window = |i: u64| NamedWindowConfig {
+        name: format!("w{i}"),
+        start_ps: i * MS,
+        end_ps: (i + 1) * MS,
+    };
+    cfg.metrics.windows = (0..4).map(window).collect();
+    assert!(Simulator::new(&cfg).is_ok());
+    cfg.metrics.windows.push(window(4));
+    match Simulator::new(&cfg) {
+        Err(Error::Config { key, .. }) => assert_eq!(key, "metrics.windows"),
         other => panic!("expected a config error, got {:?}", other.map(|_| ())),
     }
 }

@@ -119,3 +119,41 @@ fn a_deadlock_ends_the_run_when_asked_to() {
     assert!(sm["deadlock"].is_null());
     assert_eq!(num(&sm, "duration_s"), 0.01);
 }
+
+/// The ring with one-hop flows (node i to node i + 1) into nodes served at 0 Gb/s from 1 ms:
+/// every ring link ends up paused for good, but in partitioned memory no paused egress holds a
+/// frame of the input it waits on (each holds its own node's frames), so there is no cyclic
+/// dependency; in one shared pool any frame does, and the ring is a deadlock (the ring links
+/// the other way round are paused too, but hold nothing).
+fn one_hop_ring(buffer: BufferModel) -> serde_json::Value {
+    let mut cfg = ring();
+    for (i, s) in cfg.traffic.sources.iter_mut().enumerate() {
+        s.dst = Some(((i + 1) % 6 + 1).to_string());
+    }
+    cfg.hotspots = (1..=6)
+        .map(|n| cnsim_core::scenario::HotspotConfig {
+            node: n.to_string(),
+            rate: 0.0,
+            start_ps: MS,
+            end_ps: 50 * MS,
+        })
+        .collect();
+    cfg.switch.buffer = buffer;
+    run(&cfg).summary
+}
+
+#[test]
+fn a_deadlock_is_a_cycle_of_frames_waiting_on_each_other() {
+    let part = one_hop_ring(BufferModel::Partitioned);
+    assert!(num(&part, "paused_fraction_all") > 0.3, "{part}");
+    assert!(part["deadlock"].is_null(), "{}", part["deadlock"]);
+    // the pool pauses every input, the empty ring links the other way round too; the cycle is
+    // the one whose egresses hold frames
+    let shared = one_hop_ring(BufferModel::Shared);
+    let ring = ["S1/S2", "S2/S3", "S3/S4", "S4/S5", "S5/S6", "S6/S1"];
+    assert_eq!(
+        shared["deadlock"]["cycle"],
+        serde_json::json!(ring),
+        "{shared}"
+    );
+}
