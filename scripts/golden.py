@@ -109,6 +109,8 @@ ENGINE_CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("qcnp-og-single-hop", "qcn-plus", _EARLY, "30ms"),
     ("qcnp-parking-lot", "qcn-sonar", {**{f"traffic.flows.{i}.start": "2ms" for i in range(4)}, "metrics.window": ["5ms", "30ms"]}, "30ms"),
     ("e2cm-mixed-speed-og", "e2cm", _FINITE, "60ms"),
+    ("e2cm-mixed-speed-og", "e2cm", {**_FINITE, "traffic.mean_size": "15000B", "nic.ingress": "shared",
+                                     "nic.ingress_size": "15KB", "nic.on_full": "block"}, "60ms"),
     ("e2cm-non-cm-domain", "e2cm", {"traffic.stop": "20ms", "metrics.window": ["5ms", "20ms"]}, "60ms"),
     ("e2cm-fat-tree-16", "bcn", _FINITE, "60ms"),
     ("kd-symmetric-single-hs", "bcn", {"metrics.window": ["5ms", "20ms"]}, "20ms"),

@@ -1,7 +1,7 @@
 //! The engine's goldens: for each case in `tests/golden/` (written by
 //! `python scripts/golden.py --write-engine` from shipped scenarios: the core config the front
 //! end lowers, and the engine's summary), the engine alone must reproduce the summary exactly.
-//! The cases cover every scheme, memory model, PFC, the adapter models, processing delays, a
+//! The cases cover every scheme, memory model, PFC, the adapter models (blocking included), processing delays, a
 //! legacy bridge, a fat tree, finite flows to completion and a PAUSE deadlock, so the engine's
 //! own suite notices a change of behaviour anywhere in the kernel (refactors, cargo-mutants)
 //! without the Python goldens. A deliberate model change rewrites them (and the Python ones).

@@ -216,4 +216,13 @@ fn a_nic_admits_its_sources_arrivals_in_time_order() {
         num(&sm, "throughput_gbps.per_flow.1->3"),
     );
     assert!(first < 0.01 && late > 9.99, "{first} and {late} Gb/s");
+
+    // arrivals at the same instant are admitted in source order: the first source wins
+    cfg.traffic.sources[1].start_ps = 0;
+    let sm = run(&cfg).summary;
+    let (first, second) = (
+        num(&sm, "throughput_gbps.per_flow.1->2"),
+        num(&sm, "throughput_gbps.per_flow.1->3"),
+    );
+    assert!(first > 9.99 && second < 0.01, "{first} and {second} Gb/s");
 }
