@@ -42,6 +42,8 @@ fn probes_wait_for_room_in_the_output_buffer() {
     cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
     cfg.metrics.hot_port = "S1/2".into();
     cfg.cm = fecn_line_rate();
+    // no watermark below the buffer's size: its capacity alone holds the probe back
+    cfg.nic.egress_xoff = 3000;
     let mut sim = Simulator::new(&cfg).unwrap();
     let ctl = RunControl::default();
     let (mut most, mut t) = (0, 0);
