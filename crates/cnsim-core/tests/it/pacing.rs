@@ -33,31 +33,38 @@ fn a_limiter_paces_a_greedy_flow_and_a_raised_rate_takes_effect() {
 
 /// Issue 12 audit: a forward probe bypasses the rate limiter but not the NIC's output buffer
 /// (D17): with the default one-frame OB it waits until the data frame before it has left, so
-/// the OB never holds more than its 1,500 B — here FECN at line rate with a probe every 100 us.
+/// the OB never holds more than its 1,500 B — here FECN at line rate with a probe every 100 us;
+/// also with PFC, where the OB is one such FIFO per class.
 #[test]
 fn probes_wait_for_room_in_the_output_buffer() {
-    let mut cfg = star(2, G10, 1_000_000);
-    cfg.duration_ps = 2 * MS;
-    cfg.metrics.window_ps = [0, 2 * MS];
-    cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
-    cfg.metrics.hot_port = "S1/2".into();
-    cfg.cm = fecn_line_rate();
-    // no watermark below the buffer's size: its capacity alone holds the probe back
-    cfg.nic.egress_xoff = 3000;
-    let mut sim = Simulator::new(&cfg).unwrap();
-    let ctl = RunControl::default();
-    let (mut most, mut t) = (0, 0);
-    while t < 2 * MS {
-        t += 100_000; // 100 ns
-        sim.run_until(cnsim_core::time::SimTime(t), &ctl).unwrap();
-        most = most.max(sim.queue_bytes("1/S1").unwrap());
+    for classes in [0, 2] {
+        let mut cfg = star(2, G10, 1_000_000);
+        cfg.duration_ps = 2 * MS;
+        cfg.metrics.window_ps = [0, 2 * MS];
+        cfg.traffic.sources = vec![source("1", Some("2"), 1.0)];
+        cfg.metrics.hot_port = "S1/2".into();
+        cfg.cm = fecn_line_rate();
+        cfg.switch.pfc_classes = classes;
+        // no watermark below the buffer's size: its capacity alone holds the probe back
+        cfg.nic.egress_xoff = 3000;
+        let mut sim = Simulator::new(&cfg).unwrap();
+        let ctl = RunControl::default();
+        let (mut most, mut t) = (0, 0);
+        while t < 2 * MS {
+            t += 100_000; // 100 ns
+            sim.run_until(cnsim_core::time::SimTime(t), &ctl).unwrap();
+            most = most.max(sim.queue_bytes("1/S1").unwrap());
+        }
+        assert_eq!(
+            most, 1500,
+            "the OB holds one frame at most ({classes} classes)"
+        );
+        let r = sim.finish();
+        assert!(
+            num(&r.summary.to_value(), "cm.frames") >= 30.0,
+            "probes went out and came back"
+        );
     }
-    assert_eq!(most, 1500, "the OB holds one frame at most");
-    let r = sim.finish();
-    assert!(
-        num(&r.summary.to_value(), "cm.frames") >= 30.0,
-        "probes went out and came back"
-    );
 }
 
 /// Issue 12, S4: a limited flow shares a saturated NIC with a greedy one behind a 150 KB output
