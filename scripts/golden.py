@@ -126,6 +126,28 @@ def engine_case_name(sid: str, scheme: str, overrides: dict[str, Any]) -> str:
     return "--".join([sid, scheme, *variant])
 
 
+def fnv1a(chunks: list[bytes]) -> str:
+    """64-bit FNV-1a of the chunks in order, as hex: the engine's golden test computes the same
+    in Rust without a hashing dependency."""
+    h = 0xCBF29CE484222325
+    for chunk in chunks:
+        for b in chunk:
+            h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def engine_series_digest(raw_series: dict[str, Any]) -> dict[str, str]:
+    """kind → FNV-1a of its entities (each followed by a 0 byte) and of each column's name (and
+    a 0 byte) and values (little-endian float64), as the engine hands them over."""
+    out = {}
+    for kind, table in raw_series.items():
+        chunks = [e.encode() + b"\0" for e in table["entities"]]
+        for name, values in table["columns"].items():
+            chunks += [name.encode() + b"\0", bytes(values)]
+        out[kind] = fnv1a(chunks)
+    return out
+
+
 def engine_config(sid: str, scheme: str, overrides: dict[str, Any], duration: str) -> Any:
     """The engine case's scenario, resolved and validated (its ``core_config()`` is the case's)."""
     from cnsim.runner import prepare
@@ -145,7 +167,8 @@ def write_engine_goldens() -> None:
         raw = engine().Simulation(scen.core_json()).run()
         name = engine_case_name(sid, scheme, overrides)
         doc = {"case": name, "overrides": overrides, "duration": duration,
-               "config": scen.core_config(), "summary": json.loads(raw["summary"])}
+               "config": scen.core_config(), "summary": json.loads(raw["summary"]),
+               "series": engine_series_digest(raw["series"])}
         path = ENGINE_GOLDEN_DIR / f"{name}.json"
         path.write_text(json.dumps(doc, sort_keys=True, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {path.relative_to(GOLDEN_DIR.parent.parent)}")

@@ -1,13 +1,15 @@
 //! The engine's goldens: for each case in `tests/golden/` (written by
 //! `python scripts/golden.py --write-engine` from shipped scenarios: the core config the front
-//! end lowers, and the engine's summary), the engine alone must reproduce the summary exactly.
-//! The cases cover every scheme, memory model, PFC, the adapter models (blocking included), processing delays, a
-//! legacy bridge, a fat tree, finite flows to completion and a PAUSE deadlock, so the engine's
-//! own suite notices a change of behaviour anywhere in the kernel (refactors, cargo-mutants)
-//! without the Python goldens. A deliberate model change rewrites them (and the Python ones).
+//! end lowers, the engine's summary and a digest of each of its series), the engine alone must
+//! reproduce the summary and the series exactly. The cases cover every scheme, both memory
+//! models, PFC, the adapter models (blocking included), processing delays, a legacy bridge, a
+//! fat tree, finite flows to completion and a PAUSE deadlock, so the engine's own suite notices
+//! a change of behaviour anywhere in the kernel (refactors, cargo-mutants) without the Python
+//! goldens. A deliberate model change rewrites them (and the Python ones).
 
 use std::path::Path;
 
+use cnsim_core::metrics::Series;
 use cnsim_core::CoreConfig;
 use serde_json::Value;
 
@@ -35,8 +37,37 @@ fn diff(want: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
+/// 64-bit FNV-1a of the chunks in order, as hex (`scripts/golden.py` computes the same).
+fn fnv1a<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for chunk in chunks {
+        for &b in chunk {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// Each series' digest: its entities (each followed by a 0 byte), then each column's name (and
+/// a 0 byte) and values as little-endian float64 — what the engine hands the front end.
+fn series_digest(series: &[(String, Series)]) -> Value {
+    let mut out = serde_json::Map::new();
+    for (kind, table) in series {
+        let mut bytes: Vec<Vec<u8>> = Vec::new();
+        for e in &table.entities {
+            bytes.push([e.as_bytes(), b"\0"].concat());
+        }
+        for (name, values) in &table.columns {
+            bytes.push([name.as_bytes(), b"\0"].concat());
+            bytes.push(values.iter().flat_map(|v| v.to_le_bytes()).collect());
+        }
+        out.insert(kind.clone(), fnv1a(bytes.iter().map(Vec::as_slice)).into());
+    }
+    Value::Object(out)
+}
+
 #[test]
-fn the_engine_reproduces_its_golden_summaries() {
+fn the_engine_reproduces_its_golden_summaries_and_series() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/golden exists")
@@ -53,6 +84,12 @@ fn the_engine_reproduces_its_golden_summaries() {
         let out = run(&cfg); // conservation is checked on the way
         let mut d = Vec::new();
         diff(&doc["summary"], &out.summary, "summary", &mut d);
+        diff(
+            &doc["series"],
+            &series_digest(&out.result.series),
+            "series",
+            &mut d,
+        );
         if !d.is_empty() {
             d.truncate(10);
             failures.push(format!("{}:\n  {}", doc["case"], d.join("\n  ")));
