@@ -37,6 +37,7 @@ fn a_run_in_pieces_is_the_run_in_one() {
     assert_eq!(stats.generated as f64, num(&sm, "conservation.generated"));
     assert_eq!(stats.delivered as f64, num(&sm, "conservation.delivered"));
     assert!(events > stats.generated, "every frame takes several events");
+    assert_eq!((whole.bin_s, whole.bins), (1e-3, 5), "1 ms bins over 5 ms");
 
     // pieces that end before anything happens (at 0, and before the sources start), then on
     let mut pieces = Simulator::new(&cfg).unwrap();

@@ -307,3 +307,13 @@ fn the_hot_port_throughput_counts_data_not_probes() {
         "hot port {hot}, data into node 3 {data}"
     );
 }
+
+#[test]
+fn an_empty_window_reports_no_traffic_not_a_division_by_zero() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.metrics.window_ps = [2 * MS, 2 * MS];
+    cfg.traffic.sources = vec![source("1", Some("2"), 0.5)];
+    let sm = run(&cfg).summary;
+    assert_eq!(num(&sm, "throughput_gbps.aggregate"), 0.0, "{sm}");
+    assert_eq!(num(&sm, "throughput_gbps.per_source_sent.1"), 0.0);
+}
