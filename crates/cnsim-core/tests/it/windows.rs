@@ -317,3 +317,29 @@ fn an_empty_window_reports_no_traffic_not_a_division_by_zero() {
     assert_eq!(num(&sm, "throughput_gbps.aggregate"), 0.0, "{sm}");
     assert_eq!(num(&sm, "throughput_gbps.per_source_sent.1"), 0.0);
 }
+
+/// Out-of-band feedback (a CNM that does not travel the network) arrives its delay after it
+/// was sent: with a delay beyond the run, the flows never hear of the congestion they cause and
+/// deliver what they deliver without a scheme; with no delay they are throttled at once.
+#[test]
+fn out_of_band_feedback_arrives_after_its_delay() {
+    let with = |delay_ps: Option<u64>| {
+        let mut cfg = star(3, G10, 1_000_000);
+        cfg.traffic.sources = vec![source("1", Some("3"), 0.8), source("2", Some("3"), 0.8)];
+        cfg.metrics.hot_port = "S1/3".into();
+        if let Some(d) = delay_ps {
+            cfg.cm = qcn_eval();
+            cfg.cm.params.insert("feedback".into(), "oob".into());
+            cfg.cm.params.insert("feedback_delay_ps".into(), d.into());
+        }
+        run(&cfg).summary
+    };
+    let none = with(None);
+    let late = with(Some(1_000 * MS));
+    assert!(num(&late, "cm.by_kind.negative.frames") > 0.0, "{late}");
+    for key in ["throughput_gbps", "queue_bytes", "drops"] {
+        assert_eq!(late[key], none[key], "{key}");
+    }
+    let now = with(Some(0));
+    assert!(num(&now, "queue_bytes.hot.max") < num(&none, "queue_bytes.hot.max") / 2.0);
+}
