@@ -115,6 +115,7 @@ ENGINE_CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("e2cm-fat-tree-16", "bcn", _FINITE, "60ms"),
     ("kd-symmetric-single-hs", "bcn", {"metrics.window": ["5ms", "20ms"]}, "20ms"),
     ("dcqcn-incast-2to1", "dcqcn", {"metrics.window": ["5ms", "20ms"]}, "20ms"),
+    ("dcqcn-incast-2to1", "dcqcn", {"metrics.window": ["5ms", "20ms"], "cm.cnp_mode": "poll"}, "20ms"),
     ("ring-6-deadlock", "none", {}, "50ms"),
 ]
 ENGINE_GOLDEN_DIR = GOLDEN_DIR.parent.parent / "crates" / "cnsim-core" / "tests" / "golden"
@@ -122,7 +123,7 @@ ENGINE_GOLDEN_DIR = GOLDEN_DIR.parent.parent / "crates" / "cnsim-core" / "tests"
 
 def engine_case_name(sid: str, scheme: str, overrides: dict[str, Any]) -> str:
     """``sid--scheme``, with the settings that make it a variant of that case (not the timing)."""
-    variant = [f"{k.split('.')[-1]}-{v}" for k, v in overrides.items() if k in ("switch.buffer", "switch.pfc_classes", "nic.on_full")]
+    variant = [f"{k.split('.')[-1]}-{v}" for k, v in overrides.items() if k in ("switch.buffer", "switch.pfc_classes", "nic.on_full", "cm.cnp_mode")]
     return "--".join([sid, scheme, *variant])
 
 

@@ -248,6 +248,14 @@ impl Recorder {
         }
     }
 
+    /// A port's queue is now `q` bytes: recorded if the port has a queue recorder (`slot`).
+    #[inline(always)]
+    pub fn on_queue(&mut self, slot: Option<u32>, now: SimTime, q: u64) {
+        if let Some(r) = slot {
+            self.queues[r as usize].set(&self.bins, &self.window, now, q);
+        }
+    }
+
     /// The rate limiter of flow (src, dst) is now `gbps` (NaN: no limiter).
     pub fn on_rate(&mut self, t: SimTime, src: u32, dst: u32, gbps: f64) {
         if let Some(i) = self.flow_index.get(src, dst) {

@@ -328,7 +328,9 @@ impl Simulator {
             }
         };
         let f = pool.alloc(frame);
-        enter_ob(nic, &mut ports[nic.port as usize], nic_cfg, f, class, fs);
+        let ob = &mut ports[nic.port as usize];
+        enter_ob(nic, ob, nic_cfg, f, class, fs);
+        rec.on_queue(ob.queue_rec(), now, ob.q_bytes);
         let nic = match out {
             Some(out) => {
                 self.apply_rp_output(n, v, out);
@@ -356,14 +358,9 @@ impl Simulator {
     #[inline(always)]
     fn push_to_ob(&mut self, n: u32, f: FrameId, class: u8, size: u64) {
         let nic = &mut self.nics[n as usize];
-        enter_ob(
-            nic,
-            &mut self.ports[nic.port as usize],
-            &self.nic_cfg,
-            f,
-            class,
-            size,
-        );
+        let ob = &mut self.ports[nic.port as usize];
+        enter_ob(nic, ob, &self.nic_cfg, f, class, size);
+        self.rec.on_queue(ob.queue_rec(), self.now, ob.q_bytes);
     }
 
     /// A blocked generator's frame enters the shared ingress as soon as it fits (AD-CNSIM, D15).

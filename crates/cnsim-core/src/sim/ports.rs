@@ -88,9 +88,7 @@ impl Simulator {
         let f = port.finish(size, counted);
         if counted {
             let q = port.q_bytes;
-            if let Some(r) = port.queue_rec() {
-                self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
-            }
+            self.rec.on_queue(port.queue_rec(), now, q);
             // a port's throughput and its busy time count data only (docs/decisions.md,
             // "Metrics"): a probe, or a CM message relayed by a legacy switch, adds no bytes and
             // no busy time

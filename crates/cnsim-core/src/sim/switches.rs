@@ -74,10 +74,8 @@ impl Simulator {
         if xoff != PauseSignal::None {
             self.signal_pause(s, xoff, true);
         }
-        let port = &self.ports[out as usize];
-        if let Some(r) = port.queue_rec() {
-            self.rec.queues[r as usize].set(&self.rec.bins, &self.rec.window, now, q);
-        }
+        self.rec
+            .on_queue(self.ports[out as usize].queue_rec(), now, q);
         if Some(out) == self.rec.current_hot {
             self.rec
                 .hot_queue

@@ -135,3 +135,20 @@ fn a_lowered_rate_holds_a_voq_already_waiting_in_the_round_robin() {
         "node 1 sent {sent_bytes} B after the cut"
     );
 }
+
+/// A NIC port's queue (its output buffer) is recorded whenever it changes, as a switch's is: two
+/// greedy flows keep an OB of three frames full (it refills at each departure, XON at two
+/// frames), so its time-weighted mean is its size. (Recorded only at departures, it read one
+/// frame short: 3,000 B.)
+#[test]
+fn the_output_buffer_is_recorded_as_it_fills() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.nic.egress_buffer = 4500;
+    cfg.nic.egress_xoff = 4500;
+    cfg.nic.egress_xon = 3000;
+    cfg.traffic.sources = vec![source("1", Some("2"), 1.0), source("1", Some("3"), 1.0)];
+    cfg.metrics.queues = vec!["1/S1".into()];
+    let sm = run(&cfg).summary;
+    assert_eq!(num(&sm, "queue_bytes.1/S1.max"), 4500.0, "{sm}");
+    assert!(num(&sm, "queue_bytes.1/S1.mean") > 4490.0, "{sm}");
+}

@@ -61,3 +61,21 @@ fn a_class_pause_leaves_the_other_class_its_rate() {
     assert!(flow(&pause, "1->3") < 1.5, "{pause}");
     assert_eq!(num(&pause, "drops.frames"), 0.0);
 }
+
+/// With classes the NIC's output buffer is one FIFO of `egress_buffer` bytes per class: two
+/// greedy flows of one class (20 Gb/s offered to the 10 Gb/s link) fill their FIFO to its three
+/// frames and no further, and the other class's FIFO stays free; FECN's probes wait for room in
+/// their flow's FIFO like data, and still go out once per interval.
+#[test]
+fn each_class_has_an_output_buffer_of_its_own_size() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.switch.pfc_classes = 2;
+    cfg.nic.egress_buffer = 4500;
+    cfg.cm = fecn_line_rate();
+    cfg.traffic.sources = vec![source("1", Some("2"), 1.0), source("1", Some("3"), 1.0)];
+    cfg.metrics.queues = vec!["1/S1".into()];
+    let sm = run(&cfg).summary;
+    assert_eq!(num(&sm, "queue_bytes.1/S1.max"), 4500.0, "{sm}");
+    // 10 ms, a probe every 100 us per flow (the first at its first frame)
+    assert_eq!(num(&sm, "cm.by_kind.probe.frames"), 200.0, "{sm}");
+}
