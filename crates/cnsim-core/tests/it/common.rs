@@ -99,6 +99,15 @@ pub fn source(node: &str, dst: Option<&str>, load: f64) -> SourceConfig {
     }
 }
 
+/// A named window `windows.<name>` over [t0, t1) ps.
+pub fn named_window(name: &str, t0: u64, t1: u64) -> NamedWindowConfig {
+    NamedWindowConfig {
+        name: name.into(),
+        start_ps: t0,
+        end_ps: t1,
+    }
+}
+
 pub fn set_thresholds(
     cfg: &mut CoreConfig,
     buffer: BufferModel,

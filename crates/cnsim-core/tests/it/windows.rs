@@ -2,18 +2,10 @@
 //! throughput per source, drops by place, CM frames by kind and origin.
 
 use cnsim_core::cm::CmConfig;
-use cnsim_core::scenario::{BufferModel, HotspotConfig, NamedWindowConfig};
+use cnsim_core::scenario::{BufferModel, HotspotConfig};
 use cnsim_core::CoreConfig;
 
 use crate::common::*;
-
-fn named(name: &str, t0: u64, t1: u64) -> NamedWindowConfig {
-    NamedWindowConfig {
-        name: name.into(),
-        start_ps: t0,
-        end_ps: t1,
-    }
-}
 
 /// Two sources at 8 Gb/s each into node 3, whose port serves 2 Gb/s from 10 to 40 ms.
 fn hotspot_run(buffer: BufferModel, pause: bool) -> CoreConfig {
@@ -21,9 +13,9 @@ fn hotspot_run(buffer: BufferModel, pause: bool) -> CoreConfig {
     cfg.duration_ps = 60 * MS;
     cfg.metrics.window_ps = [10 * MS, 40 * MS];
     cfg.metrics.windows = vec![
-        named("same", 10 * MS, 40 * MS),
-        named("after", 40 * MS, 60 * MS),
-        named("odd", 10 * MS + 400_000_000, 20 * MS + 600_000_000),
+        named_window("same", 10 * MS, 40 * MS),
+        named_window("after", 40 * MS, 60 * MS),
+        named_window("odd", 10 * MS + 400_000_000, 20 * MS + 600_000_000),
     ];
     set_thresholds(&mut cfg, buffer, 300_000, 150_000, 100_000, pause);
     cfg.traffic.sources = vec![source("1", Some("3"), 0.8), source("2", Some("3"), 0.8)];
@@ -342,4 +334,23 @@ fn out_of_band_feedback_arrives_after_its_delay() {
     }
     let now = with(Some(0));
     assert!(num(&now, "queue_bytes.hot.max") < num(&none, "queue_bytes.hot.max") / 2.0);
+}
+
+/// A hot port stopped (served at 0 Gb/s) through the whole window has no capacity to use: its
+/// utilisation is 0, not 0/0.
+#[test]
+fn a_hot_port_stopped_all_window_has_no_utilisation() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.metrics.window_ps = [2 * MS, 8 * MS];
+    cfg.metrics.hot_port = "S1/2".into();
+    cfg.traffic.sources = vec![source("1", Some("2"), 0.5)];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "2".into(),
+        rate: 0.0,
+        start_ps: MS,
+        end_ps: 9 * MS,
+    }];
+    let sm = run(&cfg).summary;
+    assert_eq!(num(&sm, "throughput_gbps.hot_port"), 0.0, "{sm}");
+    assert_eq!(num(&sm, "bottleneck_utilisation"), 0.0, "{sm}");
 }

@@ -135,6 +135,11 @@ fn the_moving_hot_port_follows_the_hotspot() {
     cfg.duration_ps = 40 * MS;
     cfg.metrics.window_ps = [10 * MS, 30 * MS];
     cfg.metrics.hot_port = "hotspot".into();
+    cfg.metrics.queues = vec!["S1/1".into(), "S1/2".into()];
+    cfg.metrics.windows = vec![
+        named_window("first", 10 * MS, 20 * MS),
+        named_window("second", 20 * MS, 30 * MS),
+    ];
     cfg.traffic.sources = (1..=4).map(|i| source(&i.to_string(), None, 0.9)).collect();
     set_thresholds(
         &mut cfg,
@@ -167,6 +172,26 @@ fn the_moving_hot_port_follows_the_hotspot() {
     );
     assert!((num(sm, "bottleneck_utilisation") - 1.0).abs() < 0.01);
     assert!(num(sm, "queue_bytes.hot.mean") > 100_000.0);
+    // the hot queue is port 1's in the first half and port 2's in the second, figure for figure
+    let w = &sm["windows"];
+    assert_eq!(
+        w["first"]["queue_bytes"]["hot"],
+        w["first"]["queue_bytes"]["S1/1"]
+    );
+    assert_eq!(
+        w["second"]["queue_bytes"]["hot"],
+        w["second"]["queue_bytes"]["S1/2"]
+    );
+    let halves =
+        (num(w, "first.queue_bytes.S1/1.mean") + num(w, "second.queue_bytes.S1/2.mean")) / 2.0;
+    assert!(
+        (num(sm, "queue_bytes.hot.mean") - halves).abs() < 1e-6 * halves,
+        "{sm}"
+    );
+    assert_eq!(
+        num(sm, "queue_bytes.hot.max"),
+        num(w, "second.queue_bytes.S1/2.max")
+    );
     let q = &out
         .result
         .series
