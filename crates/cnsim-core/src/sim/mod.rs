@@ -315,6 +315,10 @@ impl Simulator {
 
     /// Every source has stopped and no data frame is left anywhere (run to completion).
     fn all_done(&self) -> bool {
+        debug_assert!(
+            self.gens_done <= self.gens.len(),
+            "a generator is counted done once"
+        );
         let s = &self.stats;
         s.generated == s.delivered + s.dropped + s.source_dropped
             && self.gens_done == self.gens.len()

@@ -383,10 +383,16 @@ impl Simulator {
         }
         let gen = &mut self.gens[b.gen as usize];
         let origin = gen.origin;
+        // Generation resumes on the slot grid after now, from a fresh gap: a generator whose
+        // next arrival fell past its stop before it was held back may have arrivals again
+        // (it is counted done again when the last of them is popped), and one held back past
+        // its stop is done now.
         let was_done = gen.next == SimTime::NEVER;
         gen.resume_after(now, origin);
-        if gen.next == SimTime::NEVER && !was_done {
-            self.gens_done += 1;
+        match (was_done, gen.next == SimTime::NEVER) {
+            (false, true) => self.gens_done += 1,
+            (true, false) => self.gens_done -= 1,
+            _ => {}
         }
     }
 

@@ -84,6 +84,35 @@ fn a_run_to_completion_ends_when_everything_is_delivered() {
     );
 }
 
+/// A run to completion with a blocking adapter (AD-SHARED): generators held back past their
+/// stop time finish when they are let go, and the run ends when the last frame is delivered.
+#[test]
+fn a_run_to_completion_with_blocked_generators_ends() {
+    let mut cfg = star(4, G10, 1_000_000);
+    cfg.duration_ps = 1_000 * MS; // the cap
+    cfg.run_to_completion = true;
+    cfg.metrics.window_ps = [0, 1_000 * MS];
+    cfg.nic.ingress = cnsim_core::scenario::Ingress::Shared;
+    cfg.nic.ingress_size = 15_000;
+    cfg.nic.on_full = cnsim_core::scenario::OnFull::Block;
+    cfg.traffic.sources = (2..=4)
+        .map(|i| {
+            let mut s = source(&i.to_string(), Some("1"), 0.6);
+            s.sizes = Sizes::Geometric;
+            s.mean_frames = 40.0;
+            s.stop_ps = Some(20 * MS);
+            s
+        })
+        .collect();
+    let out = run(&cfg);
+    let sm = &out.summary;
+    assert!(num(sm, "source_blocked_fraction") > 0.0, "{sm}");
+    assert_eq!(out.in_flight_counted, 0);
+    assert_eq!(num(sm, "fct_ms.incomplete"), 0.0);
+    let end = num(sm, "duration_s");
+    assert!(end > 0.02 && end < 0.1, "ended at {end} s");
+}
+
 #[test]
 fn lost_frames_leave_their_flows_incomplete() {
     let mut cfg = star(3, G10, 1_000_000);
