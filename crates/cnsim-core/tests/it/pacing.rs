@@ -151,3 +151,27 @@ fn the_output_buffer_is_recorded_as_it_fills() {
     assert_eq!(num(&sm, "queue_bytes.1/S1.max"), 4500.0, "{sm}");
     assert!(num(&sm, "queue_bytes.1/S1.mean") > 4490.0, "{sm}");
 }
+
+/// The rate series follows a limiter as it climbs back: QCN throttles two flows into one port,
+/// the second stops at 5 ms, and the first recovers by its byte counter's cycles (fast recovery,
+/// then active increase), with no CNM once the queue has drained.
+#[test]
+fn the_rate_series_follows_a_recovering_limiter() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.cm = qcn_eval();
+    cfg.duration_ps = 12 * MS;
+    cfg.metrics.window_ps = [0, 12 * MS];
+    let mut second = source("2", Some("3"), 0.8);
+    second.stop_ps = Some(5 * MS);
+    cfg.traffic.sources = vec![source("1", Some("3"), 0.8), second];
+    cfg.metrics.per_flow = vec![["1".into(), "3".into()]];
+    cfg.metrics.hot_port = "S1/3".into();
+    let r = run(&cfg).result;
+    let rates = &r.series.iter().find(|(k, _)| k == "rates").unwrap().1;
+    let gbps = &rates.columns[0].1;
+    assert_eq!(rates.entities, ["1->3"]);
+    // rising bin by bin once the second flow has gone (its queue drained by 8 ms)
+    for b in 9..12 {
+        assert!(gbps[b] > gbps[b - 1] + 0.1, "bin {b}: {gbps:?}");
+    }
+}
