@@ -99,6 +99,24 @@ pub fn source(node: &str, dst: Option<&str>, load: f64) -> SourceConfig {
     }
 }
 
+/// A source of finite flows (TG-GEO): flows of `mean_frames` frames on average, geometric.
+pub fn flows(node: &str, dst: Option<&str>, load: f64, mean_frames: f64) -> SourceConfig {
+    SourceConfig {
+        sizes: Sizes::Geometric,
+        mean_frames,
+        ..source(node, dst, load)
+    }
+}
+
+/// The series of `kind` ("throughput", "queue", "rates", …) of a finished run.
+pub fn series<'a>(r: &'a RunResult, kind: &str) -> &'a cnsim_core::metrics::Series {
+    &r.series
+        .iter()
+        .find(|(k, _)| k == kind)
+        .unwrap_or_else(|| panic!("no {kind} series"))
+        .1
+}
+
 /// A named window `windows.<name>` over [t0, t1) ps.
 pub fn named_window(name: &str, t0: u64, t1: u64) -> NamedWindowConfig {
     NamedWindowConfig {

@@ -1,10 +1,18 @@
 //! The engine refuses a config it cannot run, naming the key (the front end checks first; these
 //! are the engine's own checks, for configs built by hand).
 
-use cnsim_core::scenario::{LinkConfig, NamedWindowConfig};
-use cnsim_core::{Error, Simulator};
+use cnsim_core::scenario::LinkConfig;
+use cnsim_core::{CoreConfig, Error, Simulator};
 
 use crate::common::*;
+
+/// The key the engine names when it refuses `cfg`.
+fn refused_key(cfg: &CoreConfig) -> String {
+    match Simulator::new(cfg) {
+        Err(Error::Config { key, .. }) => key,
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    }
+}
 
 #[test]
 fn a_network_that_is_not_connected_is_refused() {
@@ -21,25 +29,15 @@ fn a_network_that_is_not_connected_is_refused() {
     cfg.switch
         .thresholds
         .insert("S2".into(), cfg.switch.thresholds["S1"]);
-    match Simulator::new(&cfg) {
-        Err(Error::Config { key, .. }) => assert_eq!(key, "topology.links"),
-        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
-    }
+    assert_eq!(refused_key(&cfg), "topology.links");
 }
 
 #[test]
 fn at_most_four_named_windows() {
     let mut cfg = star(2, G10, 1_000_000);
-    let window = |i: u64| NamedWindowConfig {
-        name: format!("w{i}"),
-        start_ps: i * MS,
-        end_ps: (i + 1) * MS,
-    };
+    let window = |i: u64| named_window(&format!("w{i}"), i * MS, (i + 1) * MS);
     cfg.metrics.windows = (0..4).map(window).collect();
     assert!(Simulator::new(&cfg).is_ok());
     cfg.metrics.windows.push(window(4));
-    match Simulator::new(&cfg) {
-        Err(Error::Config { key, .. }) => assert_eq!(key, "metrics.windows"),
-        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
-    }
+    assert_eq!(refused_key(&cfg), "metrics.windows");
 }

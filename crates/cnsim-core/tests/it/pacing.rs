@@ -22,11 +22,11 @@ fn a_limiter_paces_a_greedy_flow_and_a_raised_rate_takes_effect() {
     let r = sim.finish();
     let flow = num(&r.summary.to_value(), "throughput_gbps.per_flow.1->2");
     assert!((flow - 2.5).abs() < 0.01, "paced flow {flow}");
-    let rates = &r.series.iter().find(|(k, _)| k == "rates").unwrap().1;
+    let rates = series(&r, "rates");
     let gbps = &rates.columns[0].1;
     assert_eq!(gbps[5], 2.5);
     assert_eq!(gbps[30], 7.5);
-    let tput = &r.series.iter().find(|(k, _)| k == "throughput").unwrap().1;
+    let tput = series(&r, "throughput");
     let agg = &tput.columns[0].1;
     assert!((agg[35] - 7.5).abs() < 0.05, "raised rate {}", agg[35]);
 }
@@ -167,7 +167,7 @@ fn the_rate_series_follows_a_recovering_limiter() {
     cfg.metrics.per_flow = vec![["1".into(), "3".into()]];
     cfg.metrics.hot_port = "S1/3".into();
     let r = run(&cfg).result;
-    let rates = &r.series.iter().find(|(k, _)| k == "rates").unwrap().1;
+    let rates = series(&r, "rates");
     let gbps = &rates.columns[0].1;
     assert_eq!(rates.entities, ["1->3"]);
     // rising bin by bin once the second flow has gone (its queue drained by 8 ms)

@@ -218,13 +218,7 @@ fn rate_series_of_two_flows_into_a_hotspot(
         end_ps: 20 * MS,
     }];
     let out = run(&cfg);
-    let rates = &out
-        .result
-        .series
-        .iter()
-        .find(|(k, _)| k == "rates")
-        .expect("a rates series")
-        .1;
+    let rates = series(&out.result, "rates");
     let col = &rates.columns[0].1;
     let bins = col.len() / rates.entities.len();
     rates

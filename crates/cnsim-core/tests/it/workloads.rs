@@ -1,7 +1,7 @@
 //! Finite flows (TG-GEO): FCT accounting, runs to completion; the moving hot port (D16); the
 //! grid on which waiting frames are stored.
 
-use cnsim_core::scenario::{HotspotConfig, Sizes};
+use cnsim_core::scenario::{HotspotConfig, SourceConfig};
 
 use crate::common::*;
 
@@ -10,9 +10,7 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
     // one flow on an idle path: its k frames leave the NIC back to back, so the last one is
     // delivered k·1.2 us + 1 us + 1.2 us + 1 us after the flow arrived
     let mut cfg = star(2, G10, 1_000_000);
-    let mut s = source("1", Some("2"), 1.0);
-    s.sizes = Sizes::Geometric;
-    s.mean_frames = 40.0;
+    let mut s = flows("1", Some("2"), 1.0, 40.0);
     s.stop_ps = Some(1); // only the flow arriving in the first slot (probability 1/40 · ...)
     cfg.traffic.sources = vec![s];
     cfg.metrics.hot_port = "S1/2".into();
@@ -54,12 +52,9 @@ fn a_run_to_completion_ends_when_everything_is_delivered() {
     cfg.run_to_completion = true;
     cfg.metrics.window_ps = [0, 1_000 * MS];
     cfg.traffic.sources = (1..=4)
-        .map(|i| {
-            let mut s = source(&i.to_string(), None, 0.6);
-            s.sizes = Sizes::Geometric;
-            s.mean_frames = 40.0;
-            s.stop_ps = Some(20 * MS);
-            s
+        .map(|i| SourceConfig {
+            stop_ps: Some(20 * MS),
+            ..flows(&i.to_string(), None, 0.6, 40.0)
         })
         .collect();
     let out = run(&cfg);
@@ -71,13 +66,7 @@ fn a_run_to_completion_ends_when_everything_is_delivered() {
     assert!(num(sm, "fct_ms.completed") > 100.0);
     assert!(num(sm, "fct_ms.p99") >= num(sm, "fct_ms.p50"));
     // the series end with the run
-    let tput = &out
-        .result
-        .series
-        .iter()
-        .find(|(k, _)| k == "throughput")
-        .unwrap()
-        .1;
+    let tput = series(&out.result, "throughput");
     assert_eq!(
         tput.columns[0].1.len() / tput.entities.len(),
         (end * 1000.0).ceil() as usize
@@ -96,12 +85,9 @@ fn a_run_to_completion_with_blocked_generators_ends() {
     cfg.nic.ingress_size = 15_000;
     cfg.nic.on_full = cnsim_core::scenario::OnFull::Block;
     cfg.traffic.sources = (2..=4)
-        .map(|i| {
-            let mut s = source(&i.to_string(), Some("1"), 0.6);
-            s.sizes = Sizes::Geometric;
-            s.mean_frames = 40.0;
-            s.stop_ps = Some(20 * MS);
-            s
+        .map(|i| SourceConfig {
+            stop_ps: Some(20 * MS),
+            ..flows(&i.to_string(), Some("1"), 0.6, 40.0)
         })
         .collect();
     let out = run(&cfg);
@@ -129,12 +115,7 @@ fn lost_frames_leave_their_flows_incomplete() {
     cfg.metrics.hot_port = "S1/3".into();
     cfg.traffic.sources = ["1", "2"]
         .iter()
-        .map(|n| {
-            let mut s = source(n, Some("3"), 0.9);
-            s.sizes = Sizes::Geometric;
-            s.mean_frames = 10.0;
-            s
-        })
+        .map(|n| flows(n, Some("3"), 0.9, 10.0))
         .collect();
     let sm = run(&cfg).summary;
     assert!(num(&sm, "drops.frames") > 0.0);
@@ -221,13 +202,7 @@ fn the_moving_hot_port_follows_the_hotspot() {
         num(sm, "queue_bytes.hot.max"),
         num(w, "second.queue_bytes.S1/2.max")
     );
-    let q = &out
-        .result
-        .series
-        .iter()
-        .find(|(k, _)| k == "queue")
-        .unwrap()
-        .1;
+    let q = series(&out.result, "queue");
     assert_eq!(q.entities[0], "hotspot");
 }
 
