@@ -1145,6 +1145,18 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_timer_period_halves_in_hyper_active_increase() {
+        let (mut rp, mut rl, mut r) = new_rp(params(serde_json::json!({})));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        // both counters at F = 5 after this expiry: HAI, and the next expiry T/2 later (§7.3 step 3)
+        (rp.byte_stage, rp.time_stage) = (5, 4);
+        let t = SimTime::us(55);
+        let out = rp.on_timer(t, &mut rl, &mut r);
+        assert_eq!(rp.last_phase, Some(Phase::HyperActiveIncrease));
+        assert_eq!(out.timer, Some(t + SimTime::ns(27_500)));
+    }
+
+    #[test]
     fn the_rt_over_8_clamp_and_the_joint_phase_rule_at_their_boundaries() {
         use Phase::*;
         let p = |over: serde_json::Value| {
@@ -1285,10 +1297,17 @@ pub(crate) mod tests {
 
     /// §7.4 with HPCC's constants: α every 1 us, decrease checks every 4 us, timer 900 us, F = 1.
     fn nic() -> DcqcnParams {
-        params(
-            serde_json::json!({"rp": "nic", "alpha_timer_ps": 1000000u64, "timer_ps": 900000000u64, "f": 1,
-            "r_ai_bps": 50000000, "r_hai_bps": 100000000, "clamp_target": false, "efr": false}),
-        )
+        nic_with(serde_json::json!({}))
+    }
+
+    /// [`nic`] with the parameters of `over` changed.
+    fn nic_with(over: serde_json::Value) -> DcqcnParams {
+        let mut v = serde_json::json!({"rp": "nic", "alpha_timer_ps": 1000000u64, "timer_ps": 900000000u64, "f": 1,
+            "r_ai_bps": 50000000, "r_hai_bps": 100000000, "clamp_target": false, "efr": false});
+        for (k, x) in over.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        params(v)
     }
 
     #[test]
@@ -1356,6 +1375,41 @@ pub(crate) mod tests {
         rp.on_timer(t0 + SimTime::us(3512), &mut rl, &mut r);
         assert_eq!(rp.rt, before);
         assert_eq!(rp.time_stage, 0);
+    }
+
+    #[test]
+    fn nic_rp_steps_rt_below_the_line_and_releases_within_a_bit_of_it() {
+        // the first CNP halves RC and RT, so every AI and HAI step shows below the line
+        let (mut rp, mut rl, mut r) =
+            new_rp(nic_with(serde_json::json!({"rate_on_first_cnp": 0.5})));
+        let t0 = SimTime::us(100);
+        rp.on_message(t0, &cnp(), &mut rl, &mut r);
+        rp.on_timer(t0 + SimTime::us(4), &mut rl, &mut r);
+        let (mut rc, mut rt) = (5e9 * (1.0 - (1.0 - G).powi(4) / 2.0), 5e9);
+        assert_eq!((rl.rate_bps, rp.rt), (rc, rt));
+        // the increase timer every 900 us: FR at TimeStage 0 < F, AI at F, HAI after; released
+        // once RT is at the line and RC within 1 b/s of it (the last bit snapped, not waited for)
+        let mut t = t0 + SimTime::us(904);
+        for stage in 0.. {
+            // the NIC RP has no byte counter: bytes sent change nothing (§7.4 step 4)
+            rp.on_send(t - SimTime::us(1), 20_000_000, &mut rl, &mut r);
+            assert_eq!((rl.rate_bps, rp.byte_stage), (rc, 0));
+            rt = (rt + [0.0, 50e6, 100e6][stage.min(2)]).min(LINE);
+            rc = (rc + rt) / 2.0;
+            let out = rp.on_timer(t, &mut rl, &mut r);
+            if rt >= LINE && rc > LINE - 1.0 {
+                assert!(out.release, "released at increase {stage}");
+                assert_eq!(rl.rate_bps, LINE);
+                assert!(
+                    rc < LINE && stage > 40,
+                    "RC {rc} at increase {stage}: the snap mattered"
+                );
+                return;
+            }
+            assert!(!out.release, "not released at increase {stage}: RC {rc}");
+            assert_eq!((rl.rate_bps, rp.rt), (rc, rt), "increase {stage}");
+            t += SimTime::us(900);
+        }
     }
 
     #[test]
