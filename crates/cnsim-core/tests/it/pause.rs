@@ -143,3 +143,88 @@ fn a_pause_frame_overtakes_the_data_queued_toward_the_upstream() {
     );
     assert_eq!(num(sm, "drops.frames"), 0.0, "{sm}");
 }
+
+/// A star of `n` nodes at 10 Gb/s and 1 us with PAUSE on partitions of `m` bytes, XOFF at
+/// `m − headroom` (XON half of it), frames of `frame` bytes, `sources` at line rate (src, dst),
+/// and `hot` nodes served at 20 % for the whole 20 ms.
+fn paused_star(
+    n: usize,
+    m: u64,
+    headroom: u64,
+    frame: u32,
+    sources: &[(&str, &str)],
+    hot: &[&str],
+) -> serde_json::Value {
+    let mut cfg = star(n, G10, 1_000_000);
+    cfg.duration_ps = 20 * MS;
+    cfg.metrics.window_ps = [0, 20 * MS];
+    cfg.metrics.hot_port = "S1/3".into();
+    cfg.traffic.frame_size = frame;
+    (cfg.nic.egress_buffer, cfg.nic.egress_xoff) = (frame as u64, frame as u64);
+    let xoff = m - headroom;
+    set_thresholds(&mut cfg, BufferModel::Partitioned, m, xoff, xoff / 2, true);
+    cfg.traffic.sources = sources
+        .iter()
+        .map(|(a, b)| source(a, Some(b), 1.0))
+        .collect();
+    cfg.hotspots = hot
+        .iter()
+        .map(|n| HotspotConfig {
+            node: (*n).into(),
+            rate: 0.2,
+            start_ps: 0,
+            end_ps: 20 * MS,
+        })
+        .collect();
+    run(&cfg).summary
+}
+
+/// Drops, all at a partition, and PAUSE at work.
+fn partition_drops(sm: &serde_json::Value) -> f64 {
+    assert!(num(sm, "pause_frames") > 10.0, "{sm}");
+    let drops = num(sm, "drops.frames");
+    if drops > 0.0 {
+        assert_eq!(num(sm, "drops.by_place.partition.frames"), drops, "{sm}");
+    }
+    drops
+}
+
+/// D12 with D16: a PAUSE frame starts when the frame in progress on its egress ends, and a hot
+/// node's egress serialises that frame at f·C. Node 2 floods node 3 (served at 20 %), so input 2
+/// reaches XOFF; node 2 is itself served at 20 % (node 1 keeps its egress busy), so its PAUSE can
+/// wait 6 us, not 1.2, behind a frame. D12's rtt·bw + 2 frames (5,500 B at d = 1 us) then leaves
+/// too little headroom (27 frames dropped in 20 ms). The bound of docs/decisions.md ("PAUSE
+/// headroom"), a frame at f·C and the PAUSE frame more (7,564 B), makes the same run lossless,
+/// and so does a node 2 served at line rate.
+#[test]
+fn a_pause_behind_a_frame_at_the_hotspot_rate_needs_headroom_for_it() {
+    let flows = [("1", "2"), ("2", "3")];
+    let d12 = 5_500;
+    assert!(partition_drops(&paused_star(3, 600_000, d12, 1500, &flows, &["3", "2"])) > 0.0);
+    let bound = d12 + 1500 * 5 + 64;
+    for sm in [
+        paused_star(3, 600_000, bound, 1500, &flows, &["3", "2"]),
+        paused_star(3, 600_000, d12, 1500, &flows, &["3"]),
+    ] {
+        assert_eq!(partition_drops(&sm), 0.0);
+    }
+}
+
+/// D12's two frames cover the frame in progress upstream and one on the PAUSE's egress, not the
+/// frame that crossed XOFF: it is admitted whole and can overshoot XOFF by almost a frame. With
+/// 1500 B frames and S0's 600 KB this happens to fit (frames fill a partition in multiples of
+/// 1500 B: XOFF 594,500 is crossed at 595,500, and three more frames reach 600,000 exactly). With
+/// 9000 B frames in 60 KB it does not: XOFF 39,500 is crossed at 45,000, and two more frames
+/// overflow. A frame and the PAUSE frame more (docs/decisions.md, "PAUSE headroom") suffice.
+#[test]
+fn the_frame_that_crosses_xoff_needs_headroom_too() {
+    // nodes 1 and 2 flood node 3; node 4 keeps node 2's egress busy, so a PAUSE to node 2 waits
+    let flows = [("1", "3"), ("2", "3"), ("4", "2")];
+    let d12 = 2_500 + 2 * 9_000;
+    assert!(partition_drops(&paused_star(4, 60_000, d12, 9000, &flows, &[])) > 0.0);
+    let bound = d12 + 9_000 + 64;
+    assert_eq!(
+        partition_drops(&paused_star(4, 60_000, bound, 9000, &flows, &[])),
+        0.0
+    );
+}
