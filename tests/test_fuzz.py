@@ -1,9 +1,16 @@
 """Property-based fuzzing of scenario documents and ``--set`` values (issue 13).
 
 Every generated input must end in one of two ways: it is accepted (the scenario resolves, the
-engine builds it, and a small enough one runs to the end), or it is refused with a
-:class:`cnsim.ScenarioError` (exit 2 on the command line). Never another exception, a Rust
-panic (pyo3's ``PanicException``), an abort or a hang (Hypothesis' deadline).
+engine builds it, and a small enough one runs to the end, its frames accounted for), or it is
+refused with a :class:`cnsim.ScenarioError` (exit 2 on the command line). Never another
+exception, a Rust panic (pyo3's ``PanicException``), an abort or a hang (Hypothesis' deadline).
+
+A third test runs shipped scenarios with plausible changes (scheme, buffers, PAUSE, rates,
+delays, frame sizes, adapters, sampling), their hotspots moved into a few milliseconds, and
+checks what must hold of every run: conservation, fractions in [0, 1], ordered queue
+statistics, the same summary twice, and no switch drop with PAUSE and the headroom of
+docs/decisions.md's "PAUSE headroom" (D12's "auto" watermarks leave a frame too little for
+some phases, by the specification's formula).
 
 ``CNSIM_FUZZ_EXAMPLES`` sets the number of cases (CI: 1,000 documents and 300 ``--set``
 values; docs/robustness.md gives the nightly size).
@@ -12,6 +19,7 @@ values; docs/robustness.md gives the nightly size).
 from __future__ import annotations
 
 import copy
+import math
 import os
 import tomllib
 from importlib import resources
@@ -24,7 +32,7 @@ from cnsim.cmparams import SCHEMES
 from cnsim.errors import ScenarioError
 from cnsim.keys import all_keys
 from cnsim.scenario import Scenario, parse_set_value
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 _core = pytest.importorskip("cnsim._core")
@@ -152,7 +160,7 @@ def _exercise(scen: Scenario) -> None:
     core = scen.lower()
     est = budget.estimate(core)
     if est.events <= RUN_EVENTS and est.memory_bytes < 2**31:
-        cnsim.run(scen)
+        _check_invariants(cnsim.run(scen).summary)
     else:
         _core.Simulation(scen.core_json())
 
@@ -180,3 +188,113 @@ def test_fuzzed_set_values_are_accepted_or_refused(sid: str, key: str, text: str
         _exercise(scen)
     except ScenarioError:
         pass
+
+
+def _check_invariants(s: Any) -> None:
+    """What holds of every run's summary.json, whatever the scenario."""
+    c = s["conservation"]
+    assert c["in_flight"] == c["in_flight_counted"], c
+    assert c["generated"] == c["delivered"] + c["dropped"] + c["source_dropped"] + c["in_flight"], c
+    for k in ("paused_fraction", "paused_fraction_all", "source_blocked_fraction", "underrun"):
+        assert 0.0 <= s[k] <= 1.0, (k, s[k])
+    # bytes count when their last bit leaves, so a frame begun at line rate just before a hotspot
+    # counts inside it: over the capacity by at most a frame per hotspot start (docs/metrics.md)
+    assert 0.0 <= s["bottleneck_utilisation"] <= 1.01, s["bottleneck_utilisation"]
+    for name, q in s["queue_bytes"].items():
+        assert 0.0 <= q["mean"] <= q["max"] * (1 + 1e-12) and q["std"] >= 0.0, (name, q)
+    jain = s["fairness"]["jain"]
+    assert jain is None or 0.0 < jain <= 1.0 + 1e-12, jain
+
+
+#: Shipped scenarios a few milliseconds of which run in well under a second.
+RUN_BASES = [
+    "dcqcn-incast-2to1", "e2cm-fat-tree-16", "e2cm-mixed-speed-ig", "e2cm-mixed-speed-og", "e2cm-non-cm-domain", "eval-baseline",
+    "eval-mh-og-0.5g", "eval-mh-og-0g", "eval-sh-og-0g", "eval-sh-og-2g", "kd-symmetric-single-hs", "qcnp-20-stage", "qcnp-ig-100-sources",
+    "qcnp-ig-baseline", "qcnp-og-single-hop", "qcnp-parking-lot", "ring-6-deadlock", "zhb-dual-cp-heavy-light", "zhb-dual-cp-light-heavy",
+    "zhb-ig-single-hop", "zhb-og-multi-hop-bg", "zhb-og-multi-hop", "zhb-og-single-hop", "zhb-sweeping-hotspot",
+]
+#: Plausible values of the keys that shape a run; a case changes up to four of them. "hotspot
+#: rate" sets every hotspot's rate.
+PERTURB: dict[str, list[Any]] = {
+    "switch.memory_per_port": ["30KB", "100KB", "150KB", "1MB"],
+    "switch.buffer": ["shared", "partitioned", "egress"],
+    "switch.pause": [True, False],
+    "switch.pfc_classes": [0, 2],
+    "switch.processing_delay": ["0us", "1us"],
+    "links.delay": ["0us", "1us", "10us", "100us"],
+    "links.rate": ["1Gbps", "10Gbps", "40Gbps"],
+    "traffic.load": [0.3, 0.85, 1.0],
+    "traffic.frame_size": ["64B", "1500B", "9000B"],
+    "nic.ingress": ["per_voq", "shared", "unlimited"],
+    "nic.ingress_size": ["30KB", "150KB"],
+    "nic.on_full": ["block", "drop"],
+    "nic.egress_buffer": ["1500B", "9000B", "30KB"],
+    "cm.feedback": ["oob"],
+    "cm.sample_at": ["departure"],
+    "cm.sampling": ["random", "interval", "jitter", "table", "linear"],
+    "cm.fb_bits": [0, 6],
+    "cm.w": [0, 2, 16],
+    "cm.ps": [0.01, 0.2, 1.0],
+    "cm.qeq": ["5KB", "33KB", "300KB"],
+    "hotspot rate": [0.0, 0.2, 1.0],
+}
+
+
+@st.composite
+def perturbed_runs(draw: st.DrawFn) -> tuple[str, dict[str, Any], bool]:
+    sid = draw(st.sampled_from(RUN_BASES))
+    sets: dict[str, Any] = {"duration": "4ms", "metrics.bin": "100us", "metrics.window": "run", "cm.scheme": draw(st.sampled_from(sorted(SCHEMES)))}
+    for key in draw(st.lists(st.sampled_from(sorted(PERTURB)), max_size=4, unique=True)):
+        sets[key] = draw(st.sampled_from(PERTURB[key]))
+    return sid, sets, draw(st.booleans())
+
+
+def _lossless_xoff(scen: Scenario) -> str:
+    """An XOFF whose headroom provably suffices (docs/decisions.md, "PAUSE headroom"): D12's
+    "auto" less, per input, a frame at the slowest hotspot rate and the PAUSE frame."""
+    doc = scen.resolved.doc
+    f = min([h.rate for h in doc.hotspots if 0.0 < h.rate < 1.0] + [1.0])
+    extra = math.ceil(int(doc.traffic.frame_size) / f) + 64
+    return f"auto - {extra}B*ports" if doc.switch.buffer == "shared" else f"auto - {extra}B"
+
+
+@settings(max_examples=max(EXAMPLES // 5, 10), deadline=60_000, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+@given(perturbed_runs())
+def test_perturbed_runs_keep_the_invariants(case: tuple[str, dict[str, Any], bool]) -> None:
+    sid, sets, margin = case
+    lossless = False  # PAUSE on, and the margin applied to "auto" watermarks
+
+    def scenario() -> Scenario:
+        nonlocal lossless
+        scen = cnsim.load(sid)
+        rate = sets.get("hotspot rate")
+        for h in range(len(scen.resolved.doc.hotspots)):  # into the run, one after another
+            scen.set(f"hotspots.{h}.start", f"{0.5 + 0.3 * h}ms")
+            scen.set(f"hotspots.{h}.end", f"{0.8 + 0.3 * h}ms")
+            if rate is not None:
+                scen.set(f"hotspots.{h}.rate", rate)
+        for key, value in sets.items():
+            if key != "hotspot rate":
+                scen.set(key, value)
+        lossless = margin and scen.resolved.doc.switch.pause and scen.resolved.doc.switch.xoff == "auto"
+        if lossless:
+            scen.set("switch.xoff", _lossless_xoff(scen))
+        scen.validate()
+        return scen
+
+    try:
+        scen = scenario()
+    except ScenarioError:
+        event("refused")
+        return  # a combination the scenario refuses (a parameter of another scheme, …)
+    if budget.estimate(scen.lower()).events > 3e6:
+        event("too long")
+        return
+    s = cnsim.run(scen).summary
+    _check_invariants(s)
+    assert cnsim.run(scenario()).summary == s, "the same scenario and seed give the same summary"
+    if lossless:
+        event("run with PAUSE and enough headroom")
+        assert s["conservation"]["dropped"] == 0, (s["drops"], s["pause_frames"])
+    else:
+        event("run")
