@@ -292,6 +292,12 @@ def test_perturbed_runs_keep_the_invariants(case: tuple[str, dict[str, Any], boo
         return
     s = cnsim.run(scen).summary
     _check_invariants(s)
+    # no node receives or sends faster than its link, but for a frame that straddles the window
+    net, (t0, t1) = scen.resolved.network, s["window_s"]
+    slack = int(scen.resolved.doc.traffic.frame_size) * 8 / 1e9 / (t1 - t0)
+    for kind in ("per_node", "per_source_sent"):
+        for node, gbps in s["throughput_gbps"][kind].items():
+            assert gbps <= net.node_rate(node) / 1e9 + slack, (kind, node, gbps)
     assert cnsim.run(scenario()).summary == s, "the same scenario and seed give the same summary"
     if lossless:
         event("run with PAUSE and enough headroom")
