@@ -435,6 +435,13 @@ mod tests {
     fn parameters_are_checked_by_name() {
         let p = params(serde_json::json!({}));
         assert_eq!(p.cp_period(), Some(SimTime::ms(1)));
+        // feedback out of band after its delay, through the registry's trait
+        assert_eq!(<FecnParams as SchemeSpec>::oob_delay(&p), None);
+        let oob = params(serde_json::json!({"feedback": "oob", "feedback_delay_ps": 7_000_000u64}));
+        assert_eq!(
+            <FecnParams as SchemeSpec>::oob_delay(&oob),
+            Some(SimTime::us(7))
+        );
         for (k, v, want) in [
             ("a", 1.0, "a = 1"),
             ("ewma", 0.0, "ewma = 0"),
@@ -532,6 +539,9 @@ mod tests {
         probe.cm.fb = 1e7; // a smaller rate from an earlier hop stays
         cp.on_dequeue(SimTime::ZERO, 0, &mut probe, &mut r);
         assert_eq!(probe.cm.fb, 1e7);
+        probe.cm.fb = 4e9; // a larger one gives way to this hop's
+        cp.on_dequeue(SimTime::ZERO, 0, &mut probe, &mut r);
+        assert_eq!(probe.cm.fb, LINE / 200.0);
         let mut data = Frame::data(1, 2, 1500, SimTime::ZERO);
         data.cm.fb = NO_RATE;
         cp.on_dequeue(SimTime::ZERO, 0, &mut data, &mut r);
