@@ -168,6 +168,8 @@ mod tests {
         t.frame_done(b, SimTime::ms(3), true); // 1 ms
         t.frame_done(a, SimTime::ms(5), true); // 4 ms
         t.frame_done(c, SimTime::ms(6), false);
+        t.frame_done(c, SimTime::ms(7), true); // its last frame arrives, but one was lost
+        assert_eq!(t.lost, 1);
         let _d = t.start(SimTime::ms(7), 3, false); // reuses a slot, never finishes
         let s = t.summary().all;
         assert_eq!(s.completed, 2);

@@ -184,11 +184,6 @@ impl LevelTracker {
         }
     }
 
-    #[inline]
-    pub fn value(&self) -> u64 {
-        self.value
-    }
-
     /// The level changes to `new` at `now` (non-decreasing `now`).
     #[inline]
     pub fn set(&mut self, bins: &Bins, window: &Window, now: SimTime, new: u64) {
@@ -207,7 +202,8 @@ impl LevelTracker {
             let bin_end = (self.cur_bin as u64 + 1) * bins.width;
             let dt = (bin_end - from) as u128;
             self.end_values.push(self.value as f64);
-            self.max_values.push(self.bin_max as f64);
+            // the level held until the bin's end (from `last` < bin_end, or the whole bin)
+            self.max_values.push(self.bin_max.max(self.value) as f64);
             self.bin_integrals.push(self.bin_integral + v * dt);
             self.bin_integrals_sq
                 .push(self.bin_integral_sq + v * v * dt);
@@ -215,9 +211,15 @@ impl LevelTracker {
             self.bin_integral_sq = 0;
             from = bin_end;
             self.cur_bin += 1;
-            self.bin_max = self.value;
+            self.bin_max = 0;
         }
         let dt = (now.0 - from) as u128;
+        if dt > 0 {
+            // the level carried into this bin held for a while in it (not if it changes at the
+            // bin's first instant: like the window's maximum, a level counts where it holds
+            // for some time or is set)
+            self.bin_max = self.bin_max.max(self.value);
+        }
         self.bin_integral += v * dt;
         self.bin_integral_sq += v * v * dt;
         self.value = new;

@@ -425,4 +425,29 @@ mod tests {
         );
         assert_eq!(rec.hot_queue.max_values.len(), 8);
     }
+
+    /// `paused_fraction` averages over the transmitters paused in the window: a pause that
+    /// reaches into it from before counts, one over before it does not, nor does one that
+    /// starts at its end; a pause of no length at an instant inside it counts. Drops are
+    /// counted by place in frames and bytes.
+    #[test]
+    fn a_transmitter_counts_as_paused_in_the_window_only_if_it_was() {
+        let bins = Bins::new(10, 40);
+        let mut rec = Recorder::new(bins, Window { t0: 10, t1: 20 }, 2, &[]);
+        let paused = |rec: &mut Recorder, from: u64, to: u64| {
+            let mut p = PauseRecord::default();
+            rec.add_paused(&mut p, SimTime(from), SimTime(to));
+            (p.paused_in_window, p.window_ps)
+        };
+        assert_eq!(paused(&mut rec, 5, 15), (true, 5));
+        assert_eq!(paused(&mut rec, 0, 5), (false, 0));
+        assert_eq!(paused(&mut rec, 0, 10), (false, 0));
+        assert_eq!(paused(&mut rec, 20, 30), (false, 0));
+        assert_eq!(paused(&mut rec, 15, 15), (true, 0));
+        rec.on_drop(SimTime(12), 1500, false, DropPlace::Partition);
+        rec.on_drop(SimTime(13), 64, false, DropPlace::Partition);
+        rec.on_drop(SimTime(14), 64, true, DropPlace::Partition);
+        assert_eq!(rec.drops_by_place[DropPlace::Partition as usize], (2, 1564));
+        assert_eq!(rec.control_drops, 1);
+    }
 }

@@ -149,6 +149,7 @@ fn the_moving_hot_port_follows_the_hotspot() {
     cfg.metrics.windows = vec![
         named_window("first", 10 * MS, 20 * MS),
         named_window("second", 20 * MS, 30 * MS),
+        named_window("after", 30 * MS, 40 * MS),
     ];
     cfg.traffic.sources = (1..=4).map(|i| source(&i.to_string(), None, 0.9)).collect();
     set_thresholds(
@@ -181,6 +182,7 @@ fn the_moving_hot_port_follows_the_hotspot() {
         "{sm}"
     );
     assert!((num(sm, "bottleneck_utilisation") - 1.0).abs() < 0.01);
+    assert!(num(sm, "underrun") < 1e-3, "saturated throughout: {sm}");
     assert!(num(sm, "queue_bytes.hot.mean") > 100_000.0);
     // the hot queue is port 1's in the first half and port 2's in the second, figure for figure
     let w = &sm["windows"];
@@ -202,6 +204,10 @@ fn the_moving_hot_port_follows_the_hotspot() {
         num(sm, "queue_bytes.hot.max"),
         num(w, "second.queue_bytes.S1/2.max")
     );
+    // after the last hotspot no port is hot, while port 2 still drains its backlog
+    assert!(num(w, "after.queue_bytes.S1/2.max") > 100_000.0);
+    assert_eq!(num(w, "after.queue_bytes.hot.max"), 0.0);
+    assert_eq!(num(w, "after.throughput_gbps.hot_port"), 0.0);
     let q = series(&out.result, "queue");
     assert_eq!(q.entities[0], "hotspot");
 }
