@@ -327,6 +327,46 @@ mod tests {
     }
 
     #[test]
+    fn low_loads_draw_long_gaps_at_the_offered_load() {
+        // gaps beyond the table (k > 8) come from the logarithm: two thirds of them at 5 %
+        for load in [0.05, 0.3] {
+            let mut g = gen(load, Some(3), 2);
+            let n = 100_000;
+            let mut last = SimTime::ZERO;
+            for _ in 0..n {
+                last = g.pop_arrival().0;
+            }
+            let measured = n as f64 / (last.0 / 1_200_000 + 1) as f64;
+            assert!(
+                (measured / load - 1.0).abs() < 0.01,
+                "load {load}: {measured}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_uniform_source_with_one_other_node_sends_to_it_and_alone_sends_nothing() {
+        let with = |n_nodes| {
+            let (slot, rng) = (SimTime::ns(1200), stream(1, StreamKind::Traffic, 0));
+            Generator::new(
+                0,
+                None,
+                0.5,
+                slot,
+                SimTime::ZERO,
+                SimTime::NEVER,
+                n_nodes,
+                rng,
+            )
+        };
+        let mut g = with(2);
+        for _ in 0..100 {
+            assert_eq!(g.pop_arrival().1, 1);
+        }
+        assert_eq!(with(1).next, SimTime::NEVER);
+    }
+
+    #[test]
     fn full_load_fills_every_slot_and_stop_is_honoured() {
         let mut g = Generator::new(
             3,
