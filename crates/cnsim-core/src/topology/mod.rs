@@ -314,7 +314,6 @@ impl Topology {
         self.routes.get(switch, node)
     }
 
-    /// The switch egress port feeding `node` (where an output-generated hotspot acts, D11).
     /// The name of a device.
     pub fn device_name(&self, d: Device) -> &str {
         match d {
@@ -323,6 +322,7 @@ impl Topology {
         }
     }
 
+    /// The switch egress port feeding `node` (where an output-generated hotspot acts, D11).
     pub fn port_toward_node(&self, node: u32) -> u32 {
         self.ports[self.node_port[node as usize] as usize].reverse
     }
@@ -534,6 +534,8 @@ mod tests {
         assert_eq!(names(t.path(n("5"), n("3")).unwrap()), ["S4", "S3", "S2"]);
         assert_eq!(t.ports[t.port_toward_node(n("7")) as usize].name, "S3/7");
         assert!(t.port_by_name("S2/S3").is_some());
+        assert_eq!(t.device_name(Device::Nic(n("7"))), "7");
+        assert_eq!(t.device_name(Device::Switch(2)), "S3");
     }
 
     #[test]
