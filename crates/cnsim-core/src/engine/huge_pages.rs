@@ -100,18 +100,91 @@ mod tests {
 
     #[test]
     fn a_table_keeps_its_elements_through_every_kind_of_growth() {
-        // doubling up to one huge page (512 elements), the move into the large room (1,024),
-        // then doubling in place
-        let rooms = fill(3000, 1024);
-        assert!(rooms.windows(2).all(|w| w[0] < w[1]), "{rooms:?}");
-        let moved = rooms.iter().position(|&r| r >= 1024).unwrap();
+        // doubling from 64 elements up to one huge page (512 elements of 4 KiB), the move into
+        // the large room (1,500: not a doubling), then doubling in place
+        assert_eq!(fill(3001, 1500), [64, 128, 256, 512, 1500, 3000, 6000]);
+    }
+
+    /// A page-aligned element, so that a table's buffer starts on a page and its length in
+    /// whole pages is known.
+    #[derive(Clone, Copy)]
+    #[repr(C, align(4096))]
+    struct Page([u8; 4096]);
+
+    /// Whether the page at `addr` is advised huge: the `hg` flag of the mapping that holds it
+    /// in /proc/self/smaps. `None` where the kernel has no transparent huge pages.
+    fn advised_huge(addr: usize) -> Option<bool> {
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            return None;
+        }
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some(flags) = line.strip_prefix("VmFlags:") {
+                if inside {
+                    return Some(flags.split_whitespace().any(|f| f == "hg"));
+                }
+            } else if let Some((a, b)) = line.split(' ').next().and_then(|r| r.split_once('-')) {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                {
+                    inside = (a..b).contains(&addr);
+                }
+            }
+        }
+        Some(false)
+    }
+
+    /// Tables of `pages` pages whose first page is not advised yet (memory a freed, advised
+    /// table left is skipped by keeping it): the table, and the address of its first page.
+    fn fresh_pages(pages: usize, kept: &mut Vec<Vec<Page>>) -> Option<(Vec<Page>, usize)> {
+        for _ in 0..16 {
+            let v: Vec<Page> = Vec::with_capacity(pages);
+            let at = v.as_ptr() as usize;
+            if !advised_huge(at)? {
+                return Some((v, at));
+            }
+            kept.push(v);
+        }
+        panic!("no fresh memory in 16 tries");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_buffer_of_one_huge_page_or_more_is_advised_and_a_shorter_one_is_not() {
+        let mut kept = Vec::new();
+        let Some((long, at)) = fresh_pages(HUGE_PAGE / 4096, &mut kept) else {
+            return; // no transparent huge pages: the advice is refused, nothing to see
+        };
+        advise_huge_pages(&long);
+        assert_eq!(advised_huge(at), Some(true), "exactly one huge page");
         assert_eq!(
-            rooms[moved - 1] * 4096,
-            HUGE_PAGE,
-            "doubled up to one huge page: {rooms:?}"
+            advised_huge(at + HUGE_PAGE - 4096),
+            Some(true),
+            "to its last page"
         );
-        assert!(rooms[moved] >= 1024 && rooms[moved] < 2 * 1024, "{rooms:?}");
-        assert!(rooms[moved + 1] >= 2 * rooms[moved], "{rooms:?}");
+        let (short, at) = fresh_pages(HUGE_PAGE / 4096 - 1, &mut kept).unwrap();
+        advise_huge_pages(&short);
+        assert_eq!(advised_huge(at), Some(false), "a page short of a huge page");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_table_past_one_huge_page_grows_into_advised_pages() {
+        let mut v: Vec<[u64; 512]> = Vec::new();
+        let large = 3 * HUGE_PAGE / 4096;
+        for i in 0..=large as u64 {
+            push_in_huge_pages(&mut v, [i; 512], large);
+            if v.len() == large {
+                // the large room, from its first page
+                let Some(advised) = advised_huge(v.as_ptr() as usize + 4096) else {
+                    return;
+                };
+                assert!(advised, "the large room is advised");
+            }
+        }
+        // doubled in place: the new half is advised too
+        let new_half = v.as_ptr() as usize + (large + 1) * 4096;
+        assert_eq!(advised_huge(new_half), Some(true), "the doubled room");
     }
 
     #[test]

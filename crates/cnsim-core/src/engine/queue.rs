@@ -371,6 +371,7 @@ mod tests {
         q.push(SimTime(20), ev(2));
         q.push(SimTime(10), ev(3));
         q.push(SimTime(10), ev(4));
+        assert!(!q.is_empty() && q.len() == 5);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
@@ -481,6 +482,22 @@ mod tests {
         }
         // 10 Gb/s and 1 us links: a 1500 B frame's transmission and propagation within reach
         assert_eq!(EventQueue::with_reach(SimTime(2_200_000)).slot_bits, 15);
+    }
+
+    /// The ring is searched from the slot after the current one: a slot that wrapped round the
+    /// ring's end (index below the start, in the start's own word) lies further ahead than one
+    /// at or after the start, and waits for it.
+    #[test]
+    fn a_slot_wrapped_round_the_ring_waits_for_the_nearer_ones_in_its_word() {
+        let mut q = EventQueue::with_slot_bits(0);
+        q.push(SimTime(10), ev(0));
+        assert_eq!(q.pop(), Some((SimTime(10), ev(0))));
+        // the ring starts at index 11; slot 130 is index 2, 120 slots ahead; slot 12 is index 12
+        q.push(SimTime(130), ev(1));
+        q.push(SimTime(12), ev(2));
+        assert_eq!(q.pop(), Some((SimTime(12), ev(2))));
+        assert_eq!(q.pop(), Some((SimTime(130), ev(1))));
+        assert!(q.is_empty());
     }
 
     #[test]
