@@ -17,30 +17,24 @@ fn refused_key(cfg: &CoreConfig) -> String {
 #[test]
 fn a_network_that_is_not_connected_is_refused() {
     let mut cfg = star(3, G10, 1_000_000);
+    // a switch `s` linked to `peer`, with the first switch's thresholds
+    let add_switch = |cfg: &mut CoreConfig, s: &str, peer: &str| {
+        cfg.topology.switches.push(s.into());
+        cfg.topology.links.push(LinkConfig {
+            a: s.into(),
+            b: peer.into(),
+            rate_bps: G10,
+            delay_ps: 1_000_000,
+        });
+        let first = cfg.switch.thresholds["S1"];
+        cfg.switch.thresholds.insert(s.into(), first);
+    };
     // a second switch with a node of its own and no link to the first
-    cfg.topology.switches.push("S2".into());
     cfg.topology.nodes.push("4".into());
-    cfg.topology.links.push(LinkConfig {
-        a: "S2".into(),
-        b: "4".into(),
-        rate_bps: G10,
-        delay_ps: 1_000_000,
-    });
-    cfg.switch
-        .thresholds
-        .insert("S2".into(), cfg.switch.thresholds["S1"]);
+    add_switch(&mut cfg, "S2", "4");
     assert_eq!(refused_key(&cfg), "topology.links");
     // the far part grows a second switch: routing searches it and finds no way out either
-    cfg.topology.switches.push("S3".into());
-    cfg.topology.links.push(LinkConfig {
-        a: "S2".into(),
-        b: "S3".into(),
-        rate_bps: G10,
-        delay_ps: 1_000_000,
-    });
-    cfg.switch
-        .thresholds
-        .insert("S3".into(), cfg.switch.thresholds["S1"]);
+    add_switch(&mut cfg, "S3", "S2");
     assert_eq!(refused_key(&cfg), "topology.links");
 }
 
