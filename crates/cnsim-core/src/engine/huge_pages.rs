@@ -107,12 +107,14 @@ mod tests {
 
     /// A page-aligned element, so that a table's buffer starts on a page and its length in
     /// whole pages is known.
+    #[cfg(target_os = "linux")]
     #[derive(Clone, Copy)]
     #[repr(C, align(4096))]
     struct Page([u8; 4096]);
 
     /// Whether the page at `addr` is advised huge: the `hg` flag of the mapping that holds it
     /// in /proc/self/smaps. `None` where the kernel has no transparent huge pages.
+    #[cfg(target_os = "linux")]
     fn advised_huge(addr: usize) -> Option<bool> {
         if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
             return None;
@@ -136,6 +138,7 @@ mod tests {
 
     /// Tables of `pages` pages whose first page is not advised yet (memory a freed, advised
     /// table left is skipped by keeping it): the table, and the address of its first page.
+    #[cfg(target_os = "linux")]
     fn fresh_pages(pages: usize, kept: &mut Vec<Vec<Page>>) -> Option<(Vec<Page>, usize)> {
         for _ in 0..16 {
             let v: Vec<Page> = Vec::with_capacity(pages);
