@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cnsim import load
-from cnsim.fairness import fair_shares, fairness_metrics, water_fill
+from cnsim.fairness import _overlap, fair_shares, fairness_metrics, proportional_shares, reference_problem, water_fill
 
 G = 1e9
 
@@ -68,3 +68,42 @@ def test_fairness_metrics() -> None:
     assert skewed["maxmin_rel_error"] == pytest.approx(0.5)
     assert fairness_metrics({}, fair) == {"jain": None, "maxmin_rel_error": None}
     assert fairness_metrics({"a->b": 1.0}, None) == {"jain": None, "maxmin_rel_error": None}
+
+
+def test_only_a_uniform_pattern_adds_uniform_flows() -> None:
+    # a load with pattern "none" offers nothing: the reference holds the named flows alone
+    scen = load("kd-symmetric-single-hs").set("traffic.load", 0.5)
+    assert scen.resolved.doc.traffic.pattern == "none"
+    shares = fair_shares(scen.resolved)
+    assert shares is not None
+    assert sorted(shares) == [(f"EP{i}", "EP4") for i in range(4)]
+
+
+def test_proportional_reference_is_for_small_wirings_only() -> None:
+    # 128 × 127 uniform flows: max-min still computed, proportional fairness not (over 5,000)
+    n128 = load("zhb-og-n128").resolved
+    assert fair_shares(n128) is not None
+    assert proportional_shares(n128) is None
+    # 2,048 × 2,047 flows: over MAX_FLOWS, neither
+    ft = load("scale-ft-2048").resolved
+    assert fair_shares(ft) is None
+    assert proportional_shares(ft) is None
+    # the parking lot: both
+    lot = proportional_shares(load("qcnp-parking-lot").resolved)
+    assert lot is not None and len(lot) > 0
+
+
+def test_window_overlap_fractions() -> None:
+    assert _overlap(0, None, 10, 20) == 1.0
+    assert _overlap(15, 25, 10, 20) == 0.5
+    assert _overlap(30, None, 10, 20) == 0.0
+    # an empty window is covered by nothing (no division by its zero length)
+    assert _overlap(0, None, 10, 10) == 0.0
+
+
+def test_uniform_demands_are_averaged_over_the_window() -> None:
+    # window [0.2, 0.5] s; the sources stop at 0.35 s, half way: each offers half its rate
+    scen = load("zhb-og-single-hop").set("traffic.stop", "0.35s")
+    problem = reference_problem(scen.resolved)
+    assert problem is not None
+    assert problem[0][("1", "2")] == pytest.approx(0.5 * 8.5 * G / 15)
