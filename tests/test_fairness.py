@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cnsim import load
 from cnsim.fairness import _overlap, fair_shares, fairness_metrics, proportional_shares, reference_problem, water_fill
@@ -107,3 +109,31 @@ def test_uniform_demands_are_averaged_over_the_window() -> None:
     problem = reference_problem(scen.resolved)
     assert problem is not None
     assert problem[0][("1", "2")] == pytest.approx(0.5 * 8.5 * G / 15)
+
+
+def test_fairness_metrics_divide_by_each_flows_own_share() -> None:
+    # each flow at its own fair share: perfectly fair whatever the shares
+    fair = {("a", "b"): 1 * G, ("c", "b"): 2 * G, ("d", "b"): 4 * G}
+    exact = fairness_metrics({"a->b": 1.0, "c->b": 2.0, "d->b": 4.0}, fair)
+    assert exact == {"jain": pytest.approx(1.0), "maxmin_rel_error": pytest.approx(0.0)}
+    # ratios (1, 1, 0.5): Jain 2.5² / (3 · 2.25)
+    assert fairness_metrics({"a->b": 1.0, "c->b": 2.0, "d->b": 2.0}, fair)["jain"] == pytest.approx(6.25 / 6.75)
+    # flows without a share, or with a share of 0, or unmeasured, are left out
+    left_out = fairness_metrics({"a->b": 1.0, "x->y": 5.0, "z->b": 3.0, "d->b": None}, {**fair, ("z", "b"): 0.0})
+    assert left_out == {"jain": pytest.approx(1.0), "maxmin_rel_error": pytest.approx(0.0)}
+    # nothing delivered: Jain is undefined, every flow is 100 % off
+    assert fairness_metrics({"a->b": 0.0, "c->b": 0.0}, fair) == {"jain": None, "maxmin_rel_error": pytest.approx(1.0)}
+
+
+def test_a_named_flow_offers_its_rate_over_its_own_active_time() -> None:
+    # window [0.02, 0.2] s; EP0 starts half way through it (its own start, not the traffic's)
+    problem = reference_problem(load("kd-symmetric-single-hs").set("traffic.flows.0.start", "0.11s").resolved)
+    assert problem is not None
+    assert problem[0][("EP0", "EP4")] == pytest.approx(0.5 * problem[0][("EP1", "EP4")])
+
+
+def test_two_nodes_send_to_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "pair.toml"
+    path.write_text('duration = "10ms"\n[topology]\nnodes = 2\n[traffic]\npattern = "uniform"\nload = 0.5\n')
+    shares = fair_shares(load(path).resolved)
+    assert shares is not None and sorted(shares) == [("1", "2"), ("2", "1")]

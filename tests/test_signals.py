@@ -29,10 +29,17 @@ def test_bin_width_of_empty_single_and_late_series() -> None:
     assert m.bin_width([0.003, 0.004, 0.005]) == pytest.approx(0.001)  # a series cut to a window
 
 
-def test_rebin_drops_the_incomplete_last_group() -> None:
+def test_rebin_drops_the_incomplete_last_group_and_never_narrows() -> None:
     t, v = m.rebin(T[:10], np.arange(10.0), 3 * MS)
     assert list(t) == pytest.approx([3 * MS, 6 * MS, 9 * MS])
     assert list(v) == [1.0, 4.0, 7.0]
+    t, v = m.rebin(T[:10], np.arange(10.0), 0.3 * MS)
+    assert list(t) == list(T[:10]) and list(v) == list(np.arange(10.0))
+
+
+def test_window_sum_weighs_each_bin_by_its_share_of_the_window() -> None:
+    # half of bin 1, bins 2 and 3, half of bin 4 (bin i holds i)
+    assert m.window_sum(T[:10], np.arange(10.0), (0.0015, 0.0045)) == pytest.approx(0.5 + 2 + 3 + 2)
 
 
 def test_first_peak_after_a_late_start() -> None:
@@ -42,9 +49,12 @@ def test_first_peak_after_a_late_start() -> None:
     # a plateau peaks at its first sample
     v = at((20, 10.0), (21, 10.0), (22, 8.0), (30, 20.0), base=1.0)
     assert m.first_peak_time(T, v, 0.01, 0.05) == pytest.approx(0.01, abs=1e-12)
-    # no fall of 20 %: the time of the maximum
+    # a fall to exactly 1 − drop of the peak counts
+    v = at((20, 10.0), (21, 7.5), (30, 20.0), base=1.0)
+    assert m.first_peak_time(T, v, 0.01, 0.05, drop=0.25) == pytest.approx(0.01, abs=1e-12)
+    # no fall of 20 % before the end: the time of the maximum
     v = at((20, 10.0), (21, 8.5), (30, 20.0), base=9.0)
-    assert m.first_peak_time(T, v, 0.01, 0.05) == pytest.approx(0.02, abs=1e-12)
+    assert m.first_peak_time(T, v, 0.01, 0.03) == pytest.approx(0.02, abs=1e-12)
 
 
 def test_crossing_counts_from_the_first_bin_starting_at_start_and_at_the_level_itself() -> None:
@@ -73,6 +83,9 @@ def test_settle_from_the_first_sample_with_the_band_edges_inclusive() -> None:
     v[10] = 13.0
     assert m.settle_time(T, v, 0.0105, target, hold=5 * MS) == pytest.approx(0.0015, abs=1e-12)
     assert m.settle_time([], [], 0.0, target) == math.inf
+    # a stretch is read sample by sample: one sample outside ends it
+    v = at((11, 10.0), (12, 10.0), (13, 0.0), *((ms, 10.0) for ms in range(14, 21)))
+    assert m.settle_time(T, v, 0.0105, target, hold=5 * MS) == pytest.approx(0.0035, abs=1e-12)
 
 
 def test_spectral_period_at_the_edges_of_the_spectrum() -> None:
