@@ -50,7 +50,7 @@ def test_first_peak_after_a_late_start() -> None:
     v = at((20, 10.0), (21, 10.0), (22, 8.0), (30, 20.0), base=1.0)
     assert m.first_peak_time(T, v, 0.01, 0.05) == pytest.approx(0.01, abs=1e-12)
     # a fall to exactly 1 − drop of the peak counts
-    v = at((20, 10.0), (21, 7.5), (30, 20.0), base=1.0)
+    v = at((20, 10.0), (21, 7.5), (30, 20.0), base=9.0)
     assert m.first_peak_time(T, v, 0.01, 0.05, drop=0.25) == pytest.approx(0.01, abs=1e-12)
     # no fall of 20 % before the end: the time of the maximum
     v = at((20, 10.0), (21, 8.5), (30, 20.0), base=9.0)
