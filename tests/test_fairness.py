@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 from cnsim import load
-from cnsim.fairness import _overlap, fair_shares, fairness_metrics, proportional_shares, reference_problem, water_fill
+from cnsim.fairness import _overlap, fair_shares, fairness_metrics, proportional_fair, proportional_shares, reference_problem, water_fill
 
 G = 1e9
 
@@ -127,9 +128,14 @@ def test_fairness_metrics_divide_by_each_flows_own_share() -> None:
 
 def test_a_named_flow_offers_its_rate_over_its_own_active_time() -> None:
     # window [0.02, 0.2] s; EP0 starts half way through it (its own start, not the traffic's)
-    problem = reference_problem(load("kd-symmetric-single-hs").set("traffic.flows.0.start", "0.11s").resolved)
+    for key in ("traffic.flows.0.start", "traffic.flows.0.stop"):
+        problem = reference_problem(load("kd-symmetric-single-hs").set(key, "0.11s").resolved)
+        assert problem is not None
+        assert problem[0][("EP0", "EP4")] == pytest.approx(0.5 * problem[0][("EP1", "EP4")]), key
+    # without a stop of its own, a flow stops with the traffic
+    problem = reference_problem(load("kd-symmetric-single-hs").set("traffic.stop", "0.11s").resolved)
     assert problem is not None
-    assert problem[0][("EP0", "EP4")] == pytest.approx(0.5 * problem[0][("EP1", "EP4")])
+    assert problem[0][("EP0", "EP4")] == pytest.approx(0.5 * 5 * G)
 
 
 def test_two_nodes_send_to_each_other(tmp_path: Path) -> None:
@@ -137,3 +143,11 @@ def test_two_nodes_send_to_each_other(tmp_path: Path) -> None:
     path.write_text('duration = "10ms"\n[topology]\nnodes = 2\n[traffic]\npattern = "uniform"\nload = 0.5\n')
     shares = fair_shares(load(path).resolved)
     assert shares is not None and sorted(shares) == [("1", "2"), ("2", "1")]
+
+
+def test_proportional_fair_converges_where_the_prices_interact() -> None:
+    # a crosses L1 (capacity 1) and L2 (capacity 2), b only L1, c only L2: maximising
+    # log a + log(1 − a) + log(2 − a) gives 3a² − 6a + 2 = 0, a = 1 − 1/√3
+    rate = proportional_fair({"a": 9, "b": 9, "c": 9}, {"a": ["L1", "L2"], "b": ["L1"], "c": ["L2"]}, {"L1": 1, "L2": 2})
+    r3 = 1 / math.sqrt(3)
+    assert rate == pytest.approx({"a": 1 - r3, "b": r3, "c": 1 + r3}, rel=1e-6)
