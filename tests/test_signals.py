@@ -118,3 +118,10 @@ def test_slope_jain_and_gain_at_their_edges() -> None:
     assert math.isnan(float(m.jain([0.0, 0.0])))
     assert m.lag_delay_ultimate_gain(0.0) == math.inf
     assert m.lag_delay_ultimate_gain(-1.0) == math.inf
+
+
+def test_a_stretch_may_end_with_the_record() -> None:
+    # inside (and at the level) from 95 ms to the last sample, 100 ms: exactly the 5 ms hold
+    v = np.where(T >= 0.095 - 1e-9, 10.0, 0.0)
+    assert m.settle_time(T, v, 0.05, 10.0, hold=5 * MS) == pytest.approx(0.045, abs=1e-12)
+    assert m.sustained_time(T, v, 0.05, 10.0, hold=6 * MS) == pytest.approx(0.045, abs=1e-12)  # bins from 94 ms
