@@ -116,3 +116,34 @@ def test_range_limits_are_accepted() -> None:
     assert parse_rate("1600Gbps") == 1_600 * 10**9
     assert parse_size("1000000MB") == 10**12
     assert parse_time("1000000s") == 10**18
+
+
+def test_every_spelling_of_a_rate() -> None:
+    assert [parse_rate(t) for t in ("7b/s", "7bps", "7kb/s", "7Kbps", "7Mb/s", "7mbps", "7Gb/s")] == [7, 7, 7_000, 7_000, 7 * 10**6, 7 * 10**6, 7 * 10**9]
+
+
+def test_every_unit_of_a_format() -> None:
+    assert [format_time(x) for x in (0, 3, 3_000, 3 * 10**6, 3 * 10**9, 3 * 10**12)] == ["0ps", "3ps", "3ns", "3us", "3ms", "3s"]
+    assert [format_rate(x) for x in (0, 3, 3_000, 3 * 10**6, 3 * 10**9)] == ["0bps", "3bps", "3Kbps", "3Mbps", "3Gbps"]
+    assert [format_size(x) for x in (0, 3, 3_000, 3 * 10**6)] == ["0B", "3B", "3KB", "3MB"]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_non_finite_numbers_are_refused(value: float) -> None:
+    with pytest.raises(UnitError, match="not"):
+        parse_time(value)
+
+
+def test_the_time_limit_is_exact() -> None:
+    with pytest.raises(UnitError, match="out of range"):
+        parse_time("1000001s")
+
+
+def test_a_long_value_is_cut_to_40_characters_in_messages() -> None:
+    # 10**39 has 40 digits and is quoted whole; 10**40 has 41 and is cut to 37 and "..."
+    with pytest.raises(UnitError) as whole:
+        parse_time(10**39)
+    assert str(10**39) in str(whole.value)
+    with pytest.raises(UnitError) as cut:
+        parse_time(10**40)
+    assert "1" + "0" * 36 + "... is out of range" in str(cut.value)
