@@ -284,6 +284,28 @@ def _write_synthetic_run(folder: Path, task, hot_gbps: float) -> None:  # noqa: 
                    folder / "series" / "queue.parquet")
 
 
+def test_conditions_combine_every_term_and_refuse_what_they_cannot_read() -> None:
+    env = {"a": np.array([1.0, 2.0, 3.0])}
+
+    def holds(text: str) -> bool:
+        return bool(Condition.compile(text).evaluate(env)[0])
+
+    # every term of `and` / `or` counts, the first and the last included
+    assert not holds("a[0] > 5 and a[-1] == 3")
+    assert not holds("a[0] == 1 and a[1] == 2 and a[2] == 9")
+    assert holds("a[0] > 5 or a[-1] == 3")
+    # omitted slice bounds, argmin, len of a series and of a number
+    assert holds("all(a[1:] == [2, 3]) and all(a[:2] == [1, 2]) and all(a[::2] == [1, 3])")
+    assert holds("argmin(a) == 0 and len(a) == 3 and len(a[0]) == 1")
+    with pytest.raises(ConditionError, match="3 points"):
+        Condition.compile("a[5] > 0").evaluate(env)
+    for text in ("a > 'x'", "a == True"):
+        with pytest.raises(ConditionError, match="only numbers"):
+            Condition.compile(text)
+    with pytest.raises(ConditionError, match="unknown name"):
+        Condition.compile("b > 1", known={"a"})
+
+
 def test_evaluator_pass_fail_and_not_run(tmp_path: Path) -> None:
     deck = parse_deck("synth", _SYNTH)
     runs = tmp_path / "runs"
