@@ -127,7 +127,7 @@ def test_fairness_metrics_divide_by_each_flows_own_share() -> None:
 
 
 def test_a_named_flow_offers_its_rate_over_its_own_active_time() -> None:
-    # window [0.02, 0.2] s; EP0 starts half way through it (its own start, not the traffic's)
+    # window [0.02, 0.2] s; EP0 starts, or stops, half way through it (its own time, not the traffic's)
     for key in ("traffic.flows.0.start", "traffic.flows.0.stop"):
         problem = reference_problem(load("kd-symmetric-single-hs").set(key, "0.11s").resolved)
         assert problem is not None
