@@ -42,6 +42,14 @@ def test_window_sum_weighs_each_bin_by_its_share_of_the_window() -> None:
     assert m.window_sum(T[:10], np.arange(10.0), (0.0015, 0.0045)) == pytest.approx(0.5 + 2 + 3 + 2)
 
 
+def test_bins_overlapping_a_window_exclude_those_that_only_touch_it() -> None:
+    # bins of 1 ms ending at 1..10 ms; bin i covers ((i - 1) ms, i ms]
+    assert list(np.nonzero(m.bins_overlapping(T[:10], (0.002, 0.0045)))[0] + 1) == [3, 4, 5]
+    assert list(np.nonzero(m.bins_overlapping(T[:10], (0.002, 0.004)))[0] + 1) == [3, 4]
+    assert list(np.nonzero(m.bins_overlapping(T[:10], (0.0, 0.0005)))[0] + 1) == [1]
+    assert not m.bins_overlapping(T[:10], (0.004, 0.004 + 1e-13)).any()
+
+
 def test_first_peak_after_a_late_start() -> None:
     # a first peak of 10 at 20 ms, a fall to exactly 80 % of it, then a higher maximum at 30 ms
     v = at((20, 10.0), (21, 8.0), (30, 20.0), base=1.0)

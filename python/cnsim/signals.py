@@ -35,6 +35,7 @@ __all__ = [
     "WINDOW_NAMES",
     "Window",
     "bin_width",
+    "bins_overlapping",
     "crossing_time",
     "sustained_time",
     "first_peak_time",
@@ -121,6 +122,13 @@ def in_window(t: ArrayLike, window: Window) -> NDArray[np.bool_]:
     """Which sample times lie inside the window (t0 < t <= t1)."""
     t = np.asarray(t, dtype=np.float64)
     return (t > window[0] + _EPS) & (t <= window[1] + _EPS)
+
+
+def bins_overlapping(t_end: ArrayLike, window: Window) -> NDArray[np.bool_]:
+    """Which bins of a series reported at bin ends share more than a picosecond with the window
+    (a bin that only touches it, such as the one ending at its start, does not)."""
+    t = np.asarray(t_end, dtype=np.float64)
+    return (np.minimum(t, window[1]) - np.maximum(t - bin_width(t), window[0])) > _EPS
 
 
 def samples_in(t: ArrayLike, values: ArrayLike, window: Window) -> tuple[Array, Array]:

@@ -262,16 +262,19 @@ def _q_stat(stat: Callable[[np.ndarray], float]) -> Callable[..., Value]:
 
 
 def _q_max(run: RunData, window: tuple[float, float], args: dict[str, Any], arg: str) -> Value:
+    """The largest ``bytes_max`` of the bins that overlap the window: the sample at t is the
+    maximum over the bin (t - width, t], so the bin that ends at the window's start is outside it
+    and one that ends after its end, but starts before it, is inside."""
     t, v = run.entity("queue", run.queue_name(args), "bytes_max")
-    _, inside = m.samples_in(t, v, (window[0] - m.bin_width(t) + 1e-12, window[1]))
+    inside = v[m.bins_overlapping(t, window)]
     if inside.size == 0:
         raise MetricUnavailable("no queue samples inside the window")
     return float(np.max(inside))
 
 
-def _count(kind: str, entity: str, column: str, scale: float = 1.0) -> Callable[..., Value]:
+def _count(kind: str, entity: str, column: str) -> Callable[..., Value]:
     def fn(run: RunData, window: tuple[float, float], args: dict[str, Any], arg: str) -> Value:
-        return m.window_sum(*run.entity(kind, entity, column), window) * scale
+        return m.window_sum(*run.entity(kind, entity, column), window)
 
     return fn
 
@@ -389,12 +392,14 @@ def _unconverged_epochs(run: RunData, window: tuple[float, float], args: dict[st
     if not math.isfinite(qeq):
         raise MetricUnavailable("epochs: the scheme has no qeq")
     net = run.scenario.resolved.network
+    if net is None:  # only a scenario that does not resolve has none
+        raise MetricUnavailable("epochs: the scenario has no network")
     count = 0
     for h in run.scenario.resolved.doc.hotspots:
         t1 = h.end / PS_PER_S
         if t1 > run.duration + 1e-12:
             raise MetricUnavailable("epochs: a hotspot ends after the run")
-        port = net.feeding_port(h.node) if net is not None else f"S1/{h.node}"
+        port = net.feeding_port(h.node)
         t, v = run.entity("queue", port, "bytes")
         _, last10 = m.samples_in(t, v, (t1 - 0.010, t1))
         ts, last20 = m.samples_in(t, v, (t1 - 0.020, t1))
@@ -409,9 +414,9 @@ def _summary(run: RunData, window: tuple[float, float], args: dict[str, Any], ar
     return run.summary_value(arg)
 
 
-def _summary_key(key: str, scale: float = 1.0) -> Callable[..., Value]:
+def _summary_key(key: str) -> Callable[..., Value]:
     def fn(run: RunData, window: tuple[float, float], args: dict[str, Any], arg: str) -> Value:
-        return run.summary_value(key) * scale
+        return run.summary_value(key)
 
     return fn
 
