@@ -46,3 +46,31 @@ def test_rejects(text: str) -> None:
 def test_division_by_zero() -> None:
     with pytest.raises(ExprError, match="division by zero"):
         ev("1/(w-2)")
+
+
+def test_the_documented_limits_at_their_edge() -> None:
+    """docs/robustness.md: at most 500 characters and 32 nested parentheses."""
+    assert ev("1+" * 249 + "10") == 259.0  # 500 characters
+    with pytest.raises(ExprError, match="expression too long: 501 characters; at most 500 are allowed"):
+        parse_expr("1+" * 249 + "100")
+    assert ev("(" * 32 + "1" + ")" * 32) == 1.0
+    with pytest.raises(ExprError, match="expression too deep: more than 32 nested parentheses"):
+        parse_expr("(" * 33 + "1" + ")" * 33)
+    # a group that closes gives back its one level, no more: 1 + 32 levels deep is refused
+    with pytest.raises(ExprError, match="too deep"):
+        parse_expr("((1)+" + "(" * 32 + "1" + ")" * 32 + ")")
+
+
+def test_messages_quote_a_long_expression_by_its_start_and_length() -> None:
+    sixty = "1+" * 29 + "1$"
+    with pytest.raises(ExprError) as err:
+        parse_expr(sixty)
+    assert str(err.value) == f"unexpected character '$' in expression {sixty!r}"
+    sixty_one = "1+" * 29 + "11$"
+    with pytest.raises(ExprError) as err:
+        parse_expr(sixty_one)
+    assert str(err.value) == f"unexpected character '$' in expression {sixty_one[:40]!r}… (61 characters)"
+    with pytest.raises(ExprError, match="unknown unit 'abcdefghijklmnopqrst' in expression"):
+        parse_expr("2abcdefghijklmnopqrstuvwxyz")
+    with pytest.raises(ExprError, match="unexpected 'abcdefghijklmnopqrst' in expression"):
+        parse_expr("(1) abcdefghijklmnopqrstuvwxyz")
