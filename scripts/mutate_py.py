@@ -8,7 +8,7 @@ a gap in the tests or a change no input can observe (an equivalent mutant).
 
     python scripts/mutate_py.py cnsim/fairness.py -- test_fairness.py test_fairness_catalog.py
 
-Runs in a temporary copy of ``python/`` and ``tests/`` (the tree is not touched), one mutant at
+Runs in a temporary copy of ``python/``, ``tests/`` and ``scripts/`` (the tree is not touched), one mutant at
 a time, the tests with ``pytest -x`` and a time limit (a mutant that hangs counts as caught).
 Prints one line per mutant and writes them as JSON with ``--out``.
 """
@@ -111,6 +111,7 @@ def main() -> int:
         work = Path(tmp)
         shutil.copytree(ROOT / "python", work / "python")
         shutil.copytree(ROOT / "tests", work / "tests")
+        shutil.copytree(ROOT / "scripts", work / "scripts")  # some tests load scripts/golden.py
         target = work / "python" / args.module
         env = dict(os.environ, PYTHONPATH=str(work / "python"))
 
