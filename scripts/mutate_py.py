@@ -10,7 +10,8 @@ a gap in the tests or a change no input can observe (an equivalent mutant).
 
 Runs in a temporary copy of ``python/``, ``tests/`` and ``scripts/`` (the tree is not touched), one mutant at
 a time, the tests with ``pytest -x`` and a time limit (a mutant that hangs counts as caught).
-Prints one line per mutant and writes them as JSON with ``--out``.
+Prints one line per mutant and writes them as JSON with ``--out``; ``--iterate PREVIOUS.json``
+runs only the mutants that run missed (after adding tests, or to try more test files on them).
 """
 
 from __future__ import annotations
@@ -103,7 +104,12 @@ def main() -> int:
     parser.add_argument("pytest_args", nargs="+", help="after --: the test files (in tests/) and pytest options")
     parser.add_argument("--out", type=Path, help="write the results here as JSON")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a mutant's tests count as hung")
+    parser.add_argument("--iterate", type=Path, metavar="PREVIOUS.json",
+                        help="run only the mutants a previous --out of the same module (unchanged since) missed")
     args = parser.parse_args()
+    retry: set[tuple[int, str]] | None = None
+    if args.iterate:
+        retry = {(r["line"], r["mutant"]) for r in json.loads(args.iterate.read_text()) if r["verdict"] == "missed"}
 
     text = (ROOT / "python" / args.module).read_text()
     tree = ast.parse(text)
@@ -128,6 +134,8 @@ def main() -> int:
             return 2
         results = []
         for index, how, line, what in mutants(tree):
+            if retry is not None and (line, what) not in retry:
+                continue
             target.write_text(mutated_source(tree, index, how))
             verdict = "missed" if tests_pass() else "caught"
             results.append({"line": line, "mutant": what, "verdict": verdict})

@@ -94,6 +94,14 @@ def test_a_valid_mini_deck_parses() -> None:
         ('window = "all" }', 'window = "all", where = { "links.delay" = "7us" } }', "is not a value of the axis"),
         ('scenario = "kd-symmetric-single-hs"', 'scenario = "kd-nowhere"', "unknown base scenario"),
         ('metric = "hot_port", window = "all"', 'metric = "underrun", window = "ss"', "holds the run's window only"),
+        ('claim = "c"', "claim = 5", "claim: a non-empty string is required (given 5)"),
+        ('claim = "c"', 'claim = "  "', "claim: a non-empty string is required"),
+        ('window = "all"', "window = [0.2, 0.2]", "is not a window"),
+        ('window = "all" }', 'window = "all", where = 5 }', "where and args must be tables"),
+        ('window = "all" }', 'window = "all", args = [1] }', "where and args must be tables"),
+        ('pass = ["all(hot >= 5)"]', 'pass = "all(hot >= 5)"', "a non-empty list of condition strings is required"),
+        ('pass = ["all(hot >= 5)"]', "pass = [5]", "a non-empty list of condition strings is required"),
+        ('pass = ["all(hot >= 5)"]', "pass = []", "a non-empty list of condition strings is required"),
     ],
 )
 def test_deck_problems_are_named(old: str, new: str, message: str) -> None:
@@ -339,6 +347,92 @@ def test_evaluator_pass_fail_and_not_run(tmp_path: Path) -> None:
     shutil.rmtree(runs / plan.tasks[0].run_id)
     again = Evaluator(plan, runs, [deck]).evaluate(deck.checks[0])
     assert again.verdict == NOT_RUN and "has not run" in again.reason
+
+
+_FLOWS_DECK = '''
+deck = "flows"
+title = "t"
+source = "s"
+[runs.kd]
+scenario = "kd-symmetric-single-hs"
+set = { "cm.scheme" = "bcn" }
+axes = { "links.delay" = ["4us", "250us"] }
+[[checks]]
+id = "T-K96"
+class = "Q"
+source = "D"
+claim = "per-flow throughput, seeds combined three ways"
+expected = "e"
+tolerance = "t"
+pass = ["all(mean > 0)"]
+measure.mean = { run = "kd", metric = "flow:*->EP4", window = "all" }
+measure.top = { run = "kd", metric = "flow:*->EP4", window = "all", seeds = "max" }
+measure.low = { run = "kd", metric = "flow:*->EP4", window = "all", seeds = "min" }
+measure.far = { run = "kd", metric = "flow:*->EP4", window = "all", where = { "links.delay" = "250us" } }
+'''
+
+
+def _write_flow_run(folder: Path, task, flows: dict[str, float]) -> None:  # noqa: ANN001 - a RunTask
+    """A run folder whose per-flow throughput is constant, one value per flow."""
+    scen = prepare(task.base, task.overrides, task.seed)
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(scen.to_toml(), encoding="utf-8")
+    (folder / "summary.json").write_text(dump_json({"scenario": scen.id, "seed": task.seed, "duration_s": 0.2}), encoding="utf-8")
+    (folder / "series").mkdir()
+    t = np.arange(1, 201) * 1e-3
+    names = [f"flow:{src}->EP4" for src in flows]
+    pq.write_table(pa.table({"t_s": np.tile(t, len(names)), "entity": [n for n in names for _ in t],
+                             "gbps": np.concatenate([np.full(t.size, v) for v in flows.values()])}),
+                   folder / "series" / "throughput.parquet")
+
+
+def _flows_plan(tmp_path: Path):  # noqa: ANN202 - (deck, plan, runs folder)
+    deck = parse_deck("flows", _FLOWS_DECK)
+    runs = tmp_path / "runs"
+    return deck, make_plan([deck], deck.checks, str(runs), seeds=2), runs
+
+
+def test_evaluator_combines_seeds_per_flow_by_mean_max_and_min(tmp_path: Path) -> None:
+    deck, plan, runs = _flows_plan(tmp_path)
+    for task in plan.tasks:  # EP0 and EP1 differ by seed; the second delay adds 10
+        base = 0.0 if task.params["links.delay"] == "4us" else 10.0
+        _write_flow_run(runs / task.run_id, task, {"EP0": base + task.seed, "EP1": base + 4 - task.seed})
+    verdict = Evaluator(plan, runs, [deck]).evaluate(deck.checks[0])
+    assert verdict.verdict == PASS, verdict.reason
+    # one row per point (the two delays), one column per flow (EP0, EP1)
+    assert verdict.values["mean"].value.tolist() == [[1.5, 2.5], [11.5, 12.5]]
+    assert verdict.values["top"].value.tolist() == [[2.0, 3.0], [12.0, 13.0]]
+    assert verdict.values["low"].value.tolist() == [[1.0, 2.0], [11.0, 12.0]]
+    assert verdict.values["mean"].points == [{"links.delay": "4us"}, {"links.delay": "250us"}]
+    assert verdict.values["far"].value.tolist() == [[11.5, 12.5]] and verdict.values["far"].points == [{"links.delay": "250us"}]
+    assert "mean = [[1.5, 2.5], [11.5, 12.5]]" in verdict.measured_text()
+
+
+@pytest.mark.parametrize(
+    ("flows_of", "reason"),
+    [
+        # seed 2 of the first point records one flow fewer than seed 1
+        (lambda delay, seed: ["EP0", "EP1"] if (delay, seed) != ("4us", 2) else ["EP0"],
+         "mean: the seeds of a point give different entity sets"),
+        # every seed of the second point records a third flow
+        (lambda delay, seed: ["EP0", "EP1"] + (["EP2"] if delay == "250us" else []),
+         "mean: the points give different entity sets"),
+    ],
+)
+def test_evaluator_refuses_to_combine_different_flow_sets(tmp_path: Path, flows_of, reason: str) -> None:  # noqa: ANN001
+    deck, plan, runs = _flows_plan(tmp_path)
+    for task in plan.tasks:
+        _write_flow_run(runs / task.run_id, task, dict.fromkeys(flows_of(task.params["links.delay"], task.seed), 1.0))
+    verdict = Evaluator(plan, runs, [deck]).evaluate(deck.checks[0])
+    assert verdict.verdict == NOT_RUN and reason in verdict.reason
+
+
+def test_measured_values_are_written_compactly() -> None:
+    from cnsim.check.evaluate import format_values
+
+    assert format_values(np.array(2.0)) == "2" and format_values(np.array([0.123456])) == "0.1235"
+    assert format_values(np.array([math.inf, -math.inf, math.nan, 1e6])) == "[never, -inf, nan, 1e+06]"
+    assert format_values(np.array([[1.0, 2.0], [3.0, 4.0]])) == "[[1, 2], [3, 4]]"
 
 
 def test_quick_plan_uses_one_seed_and_cuts_runs_after_the_last_window(tmp_path: Path) -> None:

@@ -70,6 +70,8 @@ def test_messages_quote_a_long_expression_by_its_start_and_length() -> None:
     with pytest.raises(ExprError) as err:
         parse_expr(sixty_one)
     assert str(err.value) == f"unexpected character '$' in expression {sixty_one[:40]!r}… (61 characters)"
+    with pytest.raises(ExprError, match="unexpected character '\\$' in expression '1 \\+ \\$2'"):
+        parse_expr("1 + $2")  # the character, not what follows it
     with pytest.raises(ExprError, match="unknown unit 'abcdefghijklmnopqrst' in expression"):
         parse_expr("2abcdefghijklmnopqrstuvwxyz")
     with pytest.raises(ExprError, match="unexpected 'abcdefghijklmnopqrst' in expression"):
