@@ -77,6 +77,8 @@ def test_a_valid_mini_deck_parses() -> None:
     (c,) = deck.checks
     assert c.id == "T-K99" and c.measures["hot"].window == "all" and deck.runs["a"].points == [
         {"links.delay": "4us"}, {"links.delay": "250us"}]
+    (c,) = parse_deck("mini", _MINI.replace('window = "all"', "window = [0, 0.5]")).checks
+    assert c.measures["hot"].window == (0.0, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -86,7 +88,10 @@ def test_a_valid_mini_deck_parses() -> None:
         ('class = "Q"', 'class = "maybe"', "is not a class"),
         ('metric = "hot_port"', 'metric = "hot_pot"', "unknown metric"),
         ('window = "all"', 'window = "later"', "is not a window"),
-        ('run = "a"', 'run = "b"', "is not a run set of this deck"),
+        ('run = "a"', 'run = "b"', "is not a run set of this deck; run sets: a"),
+        ('window = "all" }', 'window = "all", where = { "cm.w" = 2 } }', "where.cm.w: not an axis of run set a; axes: links.delay"),
+        ('window = "all"', "window = [false, 0.5]", "is not a window"),
+        ('window = "all"', "window = [-0.1, 0.5]", "is not a window"),
         ('pass = ["all(hot >= 5)"]', 'pass = ["hot + 5"]', "must be a comparison"),
         ('pass = ["all(hot >= 5)"]', 'pass = ["hot.real > 5"]', "Attribute is not allowed"),
         ('pass = ["all(hot >= 5)"]', 'pass = ["open(hot) > 5"]', "only the functions"),
@@ -394,18 +399,19 @@ def _flows_plan(tmp_path: Path):  # noqa: ANN202 - (deck, plan, runs folder)
 
 def test_evaluator_combines_seeds_per_flow_by_mean_max_and_min(tmp_path: Path) -> None:
     deck, plan, runs = _flows_plan(tmp_path)
-    for task in plan.tasks:  # EP0 and EP1 differ by seed; the second delay adds 10
-        base = 0.0 if task.params["links.delay"] == "4us" else 10.0
-        _write_flow_run(runs / task.run_id, task, {"EP0": base + task.seed, "EP1": base + 4 - task.seed})
+    for task in plan.tasks:  # EP0 and EP1 differ by seed; the second delay adds 100
+        base = 0.0 if task.params["links.delay"] == "4us" else 100.0
+        _write_flow_run(runs / task.run_id, task, {"EP0": base + task.seed, "EP1": base + 10 * task.seed})
     verdict = Evaluator(plan, runs, [deck]).evaluate(deck.checks[0])
     assert verdict.verdict == PASS, verdict.reason
     # one row per point (the two delays), one column per flow (EP0, EP1)
-    assert verdict.values["mean"].value.tolist() == [[1.5, 2.5], [11.5, 12.5]]
-    assert verdict.values["top"].value.tolist() == [[2.0, 3.0], [12.0, 13.0]]
-    assert verdict.values["low"].value.tolist() == [[1.0, 2.0], [11.0, 12.0]]
+    # seeds 1 and 2: EP0 at 1 and 2, EP1 at 10 and 20 Gb/s (combined per flow, never across flows)
+    assert verdict.values["mean"].value.tolist() == [[1.5, 15.0], [101.5, 115.0]]
+    assert verdict.values["top"].value.tolist() == [[2.0, 20.0], [102.0, 120.0]]
+    assert verdict.values["low"].value.tolist() == [[1.0, 10.0], [101.0, 110.0]]
     assert verdict.values["mean"].points == [{"links.delay": "4us"}, {"links.delay": "250us"}]
-    assert verdict.values["far"].value.tolist() == [[11.5, 12.5]] and verdict.values["far"].points == [{"links.delay": "250us"}]
-    assert "mean = [[1.5, 2.5], [11.5, 12.5]]" in verdict.measured_text()
+    assert verdict.values["far"].value.tolist() == [[101.5, 115.0]] and verdict.values["far"].points == [{"links.delay": "250us"}]
+    assert "mean = [[1.5, 15], [101.5, 115]]" in verdict.measured_text()
 
 
 @pytest.mark.parametrize(

@@ -344,3 +344,57 @@ def test_the_spec_s_alternative_readings_ship_as_sweeps() -> None:
         assert len(culprits) == 100 and all(s["load"] == pytest.approx(0.02) for s in culprits)
         victim = [s for s in low["traffic"]["sources"] if s["dst"] == "103"]
         assert [s["load"] for s in victim] == [0.5]
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"name": 5}, "name: must be a non-empty string without '/' or spaces (given 5)"),
+        ({"name": ""}, "name: must be a non-empty string"),
+        ({"name": "a b"}, "name: must be a non-empty string"),
+        ({"name": "a/b"}, "name: must be a non-empty string"),
+        ({"name": "a\\b"}, "name: must be a non-empty string"),
+        ({"base": 5}, "base: a scenario id or file is required (given 5)"),
+        ({"base": ""}, "base: a scenario id or file is required"),
+        ({"seeds": "1"}, "seeds: must be a non-empty list of non-negative integers"),
+        ({"seeds": [True]}, "seeds: must be a non-empty list of non-negative integers"),
+        ({"seeds": [-1]}, "seeds: must be a non-empty list of non-negative integers"),
+        ({"seeds": [1.5]}, "seeds: must be a non-empty list of non-negative integers"),
+        ({"seeds": [3, 3]}, "seeds: repeated seed"),
+        ({"description": 5}, "description: must be a string"),
+        ({"set": {"cm.w": 2.0}, "axes": {"cm.w": [1.0]}}, "cm.w: both in [set] and swept"),
+        ({"set": {"cm.w": 2.0}, "zip": {"cm.w": [1.0]}}, "cm.w: both in [set] and swept"),
+        ({"set": {"seed": 2}}, "seed: the seed is swept with `seeds = [...]`, not as a key"),
+    ],
+)
+def test_spec_fields_are_checked(changes: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        parse_spec({"name": "x", "base": KD, **changes})
+    assert fragment in str(err.value)
+
+
+def test_spec_names_seeds_and_run_counts() -> None:
+    from cnsim.sweep import MAX_RUNS, check_size, count_runs
+
+    assert parse_spec({"base": KD}, "somewhere/my-sweep.toml").name == "my-sweep"  # the file's stem
+    assert parse_spec({"base": KD}, "sweep:kd-w").name == "kd-w"  # a shipped sweep's id
+    assert parse_spec({"base": KD, "seeds": [0]}).seeds == [0]
+    spec = parse_spec({"name": "x", "base": KD, "seeds": [1, 2], "set": {"cm.scheme": "bcn"}, "axes": {"cm.w": [1.0, 2.0, 4.0]},
+                       "zip": {"links.delay": ["4us", "8us"], "cm.qeq": ["150KB", "24KB"]}})
+    assert count_runs(spec) == 3 * 2 * 2 == len(expand(spec))
+    # the limit is inclusive; its message says what multiplies into the count
+    assert MAX_RUNS == 10_000
+    at_limit = parse_spec({"name": "x", "base": KD, "axes": {"cm.w": list(range(100)), "cm.qeq": list(range(100))}})
+    assert check_size(at_limit) == 10_000
+    over = parse_spec({"name": "x", "base": KD, "axes": {"cm.w": list(range(10_001))}})
+    with pytest.raises(ScenarioError, match="sweep x: 10,001 runs \\(cm.w: 10001 values × 1 seed\\), more than the limit of 10,000"):
+        check_size(over)
+    with pytest.raises(ScenarioError, match="20,000 runs \\(cm.w: 100 values × cm.qeq: 100 values × 2 seeds\\)"):
+        check_size(at_limit.with_changes(seeds=[1, 2]))
+
+
+def test_an_unknown_sweep_names_the_shipped_ones() -> None:
+    with pytest.raises(ScenarioError) as err:
+        load_spec("no-such-sweep")
+    assert f"Shipped sweeps: {', '.join(shipped_sweeps())}; or give the path" in str(err.value)
+    assert shipped_sweeps()  # the package ships some
