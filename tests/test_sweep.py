@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -225,7 +226,8 @@ def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(cnsim.runner, "run", flaky)
     out = tmp_path / "out"
     result = run_sweep(spec, out, workers=2)
-    assert result.total == 4 and len(result.failed) == 2
+    assert result.total == 4 and len(result.failed) == 2 and not result.ok
+    assert all("injected failure" in error for _, error in result.failed)  # the run's own error, not just "failed"
     rows = {(r["links.delay"], r["cm.w"]): r for r in pq.read_table(out / "sweep.parquet").to_pylist()}
     assert len(rows) == 4
     assert rows[("4us", 8.0)]["status"] == "failed" and "injected failure" in rows[("4us", 8.0)]["error"]
@@ -398,3 +400,61 @@ def test_an_unknown_sweep_names_the_shipped_ones() -> None:
         load_spec("no-such-sweep")
     assert f"Shipped sweeps: {', '.join(shipped_sweeps())}; or give the path" in str(err.value)
     assert shipped_sweeps()  # the package ships some
+
+
+def test_run_sweep_reports_progress_and_keeps_the_plan_order(tmp_path: Path) -> None:
+    from cnsim.sweep import plan, rebuild_table
+
+    spec = load_spec(_small_spec(tmp_path, seeds="[1, 2]", n=1))  # 1 delay x 2 zipped points x 2 seeds
+    out = tmp_path / "out"
+    calls: list[tuple[int, int, int]] = []
+    started = time.perf_counter()
+    result = run_sweep(spec, out, workers=1, catalog=False, progress=lambda *c: calls.append(c))
+    elapsed = time.perf_counter() - started
+    assert result.ok and result.failed == [] and (result.total, result.reused, result.ran) == (4, 0, 4)
+    assert 0 < result.wall_s <= elapsed
+    assert calls == [(0, 4, 0), (1, 4, 0), (2, 4, 0), (3, 4, 0), (4, 4, 0)]  # before the first run, then after each
+    order = [t.run_id for t in plan(spec, out)]
+    assert order != sorted(order)  # (so that the two orders below can be told apart)
+    assert result.table.column("run_id").to_pylist() == order  # the plan's order (point, then seed), not the folders'
+    assert result.table.column("seed").to_pylist() == [1, 2, 1, 2]
+    # without the plan, the table is rebuilt from the complete run folders, in folder order
+    (out / "runs" / "zz-not-a-run").mkdir()
+    shutil.copytree(out / "runs" / order[0], out / "runs" / ".staged")  # a complete run in a hidden folder
+    (out / "runs" / "notes.txt").write_text("not a folder", encoding="utf-8")
+    scanned = rebuild_table(out)
+    assert scanned.column("run_id").to_pylist() == sorted(order)
+    # a second start reuses every run and reports from there
+    calls.clear()
+    again = run_sweep(spec, out, workers=1, catalog=False, progress=lambda *c: calls.append(c))
+    assert (again.reused, again.ran) == (4, 0) and calls == [(4, 4, 0)]
+
+
+def test_spec_defaults_and_unestimated_runs() -> None:
+    spec = parse_spec({"name": "x", "base": KD, "set": {"cm.scheme": "bcn"}, "axes": {"cm.w": [2.0, 4.0]}})
+    assert spec.seeds == [1] and spec.description == ""
+    from cnsim.sweep import SweepSpec
+
+    assert SweepSpec(name="x", base=KD).seeds == [1]  # the dataclass's own default too
+    assert all(t.memory_bytes > 0 for t in expand(spec))  # estimated as `cnsim run` would
+    assert all(t.memory_bytes == 0 for t in expand(spec, budget_check=False))
+
+
+def test_spec_changes_keep_what_they_do_not_replace(tmp_path: Path) -> None:
+    spec = load_spec(_small_spec(tmp_path))
+    same = spec.with_changes(seeds=[7])
+    assert same.seeds == [7] and same.zip == spec.zip and same.axes == spec.axes and same.set == spec.set
+    changed = spec.with_changes(set={"duration": "0.01s"}, axes={"links.delay": ["9us"]}, zip={"cm.w": [4.0, 16.0]})
+    assert changed.set["duration"] == "0.01s" and changed.axes == {"links.delay": ["9us"]}
+    assert changed.zip == {"cm.w": [4.0, 16.0], "cm.qeq": ["150KB", "24KB"]}
+
+
+def test_a_sweep_without_axes_names_its_fixed_set_in_messages() -> None:
+    from cnsim.errors import ResourceError
+
+    bad = parse_spec({"name": "x", "base": KD, "set": {"cm.scheme": "bcn", "cm.w": -1.0}})
+    with pytest.raises(ScenarioError, match="sweep x: the run with the fixed \\[set\\] \\(seed 1\\) is not valid"):
+        expand(bad)
+    huge = parse_spec({"name": "x", "base": "zhb-og-n128", "set": {"duration": "1000s"}})
+    with pytest.raises(ResourceError, match="sweep x: the run with the fixed \\[set\\] \\(seed 1\\): "):
+        expand(huge)
