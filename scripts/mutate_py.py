@@ -8,7 +8,8 @@ a gap in the tests or a change no input can observe (an equivalent mutant).
 
     python scripts/mutate_py.py cnsim/fairness.py -- test_fairness.py test_fairness_catalog.py
 
-Runs in a temporary copy of ``python/``, ``tests/`` and ``scripts/`` (the tree is not touched), one mutant at
+Runs in a temporary copy of ``python/``, ``tests/`` and ``scripts/``, with links to the rest of the
+tree for what tests read (the tree is not touched), one mutant at
 a time, the tests with ``pytest -x`` and a time limit (a mutant that hangs counts as caught).
 Prints one line per mutant and writes them as JSON with ``--out``; ``--iterate PREVIOUS.json``
 runs only the mutants that run missed (after adding tests, or to try more test files on them).
@@ -118,6 +119,9 @@ def main() -> int:
         shutil.copytree(ROOT / "python", work / "python")
         shutil.copytree(ROOT / "tests", work / "tests")
         shutil.copytree(ROOT / "scripts", work / "scripts")  # some tests load scripts/golden.py
+        for entry in ROOT.iterdir():  # what tests only read (docs, the golden summaries in crates/), linked
+            if not (work / entry.name).exists() and entry.name != ".git" and not entry.name.startswith("target"):
+                (work / entry.name).symlink_to(entry)
         target = work / "python" / args.module
         env = dict(os.environ, PYTHONPATH=str(work / "python"))
 
