@@ -425,3 +425,30 @@ def test_cnsim_fluid_compare_writes_the_contract_files(tmp_path: Path) -> None:
         assert (out / name).stat().st_size > 10_000
     assert (out / "packet" / "summary.json").exists()
     assert doc["compare"]["packet"]["queue_mean_bytes"] == pytest.approx(doc["queue_mean_bytes"], rel=0.1)
+
+
+def test_the_linear_verdict_needs_both_sides_and_the_w_found_is_the_edge() -> None:
+    """bcn_linear: stable only when both sides are, the limiting side is the one with the smaller
+    margin, τ_max the smaller of the two, the switched period half a period on each side; and
+    w_needed's W is the stability edge itself (bisected), or the smallest W tried when that one
+    is already stable."""
+    p = fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn"})
+    lin = bcn_linear(p)
+    md, ai = lin["sides"]["md"], lin["sides"]["ai"]
+    assert lin["switched_period_s"] == pytest.approx(np.pi / np.sqrt(md["K_per_s2"]) + np.pi / np.sqrt(ai["K_per_s2"]), rel=1e-12)
+    assert lin["max_stable_delay_s"] == min(md["max_stable_delay_s"], ai["max_stable_delay_s"])
+    # a 500 us loop: the AI side (crossover 2120 rad/s) loses its margin, the MD side (307 rad/s) keeps some
+    late = bcn_linear(p.with_(tau_s=500e-6))
+    assert late["sides"]["ai"]["phase_margin_rad"] < 0 < late["sides"]["md"]["phase_margin_rad"]
+    assert late["stable"] is False and late["limiting_side"] == "ai"
+    assert late["phase_margin_rad"] == late["sides"]["ai"]["phase_margin_rad"]
+    assert bcn_linear(p.with_(gi=0.0))["switched_period_s"] is None  # no AI side, no switching
+    fixed = {"cm.scheme": "bcn", "cm.gd": 6.6667e-7, "cm.gi": 1.3333e-3}
+
+    def pm(w: float, tau: float) -> float:
+        q = fluid_params("kd-symmetric-single-hs", {**fixed, "cm.w": w}, engine_check=False).with_(tau_s=tau)
+        return float(bcn_linear(q)["phase_margin_rad"])
+
+    need = w_needed("kd-symmetric-single-hs", 50e-6, fixed)["w"]
+    assert pm(need * (1 - 1e-6), 50e-6) <= 0 < pm(need, 50e-6)
+    assert w_needed("kd-symmetric-single-hs", 1e-6, fixed)["w"] == pytest.approx(0.05)  # the smallest W is stable

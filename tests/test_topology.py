@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from cnsim import load
@@ -200,3 +201,44 @@ def test_single_switch_of_128_ports_and_beyond() -> None:
     assert net is not None and net.port_count("S1") == 128
     big = load("zhb-og-n128").set("topology.nodes", 512).lower()
     assert len(big["topology"]["links"]) == 512
+
+
+def test_a_star_holds_exactly_the_engines_port_limit() -> None:
+    from cnsim import ScenarioError
+    from cnsim.scenario.fields import MAX_SWITCH_PORTS
+
+    assert MAX_SWITCH_PORTS == 65_534
+    assert len(load("zhb-og-single-hop").set("topology.nodes", 65_534).resolved.nodes) == 65_534
+    with pytest.raises(ScenarioError, match="at most 65534 nodes"):
+        load("zhb-og-single-hop").set("topology.nodes", 65_535).validate()
+
+
+def test_a_fat_tree_accepts_its_own_host_count_or_names_only() -> None:
+    from cnsim import ScenarioError
+
+    # zhb-ft-3stage: radix 8, 2 levels, merged top: 32 hosts named "0".."31"
+    assert len(load("zhb-ft-3stage").set("topology.nodes", 32).resolved.nodes) == 32
+    assert len(load("zhb-ft-3stage").set("topology.nodes", [str(i) for i in range(32)]).resolved.nodes) == 32
+    for nodes in (31, [str(i) for i in range(1, 33)], [str(i) for i in range(31)]):
+        with pytest.raises(ScenarioError, match='this fat tree has 32 hosts named "0".."31"; leave topology.nodes out'):
+            load("zhb-ft-3stage").set("topology.nodes", nodes).validate()
+
+
+def test_ambiguous_switch_names_stop_before_the_links_are_read(tmp_path: Path) -> None:
+    """Repeated switch names are one problem, not a cascade of link problems against them."""
+    from cnsim import ScenarioError
+
+    path = tmp_path / "twice.toml"
+    path.write_text("""
+duration = "10ms"
+[topology]
+kind = "graph"
+nodes = ["a", "b"]
+switches = ["S1", "S1"]
+links = [{a = "S1", b = "a"}, {a = "S1", b = "b"}, {a = "S1", b = "nowhere"}]
+[traffic]
+flows = [{src = "a", dst = "b", rate = "1Gbps"}]
+""", encoding="utf-8")
+    with pytest.raises(ScenarioError) as err:
+        load(path).validate()
+    assert "switch names must be unique" in str(err.value) and "nowhere" not in str(err.value)
