@@ -362,3 +362,22 @@ def test_numpy_numbers_are_numbers(key: str, value: Any, plain: Any) -> None:
 
 def test_a_boolean_is_not_a_node_count() -> None:
     refused(scen(hotspots=[], topology__nodes=True), "topology.nodes")
+
+
+@pytest.mark.parametrize("value", [True, [8], {"bits": 8}, "8 bits"])
+def test_an_integer_parameter_refuses_booleans_lists_and_words(value: Any) -> None:
+    refused(scen("bcn", cm__fb_bits=value), "cm.fb_bits", "an integer")
+
+
+def test_an_integer_parameter_takes_a_whole_number_in_any_spelling() -> None:
+    for value in (8, 8.0, "8"):
+        assert scen("bcn", cm__fb_bits=value).resolved.cm["fb_bits"] == 8
+    refused(scen("bcn", cm__fb_bits=8.5), "cm.fb_bits", "an integer")
+
+
+def test_a_boolean_parameter_takes_true_false_and_their_words_only() -> None:
+    assert scen("qcn", cm__efr="true").resolved.cm["efr"] is True
+    assert scen("qcn", cm__efr="false").resolved.cm["efr"] is False
+    assert scen("qcn", cm__efr=False).resolved.cm["efr"] is False
+    for value in ("yes", 1, "True"):
+        refused(scen("qcn", cm__efr=value), "cm.efr", "true or false")
