@@ -27,6 +27,7 @@ def test_the_named_windows_of_a_hotspot() -> None:
 
 
 def test_windows_are_clipped_to_the_run_and_empty_ones_left_out() -> None:
+    assert windows("zhb-og-single-hop", duration="700ms")["rec"] == (500 * MS, 600 * MS)  # 100 ms when it fits
     assert windows("zhb-og-single-hop", duration="520ms")["rec"] == (500 * MS, 520 * MS)
     assert windows("zhb-og-single-hop", duration="500ms").keys() == {"all", "ss", "tr"}  # rec would be empty
     # a run that ends 20 ms into the hotspot: only the start of the transient
@@ -77,6 +78,7 @@ def test_hot_nodes_of_the_catalogue() -> None:
     assert hot("zhb-ig-single-hop") == ["1"]  # offered 4 x 8.5 Gb/s plus its uniform share
     assert hot("kd-symmetric-single-hs") == ["EP4"]  # 4 x 5 Gb/s into a 10 Gb/s link
     assert hot("zhb-sweeping-hotspot") == [str(n) for n in range(1, 9)]  # every epoch's node, in node order
+    assert hot("zhb-og-single-hop", metrics__hot_port="S1/5") == ["1", "5"]  # and the node behind the hot port
 
 
 def test_a_node_is_hot_when_offered_more_than_its_link(tmp_path: Path) -> None:

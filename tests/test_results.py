@@ -139,3 +139,54 @@ def test_hot_nodes_are_the_hotspots_and_the_oversubscribed_nodes(sid: str, hot: 
     from cnsim.runner import prepare
 
     assert prepare(sid).resolved.hot_nodes == hot
+
+
+def _dynamics_from_series(res: Result, t_on: float, t_off: float, end: float, qeq: float | None, port: str) -> dict[str, float | None]:
+    """summary.json's dynamics recomputed from the run's own saved series (docs/metrics.md)."""
+    import math
+
+    import numpy as np
+    import pyarrow.compute as pc
+    from cnsim import signals
+
+    def finite(x: float) -> float | None:
+        return round(x, 12) if math.isfinite(x) else None
+
+    def entity(kind: str, column: str, name: str, value: str) -> tuple[np.ndarray, np.ndarray]:
+        rows = res.series(kind).filter(pc.equal(pc.field(column), name))
+        return rows.column("t_s").to_numpy(), rows.column(value).to_numpy()
+
+    t, v = entity("queue", "queue", port, "bytes_mean")
+    out: dict[str, float | None] = {"onset_s": finite(signals.first_peak_time(t, v, t_on, t_on + 0.05))}
+    out["settle_s"] = None if qeq is None else finite(signals.settle_time(t[t <= t_off + 1e-12], v[t <= t_off + 1e-12], t_on, qeq))
+    tt, g = entity("throughput", "entity", f"port:{port}", "gbps")
+    keep = tt <= min(t_off + 0.1, end) + 1e-12
+    out["recovery_s"] = finite(signals.sustained_time(tt[keep], g[keep], t_off, 8.5, 0.01))  # 0.85 of 10 Gb/s, held 10 ms
+    return out
+
+
+def test_summary_dynamics_are_the_series_measured_as_documented() -> None:
+    """Onset, settle and recovery times of summary.json follow the saved series by the rules of
+    docs/metrics.md: recovery to 85 % of the hot port's line rate held for 10 ms inside W_rec,
+    settling within ±20 % of Qeq before the hotspot ends, or before the run ends when the
+    overload has no end."""
+    import cnsim
+
+    hot = {"hotspots": [{"node": "1", "rate": 0.2, "start": "10ms", "end": "40ms"}]}
+    plain = cnsim.run("zhb-og-single-hop", set=hot, duration="80ms")  # no scheme: the backlog drains at once
+    dyn = plain.summary["dynamics"]
+    assert dyn["recovery_s"] == 0.001 and dyn["settle_s"] is None
+    assert {k: dyn[k] for k in ("onset_s", "recovery_s")} == {
+        k: v for k, v in _dynamics_from_series(plain, 0.01, 0.04, 0.08, None, "S1/1").items() if k != "settle_s"}
+    longer = {"cm.scheme": "bcn", "hotspots": [{"node": "1", "rate": 0.2, "start": "10ms", "end": "150ms"}]}
+    bcn = cnsim.run("zhb-og-single-hop", set=longer, duration="200ms")
+    dyn = bcn.summary["dynamics"]
+    assert dyn["settle_s"] is not None and dyn["recovery_s"] is not None and dyn["period_s"] is not None
+    expected = _dynamics_from_series(bcn, 0.01, 0.15, 0.2, 150_000.0, "S1/1")
+    assert {k: dyn[k] for k in expected} == expected
+    # an overload without an end: settling is measured up to the end of the run, and nothing recovers
+    open_ended = cnsim.run("kd-symmetric-single-hs", set={"cm.scheme": "bcn", "traffic.start": "30ms"}, duration="120ms")
+    dyn = open_ended.summary["dynamics"]
+    qeq = float(load("kd-symmetric-single-hs").set("cm.scheme", "bcn").resolved.cm["qeq"])
+    expected = _dynamics_from_series(open_ended, 0.03, 0.12, 0.12, qeq, "S1/EP4")
+    assert dyn["settle_s"] is not None and dyn["settle_s"] == expected["settle_s"] and dyn["recovery_s"] is None
