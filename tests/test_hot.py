@@ -90,3 +90,27 @@ def test_a_node_is_hot_when_offered_more_than_its_link(tmp_path: Path) -> None:
     # uniform traffic at 10 % adds a quarter of each other node's 1 Gb/s to every node: c is then
     # offered 11 Gb/s
     assert hot(_star(tmp_path, flows), traffic__pattern="uniform", traffic__load=0.1) == ["c", "d", "e"]
+
+
+def test_the_uniform_share_is_the_other_nodes_load_over_the_others(tmp_path: Path) -> None:
+    # at 25 % load every node sends 2.5 Gb/s spread over the four others: 2.5 Gb/s into each.
+    # Named flows bring c to exactly 10 Gb/s (not hot), e to 10.25 and d to 10.5 (hot, and behind
+    # the hot port)
+    flows = ('{src = "a", dst = "c", rate = "4Gbps"}, {src = "b", dst = "c", rate = "3.5Gbps"}, '
+             '{src = "a", dst = "d", rate = "4Gbps"}, {src = "b", dst = "d", rate = "4Gbps"}, '
+             '{src = "c", dst = "e", rate = "4Gbps"}, {src = "d", dst = "e", rate = "3.75Gbps"}')
+    assert hot(_star(tmp_path, flows), traffic__pattern="uniform", traffic__load=0.25) == ["d", "e"]
+
+
+def test_two_nodes_can_both_be_hot(tmp_path: Path) -> None:
+    path = tmp_path / "pair.toml"
+    path.write_text("""
+duration = "10ms"
+[topology]
+nodes = ["a", "b"]
+[traffic]
+pattern = "none"
+flows = [{src = "a", dst = "b", rate = "6Gbps"}, {src = "a", dst = "b", rate = "6Gbps", start = "1ms"},
+         {src = "b", dst = "a", rate = "6Gbps"}, {src = "b", dst = "a", rate = "6Gbps", start = "1ms"}]
+""", encoding="utf-8")
+    assert hot(path) == ["a", "b"]
