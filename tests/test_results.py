@@ -190,3 +190,16 @@ def test_summary_dynamics_are_the_series_measured_as_documented() -> None:
     qeq = float(load("kd-symmetric-single-hs").set("cm.scheme", "bcn").resolved.cm["qeq"])
     expected = _dynamics_from_series(open_ended, 0.03, 0.12, 0.12, qeq, "S1/EP4")
     assert dyn["settle_s"] is not None and dyn["settle_s"] == expected["settle_s"] and dyn["recovery_s"] is None
+
+
+def test_summary_json_is_written_in_one_byte_format() -> None:
+    """Identical summaries must be identical files: sorted keys, two-space indent, a final newline."""
+    assert dump_json({"b": 1, "a": [1.5, None]}) == '{\n  "a": [\n    1.5,\n    null\n  ],\n  "b": 1\n}\n'
+
+
+def test_a_result_carries_the_fair_shares_of_its_flows_in_gbps() -> None:
+    import cnsim
+
+    res = cnsim.run("zhb-og-single-hop", duration="2ms")
+    assert res.fair_gbps["2->1"] == pytest.approx(8.5 / 15, rel=1e-12)  # before the hotspot: 85 % of 10 Gb/s over 15 senders
+    assert set(res.fair_gbps) == {f"{s}->1" for s in range(2, 17)}
