@@ -280,21 +280,26 @@ measure.into4 = { run = "kd", metric = "fair:*->EP4" }
 '''
 
 
-def _write_synthetic_run(folder: Path, task, hot_gbps: float) -> None:  # noqa: ANN001 - a RunTask
-    """A run folder whose series are analytic: constant hot-port throughput, a sine queue."""
+def _start_run_folder(folder: Path, task, **summary: object) -> Path:  # noqa: ANN001 - a RunTask
+    """A run folder with the task's resolved scenario and ``summary``; returns its series folder."""
     scen = prepare(task.base, task.overrides, task.seed)
     folder.mkdir(parents=True)
     (folder / "scenario.toml").write_text(scen.to_toml(), encoding="utf-8")
-    summary = {"scenario": scen.id, "seed": task.seed, "duration_s": 0.2, "window_s": [0.02, 0.2], "fct_ms": None}
-    (folder / "summary.json").write_text(dump_json(summary), encoding="utf-8")
+    (folder / "summary.json").write_text(dump_json({"scenario": scen.id, "seed": task.seed, **summary}), encoding="utf-8")
     (folder / "series").mkdir()
+    return folder / "series"
+
+
+def _write_synthetic_run(folder: Path, task, hot_gbps: float) -> None:  # noqa: ANN001 - a RunTask
+    """A run folder whose series are analytic: constant hot-port throughput, a sine queue."""
+    series = _start_run_folder(folder, task, duration_s=0.2, window_s=[0.02, 0.2], fct_ms=None)
     t_ms = np.arange(1, 201) * 1e-3
     pq.write_table(pa.table({"t_s": t_ms, "entity": ["port:S1/EP4"] * 200, "gbps": np.full(200, hot_gbps)}),
-                   folder / "series" / "throughput.parquet")
+                   series / "throughput.parquet")
     t_q = np.arange(1, 20_001) * 10e-6
     q = 1.5e5 + 5e4 * np.sin(2 * np.pi * t_q / 3.4e-3)
     pq.write_table(pa.table({"t_s": t_q, "queue": ["S1/EP4"] * t_q.size, "bytes": q, "bytes_max": q}),
-                   folder / "series" / "queue.parquet")
+                   series / "queue.parquet")
 
 
 def test_conditions_combine_every_term_and_refuse_what_they_cannot_read() -> None:
@@ -354,15 +359,7 @@ def test_evaluator_pass_fail_and_not_run(tmp_path: Path) -> None:
     assert again.verdict == NOT_RUN and "has not run" in again.reason
 
 
-_FLOWS_DECK = '''
-deck = "flows"
-title = "t"
-source = "s"
-[runs.kd]
-scenario = "kd-symmetric-single-hs"
-set = { "cm.scheme" = "bcn" }
-axes = { "links.delay" = ["4us", "250us"] }
-[[checks]]
+_FLOWS_DECK = _SYNTH.split("[[checks]]")[0] + '''[[checks]]
 id = "T-K96"
 class = "Q"
 source = "D"
@@ -379,20 +376,16 @@ measure.far = { run = "kd", metric = "flow:*->EP4", window = "all", where = { "l
 
 def _write_flow_run(folder: Path, task, flows: dict[str, float]) -> None:  # noqa: ANN001 - a RunTask
     """A run folder whose per-flow throughput is constant, one value per flow."""
-    scen = prepare(task.base, task.overrides, task.seed)
-    folder.mkdir(parents=True)
-    (folder / "scenario.toml").write_text(scen.to_toml(), encoding="utf-8")
-    (folder / "summary.json").write_text(dump_json({"scenario": scen.id, "seed": task.seed, "duration_s": 0.2}), encoding="utf-8")
-    (folder / "series").mkdir()
+    series = _start_run_folder(folder, task, duration_s=0.2)
     t = np.arange(1, 201) * 1e-3
     names = [f"flow:{src}->EP4" for src in flows]
     pq.write_table(pa.table({"t_s": np.tile(t, len(names)), "entity": [n for n in names for _ in t],
                              "gbps": np.concatenate([np.full(t.size, v) for v in flows.values()])}),
-                   folder / "series" / "throughput.parquet")
+                   series / "throughput.parquet")
 
 
 def _flows_plan(tmp_path: Path):  # noqa: ANN202 - (deck, plan, runs folder)
-    deck = parse_deck("flows", _FLOWS_DECK)
+    deck = parse_deck("synth", _FLOWS_DECK)
     runs = tmp_path / "runs"
     return deck, make_plan([deck], deck.checks, str(runs), seeds=2), runs
 

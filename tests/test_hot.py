@@ -5,17 +5,20 @@ flows count as hot (``fct_ms.hot``, docs/metrics.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from cnsim import load
 
 MS = 10**9  # picoseconds
 
 
-def windows(scen_id: str | Path, **changes: object) -> dict[str, tuple[int, int]]:
-    scen = load(scen_id)
-    for key, value in changes.items():
-        scen = scen.set(key.replace("__", "."), value)
-    return {w["name"]: (w["start_ps"], w["end_ps"]) for w in scen.lower()["metrics"]["windows"]}
+def metrics(scen: str | Path, **changes: object) -> dict[str, Any]:
+    """The lowered ``metrics`` of ``scen`` with ``changes`` (``traffic__start`` for ``traffic.start``)."""
+    return load(scen).set_many({k.replace("__", "."): v for k, v in changes.items()}).lower()["metrics"]
+
+
+def windows(scen: str | Path, **changes: object) -> dict[str, tuple[int, int]]:
+    return {w["name"]: (w["start_ps"], w["end_ps"]) for w in metrics(scen, **changes)["windows"]}
 
 
 def test_the_named_windows_of_a_hotspot() -> None:
@@ -66,11 +69,8 @@ def test_named_flows_with_starts_and_stops_make_the_span(tmp_path: Path) -> None
     assert windows(_star(tmp_path, flows))["rec"] == (8 * MS, 10 * MS)  # to the latest stop
 
 
-def hot(path: Path | str, **changes: object) -> list[str]:
-    scen = load(path)
-    for key, value in changes.items():
-        scen = scen.set(key.replace("__", "."), value)
-    return list(scen.lower()["metrics"]["hot_nodes"])
+def hot(scen: Path | str, **changes: object) -> list[str]:
+    return list(metrics(scen, **changes)["hot_nodes"])
 
 
 def test_hot_nodes_of_the_catalogue() -> None:

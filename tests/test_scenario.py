@@ -197,10 +197,8 @@ def test_watermarks_without_room_are_an_error() -> None:
         load("zhb-og-single-hop").set("switch.memory_per_port", "5KB").lower()
 
 
-def test_graph_port_counts_and_shared_pool(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        """
+#: S1 with nodes a and b and a 40 Gb/s link to S2, S2 with node c; shared memory with PAUSE
+_TWO_SWITCH_GRAPH = """
 duration = "10ms"
 [topology]
 kind = "graph"
@@ -216,15 +214,26 @@ flows = [{src = "a", dst = "c", rate = "5Gbps"}]
 [metrics]
 hot_port = "S1/S2"
 per_flow = "hot"
-""",
-    )
-    core = load(path).lower()
+"""
+
+
+def test_graph_port_counts_and_shared_pool(tmp_path: Path) -> None:
+    core = load(write(tmp_path, _TWO_SWITCH_GRAPH)).lower()
     th = core["switch"]["thresholds"]
     # S1: 3 ports; the 40G port needs 2*1us*40G/8 + 3000 = 13000 B, the 10G ones 5500 B
     assert th["S1"] == {"capacity": 300_000, "xoff": 300_000 - 2 * 5_500 - 13_000, "xon": (300_000 - 24_000) // 2}
     assert th["S2"]["capacity"] == 200_000
     assert core["metrics"]["per_flow"] == [["a", "c"]]
     assert core["metrics"]["queues"] == ["S1/S2"]
+
+
+def test_an_xon_expression_reads_its_own_switch_xoff(tmp_path: Path) -> None:
+    """S1 (three ports, one at 40 Gb/s) and S2 (two ports) get different XOFFs, and `xoff` in the
+    XON expression is each switch's own (a scheme's expression reads the first's)."""
+    th = load(write(tmp_path, _TWO_SWITCH_GRAPH)).set("switch.xon", "xoff - 1000B").lower()["switch"]["thresholds"]
+    s1, s2 = 300_000 - 2 * 5_500 - 13_000, 200_000 - 5_500 - 13_000  # the 40G port's headroom is 13,000 B
+    assert th["S1"] == {"capacity": 300_000, "xoff": s1, "xon": s1 - 1000}
+    assert th["S2"] == {"capacity": 200_000, "xoff": s2, "xon": s2 - 1000}
 
 
 # ---- cm: presets and expressions ------------------------------------------------------------

@@ -128,7 +128,8 @@ def bins_overlapping(t_end: ArrayLike, window: Window) -> NDArray[np.bool_]:
     """Which bins of a series reported at bin ends share more than a picosecond with the window
     (a bin that only touches it, such as the one ending at its start, does not)."""
     t = np.asarray(t_end, dtype=np.float64)
-    return (np.minimum(t, window[1]) - np.maximum(t - bin_width(t), window[0])) > _EPS
+    width = bin_width(t)
+    return _overlap(t, width, window) * width > _EPS
 
 
 def samples_in(t: ArrayLike, values: ArrayLike, window: Window) -> tuple[Array, Array]:
