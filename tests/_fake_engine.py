@@ -33,7 +33,7 @@ def engine_result(scen: Scenario, per_flow_gbps: dict[str, float] | None = None)
         "underrun": 0.0,
         "bottleneck_utilisation": 1.0,
         "engine": {"events": 123456},
-        "conservation": {"ok": True},
+        "conservation": {"generated": 1000, "delivered": 990, "dropped": 0, "source_dropped": 0, "in_flight": 10, "in_flight_counted": 10},
     }
     t = np.arange(1, bins + 1) * bin_s
 

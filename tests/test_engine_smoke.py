@@ -31,5 +31,6 @@ def test_short_run_summary_and_series(tmp_path: Path) -> None:
         assert key in s
     assert set(r.kinds) <= set(SERIES_KINDS)
     assert r.series("throughput").num_rows > 0
+    assert r.manifest["frames_delivered"] == s["conservation"]["delivered"] > 0
     out = r.save(tmp_path / "run", plots=False)
     assert json.loads((out / "summary.json").read_text())["scenario"] == "kd-symmetric-single-hs"

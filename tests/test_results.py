@@ -10,11 +10,12 @@ import json
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from _fake_engine import engine_result
 from cnsim import Result, load
-from cnsim.results import decode_series, dump_json
+from cnsim.results import decode_columns, decode_series, dump_json
 
 
 def make(sid: str = "kd-symmetric-single-hs", **kw) -> Result:
@@ -55,6 +56,30 @@ def test_series_long_format() -> None:
     assert r.series("rates").num_rows == 0 and r.series("rates").column_names == ["t_s", "flow", "gbps"]
     with pytest.raises(KeyError):
         r.series("nope")
+
+
+def test_decode_columns_keeps_each_entitys_block_and_leaves_out_rows_without_a_value() -> None:
+    """Entity-major columns: each entity's rows are one block (``rows``), its first bin
+    included; a bin end where every value is NaN (a flow without a rate limiter yet) is left
+    out; the ``flow:`` prefix of the rates goes, as ``port:`` does for queues."""
+    nan = float("nan")
+    gbps = np.array([1.0, 2.0, 3.0, nan, nan, 4.0, nan, nan, nan], "<f8")
+    raw = {"entities": ["flow:a->b", "flow:c->d", "flow:e->f"], "bins": 3, "bin_s": 0.002, "columns": {"gbps": gbps.tobytes()}}
+    long = decode_columns("rates", raw)
+    assert long.names == ["a->b", "c->d", "e->f"]
+    assert long.t_s.tolist() == [0.002, 0.004, 0.006, 0.006]
+    assert long.codes.tolist() == [0, 0, 0, 1] and long.values["gbps"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert long.rows() == {"a->b": slice(0, 3), "c->d": slice(3, 4)}
+    table = decode_series("rates", raw)
+    assert table.column("flow").to_pylist() == ["a->b"] * 3 + ["c->d"]
+    # a column the engine did not return is all NaN, so its rows go; no entities, no rows
+    q = decode_columns("queue", {"entities": ["port:S1/1"], "bins": 2, "bin_s": 0.001, "columns": {"bytes": np.array([5.0, 6.0]).tobytes()}})
+    assert q.names == ["S1/1"] and q.values["bytes"].tolist() == [5.0, 6.0] and np.isnan(q.values["bytes_max"]).all()
+    assert q.rows() == {"S1/1": slice(0, 2)}
+    empty = decode_columns("pause", None)
+    assert empty.t_s.size == 0 and empty.rows() == {}
+    with pytest.raises(KeyError, match="unknown series kind"):
+        decode_columns("nope", raw)
 
 
 def test_decode_rejects_wrong_sizes() -> None:
@@ -145,7 +170,6 @@ def _dynamics_from_series(res: Result, t_on: float, t_off: float, end: float, qe
     """summary.json's dynamics recomputed from the run's own saved series (docs/metrics.md)."""
     import math
 
-    import numpy as np
     import pyarrow.compute as pc
     from cnsim import signals
 
@@ -162,6 +186,16 @@ def _dynamics_from_series(res: Result, t_on: float, t_off: float, end: float, qe
     tt, g = entity("throughput", "entity", f"port:{port}", "gbps")
     keep = tt <= min(t_off + 0.1, end) + 1e-12
     out["recovery_s"] = finite(signals.sustained_time(tt[keep], g[keep], t_off, 8.5, 0.01))  # 0.85 of 10 Gb/s, held 10 ms
+    # W_ss = [t_on + 100 ms, t_off] when the run holds it: the queue's period and the flows' time
+    # CV are measured there, the CV over the whole run otherwise
+    ss = (t_on + 0.1, min(t_off, end)) if t_on + 0.1 < min(t_off, end) else None
+    out["period_s"] = None if ss is None else finite(signals.spectral_period(*signals.samples_in(t, v, ss)))
+    cv_window = ss or (0.0, end)
+    out["flow_cv"] = {
+        name: finite(signals.time_cv(signals.samples_in(*entity("throughput", "entity", f"flow:{name}", "gbps"), cv_window)[1]))
+        for name in res.summary["dynamics"]["flow_cv"]
+    }
+    assert out["flow_cv"], "the run records flows"
     return out
 
 
@@ -176,8 +210,9 @@ def test_summary_dynamics_are_the_series_measured_as_documented() -> None:
     plain = cnsim.run("zhb-og-single-hop", set=hot, duration="80ms")  # no scheme: the backlog drains at once
     dyn = plain.summary["dynamics"]
     assert dyn["recovery_s"] == 0.001 and dyn["settle_s"] is None
-    assert {k: dyn[k] for k in ("onset_s", "recovery_s")} == {
-        k: v for k, v in _dynamics_from_series(plain, 0.01, 0.04, 0.08, None, "S1/1").items() if k != "settle_s"}
+    expected = _dynamics_from_series(plain, 0.01, 0.04, 0.08, None, "S1/1")
+    assert dyn["period_s"] is None and all(cv is not None for cv in dyn["flow_cv"].values())
+    assert {k: dyn[k] for k in expected if k != "settle_s"} == {k: v for k, v in expected.items() if k != "settle_s"}
     longer = {"cm.scheme": "bcn", "hotspots": [{"node": "1", "rate": 0.2, "start": "10ms", "end": "150ms"}]}
     bcn = cnsim.run("zhb-og-single-hop", set=longer, duration="200ms")
     dyn = bcn.summary["dynamics"]
@@ -190,6 +225,30 @@ def test_summary_dynamics_are_the_series_measured_as_documented() -> None:
     qeq = float(load("kd-symmetric-single-hs").set("cm.scheme", "bcn").resolved.cm["qeq"])
     expected = _dynamics_from_series(open_ended, 0.03, 0.12, 0.12, qeq, "S1/EP4")
     assert dyn["settle_s"] is not None and dyn["settle_s"] == expected["settle_s"] and dyn["recovery_s"] is None
+
+
+def test_settling_counts_the_bin_ending_with_the_hotspot_and_recovery_the_bin_ending_w_rec() -> None:
+    """The edges of the two measurements, on series built for them (1 ms bins, hotspot from 0.1
+    to 0.5 s, W_rec = [0.5, 0.6] s): a queue inside Qeq ± 20 % over exactly the last 5 ms of the
+    hotspot has settled, its bin ending at 0.5 s included; a port back at line rate for exactly
+    the last 10 ms of W_rec has recovered, its bin ending at 0.6 s included."""
+    from cnsim.results import hot_dynamics
+
+    scen = load("zhb-og-single-hop").set("cm.scheme", "bcn").set("duration", "0.7s").validate()
+    assert scen.resolved.windows_ps["rec"] == (500_000_000_000, 600_000_000_000)
+    t = np.round(np.arange(1, 701) * 1e-3, 12)
+    queue = np.where(t >= 0.495 - 1e-12, 150_000.0, 0.0)  # inside the band from the bin ending at 0.495 s on
+    port = np.where(t >= 0.591 - 1e-12, 10.0, 0.0)  # at line rate from the bin ending at 0.591 s on
+
+    def raw(entity: str, column: str, values: np.ndarray) -> dict[str, object]:
+        return {"entities": [entity], "bins": 700, "bin_s": 0.001, "columns": {column: values.astype("<f8").tobytes()}}
+
+    dyn = hot_dynamics(scen, {"queue": raw("port:S1/1", "bytes_mean", queue), "throughput": raw("port:S1/1", "gbps", port)})
+    assert dyn["settle_s"] == 0.395 and dyn["recovery_s"] == 0.091
+    # one bin less on either side and neither holds long enough
+    late = hot_dynamics(scen, {"queue": raw("port:S1/1", "bytes_mean", np.where(t >= 0.496 - 1e-12, 150_000.0, 0.0)),
+                               "throughput": raw("port:S1/1", "gbps", np.where(t >= 0.592 - 1e-12, 10.0, 0.0))})
+    assert late["settle_s"] is None and late["recovery_s"] is None
 
 
 def test_summary_json_is_written_in_one_byte_format() -> None:

@@ -182,12 +182,15 @@ def write_table(
 
     ``columns`` is ``[(name, column), ...]`` in order; a column is a float64 array (DOUBLE), or
     ``(names, codes)`` for a string column given as its distinct values and, per row, the index
-    of the row's value (int array). Every column has the same number of rows.
+    of the row's value (int array). Every column has the same number of rows, and there is at
+    least one column.
     """
     rows = {len(col[1]) if isinstance(col, tuple) else len(col) for _, col in columns}
+    if not rows:
+        raise ValueError("a table needs at least one column (readers refuse a file without one)")
     if len(rows) > 1:
         raise ValueError(f"columns of different lengths: {sorted(rows)}")
-    n_rows = rows.pop() if rows else 0
+    n_rows = rows.pop()
     body = bytearray(b"PAR1")
     schema = [_Struct().string(4, "schema").i32(5, len(columns)).end()]
     chunks: list[bytes] = []

@@ -82,10 +82,6 @@ class LongSeries:
     codes: np.ndarray
     values: dict[str, np.ndarray]
 
-    @property
-    def entity_column(self) -> str:
-        return SERIES_KINDS[self.kind][0]
-
     def rows(self) -> dict[str, slice]:
         """The rows of each entity (its contiguous block)."""
         edges = np.flatnonzero(np.diff(self.codes)) + 1
@@ -325,16 +321,6 @@ class Result:
             if path.is_file():
                 return _read_series_file(path)
         return decode_series(kind, self.raw_series.get(kind))
-
-    def delivered_frames(self) -> float:
-        """Frames delivered over the whole run, from the aggregate throughput series."""
-        raw = self.raw_series.get("throughput")
-        if not raw:
-            return 0.0
-        long = decode_columns("throughput", raw)
-        gbps = long.values["gbps"][long.rows().get("aggregate", slice(0, 0))]
-        frame = self.scenario.resolved.doc.traffic.frame_size
-        return float(np.nansum(gbps) * float(raw.get("bin_s", 0.0)) * 1e9 / 8 / frame)
 
     def save(self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False) -> Path:
         """Write the run folder: scenario, summary, manifest, series and (``plots``) the default

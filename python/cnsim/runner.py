@@ -127,8 +127,7 @@ def run(
     result = Result.from_engine(scen, raw)
     sim_s = float(result.summary.get("duration_s") or total_ps / PS_PER_S)
     events = float((result.summary.get("engine") or {}).get("events") or 0)
-    delivered = (result.summary.get("conservation") or {}).get("delivered")
-    frames = float(delivered) if isinstance(delivered, (int, float)) else result.delivered_frames()
+    frames = float(result.summary["conservation"]["delivered"])
     result.manifest = {
         "scenario": scen.id,
         "source": scen.source,
