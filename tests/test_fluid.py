@@ -48,12 +48,47 @@ def test_solver_matches_the_method_of_steps_solution_to_fourth_order() -> None:
     errs = {}
     for h in (0.1, 0.05):
         sol = solve_dde(lambda t, x, xd: -xd, np.array([1.0]), 1.0, 10.0, h)
+        assert sol.t.tolist() == [k * h for k in range(round(10 / h) + 1)], "every step recorded by default"
         errs[h] = max(abs(sol.x[i, 0, 0] - _exact_linear_delay(sol.t[i], 1.0, 1.0)) for i in range(sol.t.size))
     assert errs[0.1] < 2e-7
     assert errs[0.1] / errs[0.05] > 12
     lin = solve_dde(lambda t, x, xd: -xd, np.array([1.0]), 1.0, 10.0, 0.05, interpolation="linear")
     e_lin = max(abs(lin.x[i, 0, 0] - _exact_linear_delay(lin.t[i], 1.0, 1.0)) for i in range(lin.t.size))
     assert 1e-5 < e_lin < 1e-3
+
+
+def test_solver_handles_delays_shorter_than_the_step() -> None:
+    """x' = −x(t − τ) with τ < h (the fluid models do not shorten the step to the loop delay):
+    τ = 0 is the ODE x' = −x, solved by RK4 (exp(−t) within 1e-6 at h = 0.1); 0 < τ < h stays
+    within 1.5e-4 of the method-of-steps solution at h = 0.1 and 5e-5 at h = 0.05. Each grid
+    point is integrated as if alone, whatever delays share the grid: the derivative at the
+    newest grid point, which k1's delayed value needs when τ < h, is not a stale value of the
+    history buffer (whose depth follows the longest delay)."""
+    rhs = lambda t, x, xd: -xd  # noqa: E731
+    zero = solve_dde(rhs, np.ones(1), 0.0, 1.0, 0.1)
+    assert np.abs(zero.x[:, 0, 0] - np.exp(-zero.t)).max() < 1e-6
+    for h, bound in ((0.1, 1.5e-4), (0.05, 5e-5)):
+        for tau in (0.02, 0.03, 0.09):
+            alone = solve_dde(rhs, np.ones(1), tau, 1.0, h)
+            exact = np.array([_exact_linear_delay(t, 1.0, tau) for t in alone.t])
+            assert np.abs(alone.x[:, 0, 0] - exact).max() < bound, (h, tau)
+            for partner in (0.0, 0.3, 0.5):
+                grid = solve_dde(rhs, np.ones((2, 1)), np.array([tau, partner]), 1.0, h)
+                assert np.array_equal(grid.x[:, 0, 0], alone.x[:, 0, 0]), (h, tau, partner)
+
+
+def test_solver_refuses_delays_steps_and_spans_it_cannot_integrate() -> None:
+    """Each condition on its own: a negative or non-finite delay, a step that is not a finite
+    positive number, a span that is empty or not finite."""
+    rhs = lambda t, x, xd: -xd  # noqa: E731
+    for tau in (-1e-9, math.nan, math.inf, np.array([0.5, -0.5])):
+        with pytest.raises(ValueError, match="delays"):
+            solve_dde(rhs, np.ones((2, 1)), tau, 1.0, 0.1)
+    for h, t0, t_end in ((0.0, 0.0, 1.0), (-0.1, 0.0, 1.0), (math.nan, 0.0, 1.0), (math.inf, 0.0, 1.0),
+                         (0.1, 1.0, 1.0), (0.1, 0.0, math.inf), (0.1, -math.inf, 1.0), (0.1, 2.0, 1.0)):
+        with pytest.raises(ValueError, match="finite h"):
+            solve_dde(rhs, np.ones(1), 0.5, t_end, h, t0=t0)
+    assert solve_dde(rhs, np.ones(1), 0.0, 1.0, 0.5).t.tolist() == [0.0, 0.5, 1.0]  # a zero delay is allowed
 
 
 def test_solver_reproduces_known_characteristic_roots_on_a_grid() -> None:

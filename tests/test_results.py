@@ -227,11 +227,12 @@ def test_summary_dynamics_are_the_series_measured_as_documented() -> None:
     assert dyn["settle_s"] is not None and dyn["settle_s"] == expected["settle_s"] and dyn["recovery_s"] is None
 
 
-def test_settling_counts_the_bin_ending_with_the_hotspot_and_recovery_the_bin_ending_w_rec() -> None:
-    """The edges of the two measurements, on series built for them (1 ms bins, hotspot from 0.1
+def test_the_dynamics_at_the_edges_of_their_windows() -> None:
+    """The edges of the measurements, on series built for them (1 ms bins, hotspot from 0.1
     to 0.5 s, W_rec = [0.5, 0.6] s): a queue inside Qeq ± 20 % over exactly the last 5 ms of the
     hotspot has settled, its bin ending at 0.5 s included; a port back at line rate for exactly
-    the last 10 ms of W_rec has recovered, its bin ending at 0.6 s included."""
+    the last 10 ms of W_rec has recovered, its bin ending at 0.6 s included; the onset's peak is
+    looked for in W_tr only."""
     from cnsim.results import hot_dynamics
 
     scen = load("zhb-og-single-hop").set("cm.scheme", "bcn").set("duration", "0.7s").validate()
@@ -245,6 +246,11 @@ def test_settling_counts_the_bin_ending_with_the_hotspot_and_recovery_the_bin_en
 
     dyn = hot_dynamics(scen, {"queue": raw("port:S1/1", "bytes_mean", queue), "throughput": raw("port:S1/1", "gbps", port)})
     assert dyn["settle_s"] == 0.395 and dyn["recovery_s"] == 0.091
+    # flows these series do not hold have no samples, so no CV (not another entity's rows)
+    assert dyn["flow_cv"] and all(cv is None for cv in dyn["flow_cv"].values())
+    # the onset is looked for in W_tr only: a queue that grows for 60 ms peaks, there, at its end
+    rising = np.where(t <= 0.16 + 1e-12, np.maximum(t - 0.1, 0.0) * 1e7, 0.0)
+    assert hot_dynamics(scen, {"queue": raw("port:S1/1", "bytes_mean", rising)})["onset_s"] == 0.05
     # one bin less on either side and neither holds long enough
     late = hot_dynamics(scen, {"queue": raw("port:S1/1", "bytes_mean", np.where(t >= 0.496 - 1e-12, 150_000.0, 0.0)),
                                "throughput": raw("port:S1/1", "gbps", np.where(t >= 0.592 - 1e-12, 10.0, 0.0))})

@@ -138,6 +138,14 @@ def solve_dde(
     for k in range(steps + 1):
         slot = k % depth
         xs[slot] = x
+        if k > 0:
+            # A delay shorter than the step puts k1's delayed time between t_{k-1} and t_k, where
+            # Hermite interpolation needs the derivative at t_k: k1 itself, not known yet. Until
+            # it is, the slot holds the slope at t_k of the quadratic through x_{k-1}, f_{k-1}
+            # and x_k (the cubic then reduces to that quadratic), not a value from `depth` steps
+            # ago. Delays of a step or more never read it (their weight there is 0).
+            prev = (k - 1) % depth
+            fs[slot] = 2.0 * (x - xs[prev]) / h - fs[prev]
         # k1 at the grid point; stored for Hermite interpolation
         xd1 = delayed(k, 0.0, x)
         k1 = rhs(t, x, xd1)
