@@ -7,6 +7,7 @@ short message on the command line, or :class:`cnsim.ScenarioError` in Python."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -221,6 +222,8 @@ def test_save_refuses_a_finished_run_folder_unless_forced(tmp_path: Path) -> Non
     r.save(empty, plots=False)  # an existing empty folder is fine (the CLI saves into one)
     assert (empty / "summary.json").is_file()
     loaded = Result.load(folder)  # a loaded result re-saved over its own folder keeps its series
+    assert loaded.scenario.id == "kd-symmetric-single-hs" != folder.name  # the id is the summary's, not the folder's
+    assert loaded.summary == r.summary and loaded.fair_gbps == r.fair_gbps and loaded.manifest == {"wall_s": 1.0}
     queue = loaded.series("queue")
     loaded.save(folder, plots=False, force=True)
     assert Result.load(folder).series("queue").equals(queue)
@@ -233,8 +236,10 @@ def test_save_to_a_path_that_cannot_be_a_folder(tmp_path: Path) -> None:
     afile.write_text("x")
     with pytest.raises(ScenarioError, match="is a file"):
         r.save(afile, plots=False)
-    with pytest.raises(ScenarioError, match="cannot write"):
+    with pytest.raises(ScenarioError, match="cannot write") as err:
         r.save(afile / "below", plots=False)
+    # the message names the path that failed and why, in words
+    assert str(err.value) == f"{afile / 'below'}: cannot write the run folder ({afile / 'below' / 'series'}: Not a directory); choose another folder"
     with pytest.raises(ScenarioError, match="cannot write"):
         r.save("/proc/cnsim-no-such-folder", plots=False)
 
@@ -264,6 +269,15 @@ def test_load_refuses_what_is_not_a_run_folder(tmp_path: Path) -> None:
     (bad / "summary.json").write_text(json.dumps(json.loads((folder / "summary.json").read_text())))
     (bad / "manifest.json").write_text("[1]")
     assert Result.load(bad).manifest == {}
+    (bad / "scenario.toml").write_text((folder / "scenario.toml").read_text() + "\nbogus_key = 1\n")
+    with pytest.raises(ScenarioError, match="^" + re.escape(f"{bad / 'scenario.toml'}: kd-symmetric-single-hs: metrics.bogus_key: unknown key")):
+        Result.load(bad)  # a scenario that no longer validates is blamed on its file
+    if Path("/proc/self/mem").is_file():  # a file whose read fails (root reads any permission)
+        (bad / "scenario.toml").unlink()
+        (bad / "scenario.toml").symlink_to("/proc/self/mem")
+        with pytest.raises(ScenarioError, match="^" + re.escape(f"{bad}: cannot be read (Input/output error)") + "$"):
+            Result.load(bad)
+        (bad / "scenario.toml").unlink()
     (bad / "scenario.toml").write_text("not toml [")
     with pytest.raises(ScenarioError, match="scenario.toml: not valid TOML"):
         Result.load(bad)
