@@ -77,6 +77,19 @@ def test_solver_handles_delays_shorter_than_the_step() -> None:
                 assert np.array_equal(grid.x[:, 0, 0], alone.x[:, 0, 0]), (h, tau, partner)
 
 
+def test_solver_passes_each_stage_its_own_time_from_any_start() -> None:
+    """A right-hand side and a projection that depend on t, from t0 = 1: x' = cos t follows
+    sin t to fourth order (each RK stage evaluated at its own time), and a state pushed up
+    against the moving ceiling x <= 0.9 t (x' = 1 + 10 (x − 0.9 t): 1 on the ceiling, and
+    running away from it below) stays on it only if every stage is projected at its own time."""
+    wave = solve_dde(lambda t, x, xd: np.cos(t) + 0 * xd, np.array([math.sin(1.0)]), 0.3, 3.0, 0.1, t0=1.0)
+    assert np.allclose(wave.t, np.linspace(1.0, 3.0, 21), rtol=0, atol=1e-12)
+    assert np.abs(wave.x[:, 0, 0] - np.sin(wave.t)).max() < 1e-7
+    ceiling = solve_dde(lambda t, x, xd: 1 + 10 * (x - 0.9 * t), np.array([0.9]), 0.3, 3.0, 0.1, t0=1.0,
+                        project=lambda t, x: np.minimum(x, 0.9 * t))
+    assert np.abs(ceiling.x[:, 0, 0] - 0.9 * ceiling.t).max() < 1e-12
+
+
 def test_solver_refuses_delays_steps_and_spans_it_cannot_integrate() -> None:
     """Each condition on its own: a negative or non-finite delay, a step that is not a finite
     positive number, a span that is empty or not finite."""
@@ -89,6 +102,9 @@ def test_solver_refuses_delays_steps_and_spans_it_cannot_integrate() -> None:
         with pytest.raises(ValueError, match="finite h"):
             solve_dde(rhs, np.ones(1), 0.5, t_end, h, t0=t0)
     assert solve_dde(rhs, np.ones(1), 0.0, 1.0, 0.5).t.tolist() == [0.0, 0.5, 1.0]  # a zero delay is allowed
+    # every record_every-th step is recorded, and the last one always
+    every3 = solve_dde(rhs, np.ones(1), 0.5, 1.0, 0.1, record_every=3)
+    assert np.allclose(every3.t, [0.0, 0.3, 0.6, 0.9, 1.0], rtol=0, atol=1e-12) and every3.x.shape == (5, 1, 1)
 
 
 def test_solver_reproduces_known_characteristic_roots_on_a_grid() -> None:

@@ -43,6 +43,9 @@ def test_types_defaults_and_allowed_values() -> None:
     assert by_name["duration"].default == "(required)"
     assert by_name["cm.gd"].default == 'bcn, e2cm: "gd0"; qcn, qcn3pt, qcn-sonar, qcn-plus: 0.0078125'
     assert "Schemes: qcn-sonar." in by_name["cm.wp"].doc
+    # a range that differs between schemes is given per scheme; the same choices in another order are one
+    assert by_name["cm.fb_bits"].allowed == "bcn, e2cm: an integer in [0, 16]; qcn, qcn3pt, qcn-sonar, qcn-plus: an integer in [1, 16]"
+    assert by_name["cm.sampling"].allowed == 'one of "random", "interval", "jitter", "table", "linear"'
 
 
 def test_prefix_selects() -> None:

@@ -177,6 +177,7 @@ def test_result_shows_itself_in_jupyter() -> None:
     assert "kd-symmetric-single-hs" in html and "scheme bcn" in html
     assert "aggregate (Gb/s)" in html and "hot queue mean (KB)" in html
     assert html.count("data:image/png;base64,") == 2
+    assert "alt='throughput'" in html and "alt='queue'" in html
     _assert_self_contained(html)
 
 

@@ -180,7 +180,9 @@ def _cm_keys() -> Iterator[Key]:
             everywhere = len(names[name]) == len(SCHEMES) - 1  # every scheme but none
             schemes = "every scheme but none" if everywhere else ", ".join(names[name])
             doc = (text + ". " if text else "") + f"Schemes: {schemes}."
-            yield Key(f"cm.{name}", _param_type(p), default, p.allowed(), doc)
+            # ranges differ too (fb_bits = 0, unquantised feedback, exists for bcn and e2cm only)
+            allowed = _by_scheme(names[name], name, functools.partial(_allowed_as, p))
+            yield Key(f"cm.{name}", _param_type(p), default, allowed, doc)
 
 
 def _by_scheme(schemes: list[str], name: str, value: Callable[[Param], str]) -> str:
@@ -191,6 +193,15 @@ def _by_scheme(schemes: list[str], name: str, value: Callable[[Param], str]) -> 
     if len(groups) == 1:
         return next(iter(groups))
     return "; ".join(f"{', '.join(names)}: {v}" for v, names in groups.items() if v)
+
+
+def _allowed_as(first: Param, p: Param) -> str:
+    """What ``p`` accepts, where ``first`` is the parameter of the same name in the first scheme
+    that has it: the same choices in another order (each scheme lists its default first) are
+    the same values and read as ``first``'s."""
+    if p.choices and set(p.choices) == set(first.choices):
+        return first.allowed()
+    return p.allowed()
 
 
 def _fmt_param_default(p: Param) -> str:
