@@ -288,8 +288,16 @@ def test_a_table_needs_a_column(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("n_names", [1, 2, 128, 129, 256, 257, 65_536, 65_537])
 def test_dictionaries_at_every_index_width_edge(tmp_path: Path, n_names: int) -> None:
-    """An RLE run's value takes ceil(width / 8) bytes: the edges of one, two and three bytes."""
+    """The narrowest index width (1 bit for one or two values, 8 for 129 to 256, ...), and an RLE
+    run's value in ceil(width / 8) bytes: the edges of one, two and three bytes."""
     names = [f"e{i}" for i in range(n_names)]
     codes = np.array([0, n_names - 1, n_names - 1, n_names // 2, 0])
     _write(tmp_path / "d.parquet", names, codes, np.arange(5.0))
     assert pq.read_table(tmp_path / "d.parquet").column("entity").to_pylist() == [names[c] for c in codes]
+    buf = (tmp_path / "d.parquet").read_bytes()
+    entity = _footer(buf)[4][0][1][1][3]  # row group 0, column 1 (t_s, entity, gbps): its metadata
+    data_pages = _pages(buf, entity[9], entity[11] + entity[7] - entity[9])  # from the data page to the chunk's end
+    assert len(data_pages) == 1
+    width = max(1, (n_names - 1).bit_length())
+    rest = _after_levels(5, data_pages[0][2])
+    assert rest[0] == width and _rle_runs(rest[1:], (width + 7) // 8).tolist() == codes.tolist()
