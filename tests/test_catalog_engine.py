@@ -87,6 +87,7 @@ def test_run_to_completion_leaves_nothing_in_flight() -> None:
     assert c["in_flight"] == 0 and c["in_flight_counted"] == 0
     assert c["generated"] == c["delivered"] + c["dropped"]
     assert 0.02 <= s["duration_s"] < 0.08  # ended when the last frame was delivered, before the cap
+    assert r.manifest["sim_s"] == s["duration_s"]  # the manifest's speed counts the simulated time run, not the cap
     assert c["dropped"] == 0  # lossless: PAUSE on
     # NOTE: fct_ms needs the engine to track single-frame geometric flows (mean 1500 B; see
     # test_fct_of_single_frame_flows_is_the_exact_path_latency)

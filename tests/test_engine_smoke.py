@@ -32,5 +32,8 @@ def test_short_run_summary_and_series(tmp_path: Path) -> None:
     assert set(r.kinds) <= set(SERIES_KINDS)
     assert r.series("throughput").num_rows > 0
     assert r.manifest["frames_delivered"] == s["conservation"]["delivered"] > 0
+    # the wall time is this run's: it holds the event loop's and is not a clock reading
+    assert 0 < r.manifest["loop_s"] <= r.manifest["wall_s"] < 60
+    assert r.manifest["sim_s_per_wall_s"] == r.manifest["sim_s"] / r.manifest["wall_s"] and r.manifest["sim_s"] == 0.02
     out = r.save(tmp_path / "run", plots=False)
     assert json.loads((out / "summary.json").read_text())["scenario"] == "kd-symmetric-single-hs"

@@ -271,6 +271,39 @@ def test_bcn_fluid_equilibrium_on_zhb() -> None:
     assert np.max(np.abs(run.queue[m, 0] - p.qeq)) < 0.01 * p.qeq
 
 
+def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
+    """The options of `simulate`, each told apart by what it does (kd, BCN, traffic stopping at
+    20 ms; zhb's onset):
+
+    * sources "backlog" (the default) keeps each source's unsent traffic, still sent under the
+      limiter after the source stops, and lets its limiter climb to the line rate (10 Gb/s); "clamp" has no backlog and holds the limiter under the
+      offered 5 Gb/s — and once a flow has stopped, puts it back at that ceiling;
+    * decrease "log" (the default) is the mean-field limit of multiplicative cuts, which holds
+      zhb's onset queue near 1 MB; §11.1's first-order "linear" form lets it reach 3 MB;
+    * states are recorded every `record_dt` (every step when that is shorter), and a run that
+      starts at `t_start` is extended back to 0 with its initial state."""
+    kd = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "traffic.stop": "20ms"})
+    backlog = simulate(kd, t_end=0.03)
+    assert backlog.backlog is not None and backlog.backlog.max() > 1e6 and backlog.limiter.max() == 10e9
+    assert np.array_equal(backlog.queue, simulate(kd, t_end=0.03, sources="backlog").queue)
+    # a source that has stopped but still holds a backlog stays under its limiter's control
+    assert backlog.backlog[-1, 0, 0] > 1e6 and backlog.limiter[-1, 0, 0] < 3e9 and backlog.queue[-1, 0] > 0.5 * kd.qeq
+    clamp = simulate(kd, t_end=0.03, sources="clamp")
+    assert clamp.backlog is None and clamp.limiter.max() == 5e9
+    stopped = clamp.t > 0.0201
+    assert clamp.limiter[~stopped].min() < 2.6e9 and np.all(clamp.limiter[stopped] == 5e9)
+    fine = simulate(kd, t_end=0.001, record_dt=1e-9)
+    assert np.allclose(np.diff(fine.t), fine.h, rtol=1e-9) and backlog.t[1] == pytest.approx(1e-4)
+
+    zhb = fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn"})
+    log = simulate(zhb, t_start=0.095, t_end=0.13)
+    assert log.t[0] == 0.0 and np.all(log.queue[log.t < 0.095] == 0.0) and log.t[1] == pytest.approx(1e-4)
+    assert 0.9e6 < log.queue[:, 0].max() < 1.1e6
+    assert np.array_equal(log.queue, simulate(zhb, t_start=0.095, t_end=0.13, decrease="log").queue)
+    linear = simulate(zhb, t_start=0.095, t_end=0.13, decrease="linear")
+    assert linear.queue[:, 0].max() > 2.5e6
+
+
 def test_halving_the_step_changes_the_trajectory_by_less_than_one_percent() -> None:
     """The default step against half of it on kd with a 101 us loop (PM = 0.03, lightly damped,
     so phase errors would accumulate): after the onset (t > 20 ms) the queues differ by less
