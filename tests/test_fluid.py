@@ -276,8 +276,9 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     20 ms; zhb's onset):
 
     * sources "backlog" (the default) keeps each source's unsent traffic, still sent under the
-      limiter after the source stops, and lets its limiter climb to the line rate (10 Gb/s); "clamp" has no backlog and holds the limiter under the
-      offered 5 Gb/s — and once a flow has stopped, puts it back at that ceiling;
+      limiter after the source stops, and lets its limiter climb to the line rate (10 Gb/s);
+      "clamp" has no backlog and holds the limiter under the offered 5 Gb/s — and once a flow
+      has stopped, puts it back at that ceiling;
     * decrease "log" (the default) is the mean-field limit of multiplicative cuts, which holds
       zhb's onset queue near 1 MB; §11.1's first-order "linear" form lets it reach 3 MB;
     * states are recorded every `record_dt` (every step when that is shorter), and a run that
