@@ -115,6 +115,25 @@ hot_port = "S1/2"
 """
 
 
+def test_a_run_to_completion_measures_the_window_its_end_needs() -> None:
+    """Contract "Measurement window" applied to the end of a run that finishes before its cap
+    (80 ms here; the run ends at about 20 ms): the "run" rule measures [end/10, end], a window
+    past the end falls back to it, a window that reaches past the end is cut there, and a
+    window inside the run is kept."""
+    scen = compressed("e2cm-fat-tree-16", 40 * MS)
+    cases = [
+        ("run", lambda end: [end / 10, end]),
+        (["30ms", "60ms"], lambda end: [end / 10, end]),
+        (["5ms", "60ms"], lambda end: [0.005, end]),
+        (["2ms", "10ms"], lambda end: [0.002, 0.01]),
+    ]
+    for window, want in cases:
+        s = cnsim.run(scen.copy().set("metrics.window", window)).summary
+        end = s["duration_s"]
+        assert 0.02 <= end < 0.08
+        assert s["window_s"] == pytest.approx(want(end), abs=1e-12), window
+
+
 def test_fct_of_single_frame_flows_is_the_exact_path_latency(tmp_path: Path) -> None:
     # Each flow is one frame, alone in the network (consecutive arrivals are a full slot apart):
     # FCT = delivery of its last frame - generation of its first = 2 serialisations + 2 delays.
