@@ -305,6 +305,20 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     assert linear.queue[:, 0].max() > 2.5e6
 
 
+def test_a_self_increase_drift_lifts_qcns_fluid_equilibrium() -> None:
+    """D18's drift (here 100 Mb/s every 1 ms) adds to both of QCN's rates: to balance it the
+    CP must send more, so the queue settles above Qeq and the target rate above the current one
+    (kd, QCN, mean over 30-60 ms; without drift both sit at the set point)."""
+    runs = {}
+    for drift in ("0", "100Mbps"):
+        p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "qcn", "cm.drift_rate": drift, "cm.drift_period": "1ms"})
+        run = simulate(p, t_end=0.06)
+        m = window_mask(run.t, (0.03, 0.06))
+        runs[drift] = (np.mean(run.queue[m, 0]) / p.qeq, np.mean(run.target[m, 0, 0]) / np.mean(run.limiter[m, 0, 0]))
+    assert runs["0"][0] == pytest.approx(1.0, abs=0.01) and runs["0"][1] == pytest.approx(1.0, abs=0.001)
+    assert runs["100Mbps"][0] > 1.25 and runs["100Mbps"][1] > 1.04
+
+
 def test_halving_the_step_changes_the_trajectory_by_less_than_one_percent() -> None:
     """The default step against half of it on kd with a 101 us loop (PM = 0.03, lightly damped,
     so phase errors would accumulate): after the onset (t > 20 ms) the queues differ by less
