@@ -269,6 +269,8 @@ def test_bcn_fluid_equilibrium_on_zhb() -> None:
     assert np.mean(run.queue[m, 0]) == pytest.approx(p.qeq, rel=5e-3)
     assert np.mean(run.rates[m, 0, 0]) == pytest.approx(p.fair_bps, rel=5e-3)
     assert np.max(np.abs(run.queue[m, 0] - p.qeq)) < 0.01 * p.qeq
+    # the recorded aggregate is the 15 hot flows' sum: the hot port's 2 Gb/s service at equilibrium
+    assert np.mean(run.aggregate[m, 0]) == pytest.approx(15 * p.fair_bps, rel=5e-3) == 2e9
 
 
 def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
