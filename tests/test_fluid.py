@@ -307,6 +307,21 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     assert linear.queue[:, 0].max() > 2.5e6
 
 
+@pytest.mark.parametrize("delays", [("100us",), ("100us", "50us")])
+def test_nothing_reacts_to_the_hotspot_before_a_loop_delay(delays: tuple[str, ...]) -> None:
+    """Causality (zhb, QCN, the hotspot at 0.1 s): a source learns of the service drop only
+    through its CP's feedback, which sees the delayed queue, arrivals and service; so its rate
+    stays at the line rate until t_on + τ and falls after. On one delay and on a grid of two
+    (each point with its own)."""
+    params = [fluid_params("zhb-og-single-hop", {"cm.scheme": "qcn", "links.delay": d}) for d in delays]
+    run = simulate(params, t_start=0.099, t_end=0.1005, record_dt=1e-5)
+    for i, p in enumerate(params):
+        tau = float(np.ravel(p.tau_s)[0])
+        before = run.t < 0.1 + tau - 2e-6
+        assert np.all(run.limiter[before, i, 0] == 10e9), p.tau_s
+        assert run.limiter[-1, i, 0] < 9.7e9
+
+
 def test_a_self_increase_drift_lifts_qcns_fluid_equilibrium() -> None:
     """D18's drift (here 100 Mb/s every 1 ms) adds to both of QCN's rates: to balance it the
     CP must send more, so the queue settles above Qeq and the target rate above the current one
