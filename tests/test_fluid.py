@@ -289,6 +289,10 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     backlog = simulate(kd, t_end=0.03)
     assert backlog.backlog is not None and backlog.backlog.max() > 1e6 and backlog.limiter.max() == 10e9
     assert np.array_equal(backlog.queue, simulate(kd, t_end=0.03, sources="backlog").queue)
+    # the backlog is what was offered and not sent: 4 sources × 5 Gb/s for 20 ms, less what they sent
+    upto = backlog.t <= 0.02 + 1e-12
+    sent = np.trapezoid(backlog.aggregate[upto, 0], backlog.t[upto]) / 8
+    assert 4 * backlog.backlog[upto][-1, 0, 0] == pytest.approx(4 * 5e9 * 0.02 / 8 - sent, rel=2e-3)
     # a source that has stopped but still holds a backlog stays under its limiter's control
     assert backlog.backlog[-1, 0, 0] > 1e6 and backlog.limiter[-1, 0, 0] < 3e9 and backlog.queue[-1, 0] > 0.5 * kd.qeq
     clamp = simulate(kd, t_end=0.03, sources="clamp")
@@ -322,18 +326,22 @@ def test_nothing_reacts_to_the_hotspot_before_a_loop_delay(delays: tuple[str, ..
         assert run.limiter[-1, i, 0] < 9.7e9
 
 
-def test_a_self_increase_drift_lifts_qcns_fluid_equilibrium() -> None:
-    """D18's drift (here 100 Mb/s every 1 ms) adds to both of QCN's rates: to balance it the
-    CP must send more, so the queue settles above Qeq and the target rate above the current one
-    (kd, QCN, mean over 30-60 ms; without drift both sit at the set point)."""
+def test_a_self_increase_drift_lifts_the_fluid_equilibrium() -> None:
+    """D18's drift (here 100 Mb/s every 1 ms) adds to the rates: to balance it the CP must send
+    more, so the queue settles above Qeq — for QCN, whose two rates both take it, with the
+    target rate above the current one, and for BCN (kd, mean over 30-60 ms; without drift both
+    sit at the set point)."""
     runs = {}
-    for drift in ("0", "100Mbps"):
-        p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "qcn", "cm.drift_rate": drift, "cm.drift_period": "1ms"})
-        run = simulate(p, t_end=0.06)
-        m = window_mask(run.t, (0.03, 0.06))
-        runs[drift] = (np.mean(run.queue[m, 0]) / p.qeq, np.mean(run.target[m, 0, 0]) / np.mean(run.limiter[m, 0, 0]))
-    assert runs["0"][0] == pytest.approx(1.0, abs=0.01) and runs["0"][1] == pytest.approx(1.0, abs=0.001)
-    assert runs["100Mbps"][0] > 1.25 and runs["100Mbps"][1] > 1.04
+    for scheme in ("qcn", "bcn"):
+        for drift in ("0", "100Mbps"):
+            p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": scheme, "cm.drift_rate": drift, "cm.drift_period": "1ms"})
+            run = simulate(p, t_end=0.06)
+            m = window_mask(run.t, (0.03, 0.06))
+            split = None if run.target is None else np.mean(run.target[m, 0, 0]) / np.mean(run.limiter[m, 0, 0])
+            runs[scheme, drift] = (np.mean(run.queue[m, 0]) / p.qeq, split)
+    assert runs["qcn", "0"][0] == pytest.approx(1.0, abs=0.01) and runs["qcn", "0"][1] == pytest.approx(1.0, abs=0.001)
+    assert runs["qcn", "100Mbps"][0] > 1.25 and runs["qcn", "100Mbps"][1] > 1.04
+    assert runs["bcn", "0"][0] == pytest.approx(1.0, abs=0.01) and runs["bcn", "100Mbps"][0] > 1.05
 
 
 def test_halving_the_step_changes_the_trajectory_by_less_than_one_percent() -> None:
