@@ -299,6 +299,9 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     assert clamp.backlog is None and clamp.limiter.max() == 5e9
     stopped = clamp.t > 0.0201
     assert clamp.limiter[~stopped].min() < 2.6e9 and np.all(clamp.limiter[stopped] == 5e9)
+    qcn = simulate(fluid_params("kd-symmetric-single-hs", {"cm.scheme": "qcn", "traffic.stop": "20ms"}), t_end=0.03, sources="clamp")
+    assert qcn.limiter[~stopped].min() < 2.6e9 and np.all(qcn.limiter[stopped] == 5e9) and np.all(qcn.target[stopped] == 10e9)
+    assert np.isfinite(qcn.queue).all()  # a stopped flow's rates hold still (and are put back at their ceilings)
     fine = simulate(kd, t_end=0.001, record_dt=1e-9)
     assert np.allclose(np.diff(fine.t), fine.h, rtol=1e-9) and backlog.t[1] == pytest.approx(1e-4)
 
