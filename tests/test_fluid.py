@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from cnsim.fluid import (
+    bcn_equilibrium,
     bcn_linear,
     crossover,
     fluid_params,
@@ -345,6 +346,20 @@ def test_a_self_increase_drift_lifts_the_fluid_equilibrium() -> None:
     assert runs["qcn", "0"][0] == pytest.approx(1.0, abs=0.01) and runs["qcn", "0"][1] == pytest.approx(1.0, abs=0.001)
     assert runs["qcn", "100Mbps"][0] > 1.25 and runs["qcn", "100Mbps"][1] > 1.04
     assert runs["bcn", "0"][0] == pytest.approx(1.0, abs=0.01) and runs["bcn", "100Mbps"][0] > 1.05
+
+
+def test_the_bcn_fixed_point_says_when_the_flows_are_limited() -> None:
+    """§11.1's fixed point λ0 = μ/N_h holds only when every hot flow offers more than λ0 and λ0
+    is at least Rmin: zhb's 15 flows offer 0.567 Gb/s for 2 Gb/s (λ0 = 0.133, limited); with
+    Rmin = 200 Mb/s λ0 is below the floor; with the hot port at 9 Gb/s they offer less than
+    λ0 = 0.6 Gb/s. Neither of the last two is limited."""
+    def fixed(**overrides: object) -> dict[str, object]:
+        return bcn_equilibrium(fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn", **overrides}))
+
+    assert fixed() == {"queue_bytes": 150_000.0, "rate_bps": pytest.approx(2e9 / 15), "limited": True}
+    assert fixed(**{"cm.rmin": "200Mbps"})["limited"] is False
+    slow = fixed(hotspots=[{"node": "1", "rate": 0.9, "start": "100ms", "end": "500ms"}])
+    assert slow["rate_bps"] == pytest.approx(0.6e9) and slow["limited"] is False
 
 
 def test_halving_the_step_changes_the_trajectory_by_less_than_one_percent() -> None:
