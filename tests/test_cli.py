@@ -96,6 +96,8 @@ def test_run_writes_folder(fake: FakeCore, tmp_path: Path) -> None:
     # frames are counted by the engine's conservation, not estimated from the binned series
     assert manifest["frames_delivered"] == 990 and manifest["frames_per_s"] == pytest.approx(990 / manifest["wall_s"])
     assert manifest["events"] == 123456 and manifest["loop_events_per_s"] == pytest.approx(123456 / 0.001)
+    assert manifest["events_per_s"] == pytest.approx(123456 / manifest["wall_s"])
+    assert manifest["sim_s_per_wall_s"] == pytest.approx(0.1 / manifest["wall_s"])
     assert not (out / "throughput.png").exists()
 
 

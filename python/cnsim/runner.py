@@ -28,7 +28,7 @@ import numpy as np
 from . import budget
 from ._version import __version__
 from .errors import EngineError, EngineMissing, Problem, ScenarioError
-from .results import Result, dump_json
+from .results import Result
 from .scenario import Scenario, load, measurement_window
 from .units import PS_PER_S
 
@@ -222,8 +222,3 @@ def _wait_through_interrupts(done: threading.Event) -> None:
                 return
         except KeyboardInterrupt:
             continue
-
-
-def write_manifest(result: Result, directory: Path) -> None:
-    """(Re)write only the manifest of a run folder."""
-    (directory / "manifest.json").write_text(dump_json(result.manifest), encoding="utf-8")
