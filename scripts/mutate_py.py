@@ -12,7 +12,8 @@ Runs in a temporary copy of ``python/``, ``tests/`` and ``scripts/``, with links
 tree for what tests read (the tree is not touched), one mutant at
 a time, the tests with ``pytest -x`` and a time limit (a mutant that hangs counts as caught).
 Prints one line per mutant and writes them as JSON with ``--out``; ``--iterate PREVIOUS.json``
-runs only the mutants that run missed (after adding tests, or to try more test files on them).
+runs only the mutants that run missed (after adding tests, or to try more test files on them), and
+``--slice 108:155`` only those, counted from 0 in the order listed (a long module in parts).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import itertools
 import json
 import os
 import shutil
@@ -107,7 +109,14 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a mutant's tests count as hung")
     parser.add_argument("--iterate", type=Path, metavar="PREVIOUS.json",
                         help="run only the mutants a previous --out of the same module (unchanged since) missed")
+    parser.add_argument("--slice", metavar="START:STOP", default=":",
+                        help="run only these mutants, counted from 0 in the order they are listed (a long run in parts, "
+                             "or in parallel lanes), e.g. 108:155")
     args = parser.parse_args()
+    try:
+        start, stop = (int(part) if part else None for part in args.slice.split(":"))
+    except ValueError:
+        parser.error(f"--slice {args.slice!r}: expected START:STOP, whole numbers either of which may be left out")
     retry: set[tuple[int, str]] | None = None
     if args.iterate:
         retry = {(r["line"], r["mutant"]) for r in json.loads(args.iterate.read_text()) if r["verdict"] == "missed"}
@@ -137,7 +146,7 @@ def main() -> int:
             print("the tests fail on the unmutated module", file=sys.stderr)
             return 2
         results = []
-        for index, how, line, what in mutants(tree):
+        for index, how, line, what in itertools.islice(mutants(tree), start, stop):
             if retry is not None and (line, what) not in retry:
                 continue
             target.write_text(mutated_source(tree, index, how))

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -279,7 +280,8 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     20 ms; zhb's onset):
 
     * sources "backlog" (the default) keeps each source's unsent traffic, still sent under the
-      limiter after the source stops, and lets its limiter climb to the line rate (10 Gb/s);
+      limiter after the source stops (until 40 ms), and lets its limiter climb to the line rate
+      (10 Gb/s), where a limiter is put back once its stopped source has nothing left to send;
       "clamp" has no backlog and holds the limiter under the offered 5 Gb/s — and once a flow
       has stopped, puts it back at that ceiling;
     * decrease "log" (the default) is the mean-field limit of multiplicative cuts, which holds
@@ -287,6 +289,11 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     * states are recorded every `record_dt` (every step when that is shorter), and a run that
       starts at `t_start` is extended back to 0 with its initial state."""
     kd = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "traffic.stop": "20ms"})
+    drained = simulate(kd, t_end=0.045)
+    assert drained.backlog is not None
+    empty = (drained.t > 0.02) & (drained.backlog[:, 0, 0] == 0.0)
+    assert 0.035 < drained.t[empty][0] < 0.045 and np.all(empty[drained.t >= drained.t[empty][0]])
+    assert np.all(drained.limiter[empty, 0, 0] == 10e9) and drained.limiter[~empty & (drained.t > 0.02), 0, 0].max() < 3e9
     backlog = simulate(kd, t_end=0.03)
     assert backlog.backlog is not None and backlog.backlog.max() > 1e6 and backlog.limiter.max() == 10e9
     assert np.array_equal(backlog.queue, simulate(kd, t_end=0.03, sources="backlog").queue)
@@ -312,7 +319,115 @@ def test_the_source_and_decrease_models_and_what_a_run_records() -> None:
     assert 0.9e6 < log.queue[:, 0].max() < 1.1e6
     assert np.array_equal(log.queue, simulate(zhb, t_start=0.095, t_end=0.13, decrease="log").queue)
     linear = simulate(zhb, t_start=0.095, t_end=0.13, decrease="linear")
-    assert linear.queue[:, 0].max() > 2.5e6
+    assert 2.5e6 < linear.queue[:, 0].max() < 3.5e6 and linear.queue[-1, 0] < 1.5 * zhb.qeq
+
+
+def test_qcn_sampling_follows_fb_through_one_fixed_point_pass() -> None:
+    """QCN's table rule (§4.2) picks the next sampling interval from |Fb|, and Fb's derivative
+    term is the queue's change over one interval, w·Δ·dq/dt with Δ = L/(p·A): so p and Fb depend
+    on each other. The model takes Fb at the base interval (150 KB), then once more at the
+    interval that Fb selects (docs/fluid.md). Checked on kd's onset (the queue rising at up to
+    1.25 GB/s, then held at the 600 KB ceiling) against that reading computed here from the
+    recorded queue and arrival rate; there the pass moves Fb by up to 90 KB."""
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "qcn"})
+    run = simulate(p, t_end=0.004, record_dt=1e-5)
+    q, agg = run.queue[:, 0], run.aggregate[:, 0]
+    dq = (agg - p.link_bps) / 8.0
+    dq[((q <= 0.0) & (dq < 0.0)) | ((q >= p.buffer_bytes) & (dq > 0.0))] = 0.0  # held at an end of the buffer
+    interval = np.array([150.0, 75.0, 50.0, 37.5, 30.0, 25.0, 21.5, 18.5]) * 1000.0
+
+    def fb(sampled_bytes: np.ndarray) -> np.ndarray:
+        spacing_s = sampled_bytes * 8.0 / np.maximum(agg, 1.0)  # L/(p·A) with p = L/interval
+        return np.clip(-((q - p.qeq) + p.w * spacing_s * dq), -p.fbmax, p.fbmax)
+
+    first = fb(np.full_like(q, interval[0]))
+    quanta = np.floor(np.clip(-first, 0.0, None) * 63.0 / p.fbmax)
+    second = fb(interval[np.minimum(quanta // 8, 7).astype(int)])
+    assert np.allclose(run.fb[:, 0], second, rtol=1e-9, atol=1e-6)
+    assert np.max(np.abs(second - first)) > 8e4
+
+
+def test_qcn_increases_by_byte_counter_and_timer() -> None:
+    """§11.2 without congestion (σ = 0), r the frame rate one loop earlier: R_C closes the gap to
+    R_T at (R_T − R_C)/2·(r/BC + 1/T) and R_T climbs at R_AI·(r/BC + 1/T) — the byte counter's
+    cycles plus the timer's. zhb with the hotspot over at 110 ms and sources clamped to their
+    offered 0.567 Gb/s: the queue drains and Fb turns positive. R_C recovers from 0.16 Gb/s to
+    the offered rate within 0.2 ms (the timer's 1/15 ms is a third of its pace at first), then R_T
+    climbs from 8.2 Gb/s at 2.69 Gb/s² (the timer's share 12 %) without reaching the line rate by
+    140 ms."""
+    p = fluid_params("zhb-og-single-hop", {"cm.scheme": "qcn",
+                                           "hotspots": [{"node": "1", "rate": 0.2, "start": "100ms", "end": "110ms"}]})
+    run = simulate(p, t_start=0.095, t_end=0.14, record_dt=1e-5, sources="clamp")
+    assert run.target is not None and p.timer_s == 0.015
+    t, fb, current, target = run.t, run.fb[:, 0], run.limiter[:, 0, 0], run.target[:, 0, 0]
+    tau = float(np.ravel(p.tau_s)[0])
+
+    def increase_events_per_s(i: np.ndarray) -> np.ndarray:
+        frames_per_s = np.interp(t[i] - tau, t, run.rates[:, 0, 0]) / p.frame_bits
+        return frames_per_s / p.bc_frames + 1.0 / p.timer_s
+
+    calm = np.array([np.all(fb[(t >= at - 2 * tau - run.h) & (t <= at)] >= 0.0) for at in t]) & (t > 0.105)
+    closing = np.flatnonzero(calm[:-1] & calm[1:] & (current[1:] < p.groups[0].offered_bps))
+    assert closing.size > 10 and current[closing[0]] < 0.2e9
+    expected = [0.5 * (target[i] - current[i]) * increase_events_per_s(i) for i in (closing, closing + 1)]
+    assert np.allclose(np.diff(current)[closing] / np.diff(t)[closing], (expected[0] + expected[1]) / 2, rtol=5e-3)
+
+    later = t > 0.115
+    assert np.all(calm[later]) and np.all(target[later] < 10e9)
+    climb = np.diff(target[later]) / np.diff(t[later])
+    assert np.allclose(climb, p.r_ai * increase_events_per_s(np.flatnonzero(later)[:-1]), rtol=1e-6)
+
+
+def test_bcn_negative_feedback_gated_below_qeq() -> None:
+    """D3 (`cm.negative_only_above_qeq`): no negative feedback while the CP's queue is at or
+    below Qeq. On kd's onset the derivative term makes Fb negative long before the queue
+    reaches Qeq: without the gate the limiters are cut over 50 us earlier; with it they stay at
+    the line rate until the queue has passed Qeq. Positive feedback is not gated: both settle at
+    Qeq (mean over 20–40 ms within 1 %)."""
+    runs = {}
+    for gate in (False, True):
+        p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.negative_only_above_qeq": gate})
+        run = simulate(p, t_end=0.04, record_dt=1e-6)
+        above = run.t[np.argmax(run.queue[:, 0] > p.qeq)]
+        first_cut = run.t[np.argmax(run.limiter[:, 0, 0] < 10e9)]
+        assert np.mean(run.queue[window_mask(run.t, (0.02, 0.04)), 0]) == pytest.approx(p.qeq, rel=0.01)
+        runs[gate] = (first_cut, above)
+    assert runs[False][0] < runs[False][1] - 50e-6
+    assert runs[True][0] >= runs[True][1]
+
+
+def test_a_finite_source_buffer_holds_the_backlog_at_its_size() -> None:
+    """A shared adapter buffer of 200 KB (`nic.ingress`): a source's backlog fills it within 2 ms
+    of kd's onset and is held there (the excess is dropped) while its source offers more than its
+    limiter lets out; once the sources stop at 20 ms it drains, within 1 ms."""
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "nic.ingress": "shared", "nic.ingress_size": "200KB",
+                                                "traffic.stop": "20ms"})
+    assert p.backlog_cap_bytes == 200e3
+    run = simulate(p, t_end=0.03)
+    assert run.backlog is not None
+    b = run.backlog[:, 0, 0]
+    assert b.max() == 200e3 and np.all(b[window_mask(run.t, (0.002, 0.0199))] == 200e3)
+    assert np.all(b[run.t > 0.021] == 0.0)
+
+
+@pytest.mark.parametrize("scheme", ["bcn", "qcn"])
+def test_flows_split_into_groups_follow_the_same_trajectory(scheme: str) -> None:
+    """A state per group of identical flows: kd's four flows as one group of four or as groups of
+    one and three give the same queue, and every group the same rates, limiter, target rate and
+    backlog (a layout that let one group's columns overlap another's would not)."""
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": scheme, "traffic.stop": "20ms"})
+    (group,) = p.groups
+    split = dataclasses.replace(p, groups=(dataclasses.replace(group, flows=group.flows[:1]),
+                                           dataclasses.replace(group, flows=group.flows[1:])))
+    one, two = simulate(p, t_end=0.03), simulate(split, t_end=0.03)
+    assert np.allclose(two.queue, one.queue, rtol=1e-9, atol=1e-6)
+    assert np.allclose(two.aggregate, one.aggregate, rtol=1e-9)
+    for name in ("rates", "limiter", "target", "backlog"):
+        a, b = getattr(one, name), getattr(two, name)
+        if a is None:
+            assert scheme == "bcn" and name == "target" and b is None
+            continue
+        assert b.shape[2] == 2 and np.allclose(b, np.repeat(a, 2, axis=2), rtol=1e-9, atol=1e-6), name
 
 
 @pytest.mark.parametrize("delays", [("100us",), ("100us", "50us")])
@@ -360,6 +475,11 @@ def test_the_bcn_fixed_point_says_when_the_flows_are_limited() -> None:
     assert fixed(**{"cm.rmin": "200Mbps"})["limited"] is False
     slow = fixed(hotspots=[{"node": "1", "rate": 0.9, "start": "100ms", "end": "500ms"}])
     assert slow["rate_bps"] == pytest.approx(0.6e9) and slow["limited"] is False
+    # at the edges: λ0 exactly Rmin is still a fixed point; flows offering exactly λ0 are not limited
+    floor = fixed(**{"cm.rmin": "100Mbps", "hotspots": [{"node": "1", "rate": 0.15, "start": "100ms", "end": "500ms"}]})
+    assert floor == {"queue_bytes": 150_000.0, "rate_bps": 1e8, "limited": True}
+    edge = fixed(hotspots=[{"node": "1", "rate": 0.85, "start": "100ms", "end": "500ms"}])
+    assert edge["rate_bps"] == 8.5e9 / 15 and edge["limited"] is False
 
 
 def test_halving_the_step_changes_the_trajectory_by_less_than_one_percent() -> None:
