@@ -410,6 +410,54 @@ def test_a_finite_source_buffer_holds_the_backlog_at_its_size() -> None:
     assert np.all(b[run.t > 0.021] == 0.0)
 
 
+def test_qcn_rates_follow_11_2_step_by_step_under_congestion() -> None:
+    """§11.2's two rate equations, written out here, against the integrated trajectory of kd in
+    congestion (the linear sampling rule, so that σ is continuous in Fb; a 200 us timer, so that
+    a timer period is T·r ≈ 41 frames, shorter than BC = 100, and D8's target update waits for
+    it: u = (1 − σ)^min(BC, T·r)). Each step's change of R_T and R_C, over 2–20 ms, is the mean of
+    the equations' right-hand sides at its two ends, with Fb, σ and r read one loop earlier, to 1 %
+    of the larger of the two. Steps left out: those over which the delayed Fb changes sign (σ
+    jumps) or is clamped, and those with a rate at a bound of its projection."""
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "qcn", "cm.sampling": "linear", "cm.timer": "200us"})
+    run = simulate(p, t_end=0.02, record_dt=1e-9)
+    assert run.target is not None and p.extra["target_update"] == "after_increase"
+    t, fb, send = run.t, run.fb[:, 0], run.rates[:, 0, 0]
+    current, target = run.limiter[:, 0, 0], run.target[:, 0, 0]
+
+    def slopes(i: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        f = np.interp(t[i] - p.tau_s, t, fb)
+        sigma = np.where(f < 0, p.pmin + (p.pmax - p.pmin) * np.clip(-f / p.fbmax, 0.0, 1.0), 0.0)
+        r = np.interp(t[i] - p.tau_s, t, send) / p.frame_bits
+        frames = p.timer_s * r
+
+        def completions(n: np.ndarray | float) -> np.ndarray:  # g(σ, n) per frame, 1/n where σ = 0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(sigma > 0, sigma / ((1 - sigma) ** -n - 1), 1 / n)
+
+        bc, tm = r * completions(p.bc_frames), r * completions(frames)
+        u = (1 - sigma) ** np.minimum(p.bc_frames, frames)
+        ai = bc * (1 - sigma) ** (p.f_stages * p.bc_frames) + tm * (1 - sigma) ** (p.f_stages * frames)
+        d_target = -(target[i] - current[i]) * r * sigma * u + p.r_ai * ai
+        d_current = -np.minimum(p.gd * np.abs(f), p.min_dec) * current[i] * r * sigma + (target[i] - current[i]) / 2 * (bc + tm)
+        return d_target, d_current, f, frames
+
+    i = np.arange(1, t.size - 2)
+    start, end = slopes(i), slopes(i + 1)
+    assert np.all(fb[i] != 0)
+    smooth = ((t[i] > 0.002) & (np.sign(fb[i - 1]) == np.sign(fb[i])) & (np.sign(fb[i]) == np.sign(fb[i + 1]))
+              & (np.abs(start[2]) < p.fbmax) & (np.abs(end[2]) < p.fbmax)
+              & (np.minimum(current[i], current[i + 1]) > 1.01 * p.rmin) & (np.maximum(target[i], target[i + 1]) < 10e9))
+    assert smooth.sum() > 600 and np.all((start[3][smooth] > 35) & (start[3][smooth] < 45))
+    congested = smooth & (start[2] < 0)
+    assert congested.sum() > 300  # half the steps: the loop rings around Fb = 0
+    dt = t[i + 1] - t[i]
+    for k, rate in enumerate((target, current)):
+        measured = (rate[i + 1] - rate[i]) / dt
+        expected = (start[k] + end[k]) / 2
+        scale = np.maximum(np.abs(start[k]), np.abs(end[k]))
+        assert np.all(np.abs(measured - expected)[smooth] < 0.01 * scale[smooth]), ("R_T", "R_C")[k]
+
+
 @pytest.mark.parametrize("scheme", ["bcn", "qcn"])
 def test_flows_split_into_groups_follow_the_same_trajectory(scheme: str) -> None:
     """A state per group of identical flows: kd's four flows as one group of four or as groups of
