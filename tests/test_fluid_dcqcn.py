@@ -69,6 +69,75 @@ def test_the_fixed_point_of_the_worked_example_solves_equations_1_to_3() -> None
     assert cut == pytest.approx(gap / 2 * r * (b + d), rel=1e-6)  # equation 3
 
 
+def test_the_source_models_the_queue_equation_and_what_a_run_records() -> None:
+    """H1 and H2 offering 8 Gb/s each until 20 ms (the incast's fair share is 5 Gb/s):
+
+    * sources "backlog" (the default) keep what was offered and not sent — exactly that — still
+      sent under the limiter after the sources stop; once it has drained (by 35 ms) the flows are
+      gone: their rates are put back at the line rate (10 Gb/s), α holds still, the queue is empty;
+    * "clamp" has no backlog and holds the limiter under the offered 8 Gb/s, where it is put
+      back once the flows stop (R_T at the line rate);
+    * equation 4 holds step by step while the queue is inside its buffer (and was below Kmax a
+      loop earlier: above it the marking jumps to 1 and the rates with it): each step's change
+      is the mean of (Σ s − μ)/8 at its two ends, to 1 % of the larger; and the recorded
+      aggregate is the two flows' sum."""
+    flows = [{"src": src, "dst": "H3", "rate": "8Gbps", "stop": "20ms"} for src in ("H1", "H2")]
+    fp = _fluid(**{"traffic.flows": flows})
+    backlog = simulate(fp, t_end=0.04, record_dt=1e-5)
+    t, b = backlog.t, backlog.backlog
+    assert b is not None and np.array_equal(backlog.aggregate[:, 0], 2 * backlog.rates[:, 0, 0])
+    upto = t <= 0.02 + 1e-12
+    sent = np.trapezoid(backlog.rates[upto, 0, 0], t[upto]) / 8
+    assert b[upto][-1, 0, 0] == pytest.approx(8e9 * 0.02 / 8 - sent, rel=2e-3) and b[upto][-1, 0, 0] > 6e6
+    draining = window_mask(t, (0.021, 0.03))
+    assert np.all(b[draining, 0, 0] > 0) and np.all(backlog.rates[draining, 0, 0] > 4.9e9)
+    gone = t >= 0.035
+    assert np.all(b[gone] == 0) and np.all(backlog.limiter[gone] == 10e9) and np.all(backlog.target[gone] == 10e9)
+    assert np.all(backlog.queue[gone] == 0) and backlog.limiter.max() == 10e9
+    assert backlog.alpha is not None and np.all(backlog.alpha[gone] == backlog.alpha[gone][0])  # α holds still
+    assert 0.1 < backlog.alpha[gone][0, 0, 0] < 0.3
+
+    clamp = simulate(fp, t_end=0.04, record_dt=1e-5, sources="clamp")
+    assert clamp.backlog is None and clamp.limiter.max() == 8e9 and clamp.limiter[clamp.t < 0.02].min() < 5.1e9
+    stopped = clamp.t > 0.0201
+    assert np.all(clamp.limiter[stopped] == 8e9) and np.all(clamp.target[stopped] == 10e9)
+
+    q, agg = backlog.queue[:, 0], backlog.aggregate[:, 0]
+    # inside the buffer, and below Kmax (where the marking probability jumps to 1) a loop earlier
+    smooth = (q > 0) & (np.interp(t - fp.tau_s, t, q) < 0.95 * fp.kmax)
+    inside = np.flatnonzero(smooth[:-1] & smooth[1:] & (t[1:] < 0.02))
+    assert inside.size > 1500
+    ends = (agg[inside] - 10e9) / 8, (agg[inside + 1] - 10e9) / 8
+    change = (q[inside + 1] - q[inside]) / np.diff(t)[inside]
+    assert np.all(np.abs(change - (ends[0] + ends[1]) / 2) < 0.01 * np.maximum(np.abs(ends[0]), np.abs(ends[1])))
+
+
+def test_no_source_reacts_before_a_loop_delay_after_the_first_mark() -> None:
+    """Causality: the queue passes Kmin within the first microseconds of the incast; a source
+    learns of it only through a CNP, one loop delay τ* = 6.5 us later, so its rates stay at the
+    line rate until then, and fall after (0.5 us steps)."""
+    fp = _fluid()
+    run = simulate(fp, t_end=50e-6, h=0.5e-6, record_dt=0.5e-6)
+    marked = run.t[np.argmax(run.queue[:, 0] > fp.kmin)]
+    assert 3e-6 < marked < 5e-6 and fp.tau_s == pytest.approx(6.5e-6, rel=1e-3)
+    unaware = run.t <= marked - run.h + fp.tau_s
+    assert np.all(run.limiter[unaware] == 10e9) and np.all(run.target[unaware] == 10e9)
+    assert run.limiter[-1, 0, 0] < 9.9e9
+
+
+def test_the_linear_modes_exist_only_at_a_differentiable_fixed_point() -> None:
+    """No modes where the linearisation has no meaning: flows that offer less than the fair share
+    (no fixed point of this kind), a step profile (Kmax = Kmin), and p* at or above Pmax (the
+    queue at the profile's step). Each alone suffices; the incast as shipped has them."""
+    assert dcqcn_linear(_fluid())["modes"] is not None
+    slow = [{"src": src, "dst": "H3", "rate": "4Gbps"} for src in ("H1", "H2")]
+    for overrides in ({"traffic.flows": slow}, {"cm.kmin": "100KB", "cm.kmax": "100KB"}, {"cm.pmax": 0.005}):
+        lin = dcqcn_linear(_fluid(**overrides))
+        assert lin["modes"] is None and lin["stable"] is None and lin["damped_period_s"] is None, overrides
+    assert fixed_point(_fluid(**{"cm.pmax": 0.005}))["mark_probability"] > 0.005
+    assert fixed_point(_fluid(**{"traffic.flows": slow}))["limited"] is False
+
+
 def test_without_marks_alpha_decays_and_the_rates_climb_by_byte_counter_and_timer() -> None:
     """Where nothing is marked (p(t − τ*) = 0), equations 1–3 reduce to dα/dt = −(g/τ')·α,
     dR_T/dt = R_AI·(r/B + 1/T) and dR_C/dt = (R_T − R_C)/2·(r/B + 1/T), r = R_C(t − τ*)/L.
@@ -134,3 +203,18 @@ def test_a_long_loop_makes_the_fluid_incast_oscillate() -> None:
         swings[delay] = (lin["stable"], float(np.std(run.limiter[window_mask(run.t, (0.03, 0.06)), 0, 0])))
     assert swings["1us"][0] is True and swings["1us"][1] < 10e6
     assert swings["50us"][0] is False and swings["50us"][1] > 200e6
+
+
+def test_a_run_from_before_the_flows_start_is_extended_back_to_zero() -> None:
+    """Nothing happens before the flows start (10 ms here), so a run started at 9 ms holds its
+    initial state back to t = 0 (line rates, α = 1, no queue) and then follows the run from 0."""
+    fp = _fluid(**{"traffic.start": "10ms"})
+    late = simulate(fp, t_start=0.009, t_end=0.013, record_dt=1e-5)
+    full = simulate(fp, t_end=0.013, record_dt=1e-5)
+    assert late.alpha is not None and full.alpha is not None
+    assert late.t[0] == 0.0 and np.allclose(late.t, full.t, rtol=0, atol=1e-12)
+    before = late.t < 0.01
+    assert np.all(late.queue[before] == 0.0) and np.all(late.limiter[before] == 10e9) and np.all(late.alpha[before] == 1.0)
+    for name in ("queue", "limiter", "target", "alpha"):
+        assert np.allclose(getattr(late, name), getattr(full, name), rtol=1e-9), name
+    assert full.queue[-1, 0] > 40e3  # the incast has begun
