@@ -169,7 +169,7 @@ def test_without_marks_alpha_decays_and_the_rates_climb_by_byte_counter_and_time
 
 def test_the_fluid_incast_settles_at_the_fixed_point_along_its_slowest_mode() -> None:
     """The 2-to-1 incast: the linearised model is stable, its slowest mode a real root at
-    −94/s; the integrated model settles onto the fixed point along it (|q − q*| shrinks at that
+    −94/s, its least-damped ringing 5.7 ms; the integrated model settles onto the fixed point along it (|q − q*| shrinks at that
     rate within 5 % over 45–70 ms) and sits within 0.5 % of q*, α*, R* and the target gap over
     80–120 ms."""
     fp = _fluid()
@@ -178,6 +178,10 @@ def test_the_fluid_incast_settles_at_the_fixed_point_along_its_slowest_mode() ->
     assert lin["stable"] is True and lin["modes"] is not None
     slowest = max(lin["modes"], key=lambda s: s[0])
     assert slowest[1] == 0.0 and slowest[0] == pytest.approx(-94, rel=0.02)
+    # the least-damped oscillatory mode, −100 ± 1102j/s: a 5.7 ms period decaying at 100/s
+    ringing = max((s for s in lin["modes"] if s[1] > 0), key=lambda s: s[0])
+    assert ringing[0] == pytest.approx(-100, rel=0.02) and ringing[1] == pytest.approx(1102, rel=0.01)
+    assert lin["damped_period_s"] == pytest.approx(2 * math.pi / ringing[1]) and lin["decay_rate_per_s"] == -ringing[0]
     run = simulate(fp, t_end=0.12, record_dt=1e-5)
     assert run.alpha is not None and run.target is not None
     gap = np.abs(run.queue[:, 0] - fx["queue_bytes"])
