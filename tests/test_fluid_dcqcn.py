@@ -76,7 +76,9 @@ def test_the_source_models_the_queue_equation_and_what_a_run_records() -> None:
       sent under the limiter after the sources stop; once it has drained (by 35 ms) the flows are
       gone: their rates are put back at the line rate (10 Gb/s), α holds still, the queue is empty;
     * "clamp" has no backlog and holds the limiter under the offered 8 Gb/s, where it is put
-      back once the flows stop (R_T at the line rate);
+      back once the flows stop (R_T at the line rate, nothing sent);
+    * a 200 KB source buffer (`nic.ingress = "shared"`) holds the backlog at its size while the
+      sources offer more than they may send, and empties after they stop;
     * equation 4 holds step by step while the queue is inside its buffer (and was below Kmax a
       loop earlier: above it the marking jumps to 1 and the rates with it): each step's change
       is the mean of (Σ s − μ)/8 at its two ends, to 1 % of the larger; and the recorded
@@ -101,6 +103,10 @@ def test_the_source_models_the_queue_equation_and_what_a_run_records() -> None:
     assert clamp.backlog is None and clamp.limiter.max() == 8e9 and clamp.limiter[clamp.t < 0.02].min() < 5.1e9
     stopped = clamp.t > 0.0201
     assert np.all(clamp.limiter[stopped] == 8e9) and np.all(clamp.target[stopped] == 10e9)
+    assert np.all(clamp.rates[stopped] == 0.0) and np.all(clamp.rates[~stopped & (clamp.t < 0.02)] > 0.0)
+    small = simulate(_fluid(**{"traffic.flows": flows, "nic.ingress": "shared", "nic.ingress_size": "200KB"}), t_end=0.03)
+    assert small.backlog is not None and small.backlog.max() == 200e3
+    assert np.all(small.backlog[window_mask(small.t, (0.002, 0.0199)), 0, 0] == 200e3) and np.all(small.backlog[small.t > 0.021] == 0.0)
 
     q, agg = backlog.queue[:, 0], backlog.aggregate[:, 0]
     # inside the buffer, and below Kmax (where the marking probability jumps to 1) a loop earlier
