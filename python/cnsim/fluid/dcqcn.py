@@ -36,8 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import work
-from .dde import solve_dde
-from .grid import FluidRun, _cycles, _Grid
+from .grid import FluidRun, _cycles, _Grid, _integrate
 from .params import _P_CAP, FluidParams, fixed_point
 
 __all__ = ["fixed_point", "linear_modes", "simulate_dcqcn", "red", "step_size", "step_limits"]
@@ -154,14 +153,7 @@ def simulate_dcqcn(plist: list[FluidParams], *, t_start: float = 0.0, t_end: flo
     est = work.check(work.estimate(plist, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt, sources=sources),
                      force=force, what=plist[0].scenario)
     h = est.h
-    every = max(1, int(round(record_dt / h)))
-    sol = solve_dde(m.rhs, m.x0, g.tau_s[:, 0], t_end, h, t0=t_start, project=m.project, record_every=every,
-                    interpolation="linear")
-    xs, times = sol.x, sol.t
-    if t_start > 0:  # the constant state before t_start
-        pre = np.arange(0.0, t_start, record_dt)
-        times = np.concatenate([pre, times])
-        xs = np.concatenate([np.repeat(xs[:1], pre.size, axis=0), xs])
+    times, xs = _integrate(m.rhs, m.project, m.x0, g, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt)
     queue = xs[:, :, 0]
     rates = np.stack([m.sending(xs[i], g.active(float(t)))[0] for i, t in enumerate(times)])
     agg = np.sum(g.count[None] * rates, axis=2)

@@ -6,11 +6,13 @@ and the cycle-completion rate of the QCN-style byte counters and timers (:func:`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .dde import solve_dde
 from .params import FluidParams
 
 __all__ = ["FluidRun"]
@@ -151,6 +153,22 @@ class _Grid:
         if not self._any_max:
             return fb
         return np.where(self.bcn_max & (q >= self.qmc), -self.fbmax, fb)
+
+
+def _integrate(rhs: Callable[[float, Array, Array], Array], project: Callable[[float, Array], Array], x0: Array,
+               g: _Grid, *, t_start: float, t_end: float, h: float, record_dt: float) -> tuple[Array, Array]:
+    """(recorded times, states) of a model integrated from ``t_start`` with linear history,
+    recorded every ``record_dt`` (at least every step) and extended back to t = 0 with the
+    initial state: the models start before anything happens, so nothing happens before t_start."""
+    every = max(1, int(round(record_dt / h)))
+    sol = solve_dde(rhs, x0, g.tau_s[:, 0], t_end, h, t0=t_start, project=project, record_every=every,
+                    interpolation="linear")
+    xs, times = sol.x, sol.t
+    if t_start > 0:  # the constant state before t_start
+        pre = np.arange(0.0, t_start, record_dt)
+        times = np.concatenate([pre, times])
+        xs = np.concatenate([np.repeat(xs[:1], pre.size, axis=0), xs])
+    return times, xs
 
 
 def _cycles(sigma: Array, frames: Array) -> Array:

@@ -47,8 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import work
-from .dde import solve_dde
-from .grid import FluidRun, _cycles, _Grid
+from .grid import FluidRun, _cycles, _Grid, _integrate
 from .params import FluidParams
 
 __all__ = ["FluidRun", "simulate", "bcn_equilibrium", "step_size", "step_limits"]
@@ -118,7 +117,6 @@ def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t
                      force=force, what=plist[0].scenario)
     g = _Grid(plist)
     h = est.h
-    every = max(1, int(round(record_dt / h)))
     P, G = g.P, g.G
     qcn = g.scheme == "qcn"
     backlog = sources == "backlog"
@@ -229,13 +227,7 @@ def simulate(params: FluidParams | list[FluidParams], *, t_start: float = 0.0, t
         dx[:, i_rt] = drt * on
         return dx
 
-    sol = solve_dde(rhs, x0, tau[:, 0], t_end, h, t0=t_start, project=project, record_every=every,
-                    interpolation="linear")
-    xs, times = sol.x, sol.t
-    if t_start > 0:  # the constant state before t_start
-        pre = np.arange(0.0, t_start, record_dt)
-        times = np.concatenate([pre, times])
-        xs = np.concatenate([np.repeat(xs[:1], pre.size, axis=0), xs])
+    times, xs = _integrate(rhs, project, x0, g, t_start=t_start, t_end=t_end, h=h, record_dt=record_dt)
     queue = xs[:, :, 0]
     rates = np.stack([sending(xs[i], g.active(t))[0] for i, t in enumerate(times)])
     agg = np.sum(g.count[None] * rates, axis=2)
