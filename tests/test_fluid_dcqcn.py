@@ -118,6 +118,19 @@ def test_the_source_models_the_queue_equation_and_what_a_run_records() -> None:
     assert np.all(np.abs(change - (ends[0] + ends[1]) / 2) < 0.01 * np.maximum(np.abs(ends[0]), np.abs(ends[1])))
 
 
+def test_the_queue_stops_at_the_buffer_and_leaves_it_when_the_sources_slow_down() -> None:
+    """The buffer's ceiling stands in for PAUSE (docs/fluid.md): with 100 KB per input (a
+    189 KB ceiling, both inputs at XOFF) the incast's onset fills it within 0.2 ms; once the
+    sources have slowed down the queue drains from it, never to return, and by 20 ms sits near q*."""
+    fp = _fluid(**{"switch.memory_per_port": "100KB"})
+    assert fp.buffer_bytes == 189e3
+    run = simulate(fp, t_end=0.02, record_dt=1e-5)
+    q = run.queue[:, 0]
+    full = np.flatnonzero(q == fp.buffer_bytes)
+    assert q.max() == fp.buffer_bytes and run.t[full[0]] < 0.2e-3 and run.t[full[-1]] < 1e-3
+    assert np.all(q[full[-1] + 1:] < fp.buffer_bytes) and 100e3 < q[-1] < 150e3
+
+
 def test_no_source_reacts_before_a_loop_delay_after_the_first_mark() -> None:
     """Causality: the queue passes Kmin within the first microseconds of the incast; a source
     learns of it only through a CNP, one loop delay τ* = 6.5 us later, so its rates stay at the
