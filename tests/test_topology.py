@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cnsim import load
-from cnsim.topology import FatTree, Network
+from cnsim.topology import FatTree, Link, Network
 
 G = 10**9
 
@@ -242,3 +242,42 @@ flows = [{src = "a", dst = "b", rate = "1Gbps"}]
     with pytest.raises(ScenarioError) as err:
         load(path).validate()
     assert "switch names must be unique" in str(err.value) and "nowhere" not in str(err.value)
+
+
+def test_fat_tree_shapes_at_their_edges_and_host_indices_in_range() -> None:
+    """The smallest shapes are accepted (radix 2, one level; two levels merged); a route takes
+    host indices 0 … hosts − 1 and refuses either end outside them."""
+    assert FatTree(2, 1).hosts == 1 and FatTree(4, 2, merged_top=True).hosts == 8
+    for radix, levels, merged in ((0, 1, False), (3, 1, False), (4, 0, False), (4, 1, True)):
+        with pytest.raises(ValueError):
+            FatTree(radix, levels, merged)
+    tree = FatTree(4, 2)
+    assert tree.route(tree.hosts - 1, 0)[0] == "3" and tree.route(0, tree.hosts - 1)[-1] == "3"
+    for src, dst in ((-1, 0), (0, -1), (tree.hosts, 0), (0, tree.hosts)):
+        with pytest.raises(ValueError, match=r"hosts are 0\.\.3"):
+            tree.route(src, dst)
+
+
+def test_ports_routes_and_paths_on_a_small_graph() -> None:
+    """A star's port leads to its own node; a fat tree routed "shortest" uses breadth-first
+    search like any graph (ties by declaration order), "dmodk" the engine's d-mod-k routes; a node
+    routes nowhere to itself, and nothing crosses an end node (which does not forward)."""
+    star = Network.star(["1", "2", "3"], 10**10, 10**6)
+    assert star.port_link("S1/2").b == "2" and star.port_link("S1/3").b == "3"
+    with pytest.raises(KeyError):
+        star.port_link("S1/9")
+    assert star.route("1", "3") == ["1", "S1", "3"] and star.path("1", "3") == [("1", "S1"), ("S1", "3")]
+    assert star.route("1", "1") == [] and star.path("1", "1") == []
+    # H2 sits between two switches, but an end node does not forward: H1 cannot reach H3
+    odd = Network(["H1", "H2", "H3"], ["S1", "S2"], [Link("S1", "H1", 1, 1), Link("S1", "H2", 1, 1),
+                                                     Link("H2", "S2", 1, 1), Link("S2", "H3", 1, 1)])
+    assert odd.route("H1", "H3") == [] and odd.path("H1", "H3") == [] and odd.route("H1", "H2") == ["H1", "S1", "H2"]
+    shape = FatTree(4, 2)
+    dmodk, shortest = Network.tree(shape, 1, 1), Network.tree(shape, 1, 1, routing="shortest")
+    assert dmodk.route("0", "3") == shape.route(0, 3) and dmodk.path("0", "3") == list(itertools.pairwise(shape.route(0, 3)))
+    # breadth-first search takes the first up-link in declaration order for every destination;
+    # d-mod-k spreads destinations over the up-links
+    bfs_spines = {shortest.route("0", d)[2] for d in ("2", "3")}
+    dmodk_spines = {dmodk.route("0", d)[2] for d in ("2", "3")}
+    assert len(bfs_spines) == 1 and len(dmodk_spines) == 2
+    assert shortest.path("0", "3") == list(itertools.pairwise(shortest.route("0", "3")))
