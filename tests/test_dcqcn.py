@@ -93,4 +93,3 @@ def test_fluid_model_and_packet_run_agree_on_queue_and_period() -> None:
     eq = study.summary["equilibrium"]
     assert study.summary["fluid"]["queue_mean_bytes"] == pytest.approx(eq["queue_bytes"], rel=0.05)
     assert eq["rate_bps"] == 5e9 and 0 < eq["mark_probability"] < 0.01
-
