@@ -20,37 +20,41 @@ def window_mask(t: Array, window: tuple[float, float]) -> NDArray[np.bool_]:
 
 
 def dominant_period(t: Array, x: Array, *, min_corr: float = 0.2) -> float | None:
-    """The period of the first autocorrelation peak after its first zero crossing.
+    """The lag of the autocorrelation's first peak after its first zero crossing: the largest
+    value of its first positive lobe, refined by a parabola through it and its neighbours.
 
-    ``t`` uniformly spaced. Returns None when the series is flat or the peak's correlation is
-    below ``min_corr`` (no significant oscillation).
+    ``t`` uniformly spaced. The autocorrelation is unbiased (lag k sums n − k products, so each
+    lag is divided by n − k: a plain sum would pull the peak of an oscillation towards shorter
+    lags) and searched over the first half of the series. Returns None when the series is flat
+    (its std at most 1e-9 of its largest magnitude, or of 1), when no positive lobe starts and
+    ends within that half, or when the peak's correlation is below ``min_corr`` (no significant
+    oscillation).
     """
-    x = np.asarray(x, dtype=np.float64) - float(np.mean(x))
+    x = np.asarray(x, dtype=np.float64)
     n = x.size
     if n < 8 or float(np.std(x)) <= 1e-9 * max(1.0, float(np.max(np.abs(x)))):
         return None
-    spec = np.fft.rfft(x, 2 * n)
-    ac = np.fft.irfft(spec * np.conj(spec))[:n]
-    if ac[0] <= 0:
-        return None
+    x = x - float(np.mean(x))
+    half = n // 2
+    spec = np.fft.rfft(x, 2 * n)  # padded to 2n: the linear, not the circular, autocorrelation
+    ac = np.fft.irfft(spec * np.conj(spec))[:half] / (n - np.arange(half))
     ac = ac / ac[0]
-    # unbiased for the lag (fewer overlapping samples at long lags); search up to half the series
-    neg = np.nonzero(ac[: n // 2] < 0)[0]
-    if neg.size == 0:
+    below = np.nonzero(ac < 0)[0]
+    if below.size == 0:
         return None
-    z = int(neg[0])
-    seg = ac[z: n // 2]
-    if seg.size < 2:
+    back = np.nonzero(ac[below[0]:] >= 0)[0]
+    if back.size == 0:
         return None
-    k = z + int(np.argmax(seg))
-    if ac[k] < min_corr or k >= n // 2 - 1:
+    start = int(below[0] + back[0])
+    ends = np.nonzero(ac[start:] < 0)[0]
+    if ends.size == 0:  # the lobe runs past the half searched: its peak may lie beyond
         return None
-    # parabolic refinement of the peak
-    if 0 < k < n - 1:
-        a, b, c = ac[k - 1], ac[k], ac[k + 1]
-        den = a - 2 * b + c
-        return float((k + (0.5 * (a - c) / den if den != 0 else 0.0)) * (t[1] - t[0]))
-    return float(k * (t[1] - t[0]))
+    k = start + int(np.argmax(ac[start:start + int(ends[0])]))
+    if ac[k] < min_corr:
+        return None
+    # the peak lies inside the lobe, so both neighbours exist and the parabola opens downwards
+    a, b, c = ac[k - 1], ac[k], ac[k + 1]
+    return float((k + 0.5 * (a - c) / (a - 2 * b + c)) * (t[1] - t[0]))
 
 
 def ringing_period(t: Array, x: Array, level: float, *, min_amplitude: float) -> float | None:
@@ -61,7 +65,7 @@ def ringing_period(t: Array, x: Array, level: float, *, min_amplitude: float) ->
     None with fewer than two crossings.
     """
     ups: list[float] = []
-    armed = False
+    armed = bool(x.size and x[0] < level - min_amplitude)  # a series may start below the level
     for i in range(1, x.size):
         if x[i] < level - min_amplitude:
             armed = True
