@@ -27,6 +27,7 @@ from cnsim.fluid import (
     crossover,
     fluid_params,
     loop_figures,
+    max_stable_delay,
     phase_margin,
     rightmost_root,
     simulate,
@@ -199,6 +200,42 @@ def test_crossover_is_the_unity_gain_point_and_roots_agree_with_the_phase_margin
     assert np.array_equal(f.root.real > 0, f.phase_margin_rad < 0)
     np.testing.assert_allclose(phase_margin(K, T, f.max_stable_delay_s), 0.0, atol=1e-9)
 
+
+def test_at_the_longest_stable_delay_the_root_sits_on_the_axis_at_the_crossover() -> None:
+    """τ_max = atan(ω_c·T_w)/ω_c zeroes the phase margin, so the open loop is −1 at iω_c and the
+    rightmost root is s = iω_c (the worked example's two sides and a third loop)."""
+    K = np.array([9.26e4, 2.78e6, 3.47e6])
+    T = np.array([6e-4, 6e-4, 1.2e-4])
+    wc = crossover(K, T)
+    tau_max = max_stable_delay(K, T)
+    np.testing.assert_allclose(tau_max * wc, np.arctan(wc * T), rtol=1e-12)
+    np.testing.assert_allclose(phase_margin(K, T, tau_max), 0.0, atol=1e-12)
+    root = rightmost_root(K, T, tau_max)
+    assert np.all(np.abs(root.real) < 1e-9 * wc)
+    np.testing.assert_allclose(root.imag, wc, rtol=1e-9)
+    np.testing.assert_array_equal(loop_figures(K, T, tau_max).max_stable_delay_s, tau_max)
+
+
+def test_without_delay_the_rightmost_root_solves_the_quadratic() -> None:
+    """τ = 0: s² + K·T_w·s + K = 0. K = 1e6, T_w = 1 ms is underdamped, s = −500 + 866.03i (the
+    root with Im s ≥ 0), ringing at 2π/866 = 7.26 ms; T_w = 10 ms is overdamped, and the
+    rightmost root is −5000 + √(2.5e7 − 1e6) = −101.02, real, with no damped period (None).
+    K = 0 has no gain: no root converges, and every root figure is None."""
+    under = loop_figures(1e6, 1e-3, 0.0).to_dict()
+    assert under["root_real_per_s"] == pytest.approx(-500.0, rel=1e-12)
+    assert under["root_imag_rad_s"] == pytest.approx(math.sqrt(1e6 - 2.5e5), rel=1e-12)
+    assert under["damped_period_s"] == pytest.approx(2 * math.pi / math.sqrt(7.5e5), rel=1e-12)
+    assert under["crossover_rad_s"] == pytest.approx(1272.0196, rel=1e-7)
+    assert under["period_s"] == pytest.approx(2 * math.pi / 1272.0196, rel=1e-7)
+    assert under["phase_margin_rad"] == pytest.approx(math.atan(1.2720196), rel=1e-7)
+    assert under["max_stable_delay_s"] == pytest.approx(math.atan(1.2720196) / 1272.0196, rel=1e-7)
+    assert (under["K_per_s2"], under["T_w_s"], under["tau_s"]) == (1e6, 1e-3, 0.0)
+    over = loop_figures(1e6, 1e-2, 0.0).to_dict()
+    assert over["root_real_per_s"] == pytest.approx(-5000.0 + math.sqrt(2.4e7), rel=1e-12)
+    assert over["root_imag_rad_s"] == 0.0 and over["damped_period_s"] is None
+    none = loop_figures(0.0, 1e-2, 1e-6).to_dict()
+    assert none["root_real_per_s"] is None and none["root_imag_rad_s"] is None and none["damped_period_s"] is None
+    assert none["period_s"] is None and none["max_stable_delay_s"] is None
 
 def test_scenario_parameters_for_kd_and_qcnp() -> None:
     """kd: 4 flows of 5 Gb/s into 10 Gb/s, interval sampling every 75 KB (p_s = 1500/75 000),

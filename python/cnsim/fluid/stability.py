@@ -66,8 +66,8 @@ def rightmost_root(K: ArrayLike, T_w: ArrayLike, tau: ArrayLike, *, newton: int 
     Newton's method from a spread of starting points around the crossover (Re s in
     {−1, −0.3, 0, 0.3}·ω_c, Im s in {0, 0.25 … 4}·ω_c) plus the delay-free root; of the
     converged roots (relative residual < 1e-8) the one with the largest real part is returned.
-    A root with Re s > 0 exists iff PM < 0 (tests check the two agree). Non-converged points are
-    NaN.
+    A root with Re s > 0 exists iff PM < 0 (tests check the two agree). Where no start converges
+    (K = 0: s = 0 is a double root, so Newton's residual never falls) both parts are NaN.
     """
     K, T, tau = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (K, T_w, tau)))
     wc = crossover(K, T)[..., None]
@@ -88,7 +88,7 @@ def rightmost_root(K: ArrayLike, T_w: ArrayLike, tau: ArrayLike, *, newton: int 
     score = np.where(ok, s.real, -np.inf)
     best = np.take_along_axis(s, np.argmax(score, axis=-1)[..., None], axis=-1)[..., 0]
     found = np.any(ok, axis=-1)
-    best = np.where(found, best.real + 1j * np.abs(best.imag), np.nan + 0j)
+    best = np.where(found, best.real + 1j * np.abs(best.imag), complex(np.nan, np.nan))
     return best
 
 
