@@ -25,6 +25,7 @@ import numpy as np
 
 from ..budget import MEMORY_SHARE, human_bytes, human_time, physical_memory
 from ..errors import ResourceError, ScenarioError
+from .linear import bcn_gains
 from .params import FluidParams
 from .stability import crossover
 
@@ -88,11 +89,8 @@ def step_limits(p: FluidParams) -> list[tuple[float, str]]:
     """The candidates of :func:`.models.step_size` (BCN, QCN), each with what sets it (the scenario keys, for a
     message that says what to change)."""
     L = p.frame_bits
-    lam0 = p.fair_bps
     off = max(g.offered_bps for g in p.groups)
-    k_md = p.ps * p.gd * lam0**2 * p.n_hot / (8 * L) if p.gd > 0 else 0.0
-    k_ai = p.ps * p.gi * p.ru * lam0 * p.n_hot / (8 * L) if p.gi > 0 else 0.0
-    tw = p.w * p.sample_spacing_s
+    k_md, k_ai, tw, _ = (float(v) for v in bcn_gains(p))  # QCN has no gi: K_AI = 0
     with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: ω_c = inf, h = 0 (refused by .work)
         wc = float(max(crossover(max(k_md, 1e-9), tw), crossover(max(k_ai, 1e-9), tw)))
     pmax = max(p.ps * p.oversample, p.pmax if p.sampling in ("linear", "table") else 0.0)
