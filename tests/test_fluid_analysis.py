@@ -102,12 +102,13 @@ def test_ringing_crossings_count_only_after_a_dip_of_the_minimum_amplitude() -> 
 
 
 def test_ringing_of_a_decaying_transient_and_too_few_crossings() -> None:
-    """x = Qeq + A·e^(−t/5 ms)·sin(2πt/1.3 ms) crosses Qeq upwards at every whole period (the
-    first at t = 0 is not armed); crossings stop once the swing is under the minimum amplitude,
-    and one crossing alone gives no period."""
-    t = np.arange(3000) * DT
-    x = 150e3 + 60e3 * np.exp(-t / 5e-3) * np.sin(2 * np.pi * t / 1.3e-3)
-    assert ringing_period(t, x, 150e3, min_amplitude=3e3) == pytest.approx(1.3e-3, rel=1e-4)
+    """x = Qeq + A·e^(−t/5 ms)·sin(2πt/1.337 ms) crosses Qeq upwards at every whole period (the
+    first, at the start, is not armed), each between two samples at its own phase (the period
+    is 133.7 samples); crossings stop once the swing is under the minimum amplitude, and one
+    crossing alone gives no period."""
+    t = 0.1 + np.arange(3000) * DT
+    x = 150e3 + 60e3 * np.exp(-(t - 0.1) / 5e-3) * np.sin(2 * np.pi * (t - 0.1) / 1.337e-3)
+    assert ringing_period(t, x, 150e3, min_amplitude=3e3) == pytest.approx(1.337e-3, rel=1e-4)
     assert ringing_period(t, x, 150e3, min_amplitude=59e3) is None
     assert ringing_period(t, np.full(3000, 150e3), 150e3, min_amplitude=3e3) is None
 
@@ -120,6 +121,7 @@ def test_prominent_maxima_need_a_fall_of_the_drop_between_them() -> None:
     x = np.array([0.0, 10.0, 9.0, 10.5, 0.0, 2.0, 1.0, 7.0, 0.0])
     assert prominent_maxima(t, x, smooth_s=1.0) == [3.0, 7.0]
     assert prominent_maxima(t, x, smooth_s=1.0, drop=0.05) == [1.0, 3.0, 5.0, 7.0]
+    assert prominent_maxima(t, x + 100.0, smooth_s=1.0) == [3.0, 7.0]  # the range, not the level
     assert prominent_maxima(t[:8], x[:8], smooth_s=1.0) == [3.0]
     assert prominent_maxima(t, np.full(9, 3.0), smooth_s=1.0) == []
     assert prominent_maxima(t[:2], x[:2], smooth_s=1.0) == []
@@ -139,11 +141,11 @@ def test_the_onset_period_is_read_through_a_moving_average() -> None:
     """A 4 ms sine with an alternating ±0.5 at every sample on top: unsmoothed, every other
     sample is a maximum; the 0.5 ms moving average (50 samples of 10 us) removes the alternation
     and leaves the sine's maxima, 4 ms apart. With fewer than two maxima there is no period."""
-    t = np.arange(1200) * DT
-    x = np.sin(2 * np.pi * t / 4e-3) + 0.5 * (-1.0) ** np.arange(1200)
+    t = 0.1 + np.arange(1200) * DT
+    x = np.sin(2 * np.pi * (t - 0.1) / 4e-3) + 0.5 * (-1.0) ** np.arange(1200)
     assert len(prominent_maxima(t, x, smooth_s=DT)) > 100
     peaks = prominent_maxima(t, x)
-    assert len(peaks) == 3 and peaks[0] == pytest.approx(1e-3, abs=DT)
+    assert len(peaks) == 3 and peaks[0] == pytest.approx(0.101, abs=DT)
     assert onset_period(t, x) == pytest.approx(4e-3, abs=DT / 2)
     assert onset_period(t[:800], x[:800]) == pytest.approx(4e-3, abs=DT / 2)  # exactly two maxima
     assert onset_period(t[:400], x[:400]) is None
