@@ -152,7 +152,7 @@ def _fat_tree_size(ft: dict[str, Any]) -> tuple[int, int, int]:
     else:
         hosts = k**n
         switches = n * per_level
-    links = hosts + switches * k  # every switch has k up- or down-links in the tree's middle
+    links = hosts + (switches - per_level) * k  # a host link each, and k up-links from every switch below the top
     return hosts, switches, links
 
 

@@ -1,0 +1,203 @@
+"""The run budget's estimate and refusals (`cnsim/budget.py`, docs/robustness.md), figure by
+figure: the engine's speed by size, the units a message uses, the topology's size (against the
+network the front end builds), frames, events, bins and series, memory with its parts, the
+source backlog, and the reasons a run is refused. The refusals end to end, and the grid unit
+against the engine's, are in test_robustness.py."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+from cnsim import budget
+from cnsim.errors import ResourceError
+from cnsim.runner import prepare
+from cnsim.topology import FatTree, Network
+
+MIB = 2**20
+
+
+@pytest.fixture(scope="module")
+def zhb_core() -> dict:
+    return prepare("zhb-og-single-hop").lower()
+
+
+@pytest.fixture()
+def zhb(zhb_core: dict) -> dict:
+    return copy.deepcopy(zhb_core)
+
+
+def test_the_engine_is_as_fast_as_at_16_hosts_up_to_512_then_slows_with_the_square_root() -> None:
+    assert budget.events_per_s(16) == budget.events_per_s(512) == 15e6
+    assert budget.events_per_s(2048) == pytest.approx(7.5e6, rel=1e-12)
+    assert budget.events_per_s(513) < 15e6
+    assert budget.MAX_WALL_S == pytest.approx(1e11 / 15e6)
+
+
+def test_sizes_and_durations_in_the_units_people_read() -> None:
+    assert [budget.human_bytes(n) for n in (0, 1023, 1024, 1.5 * MIB, 3 * 2**30, 2**60, -2048)] == [
+        "0 B", "1023 B", "1.0 KiB", "1.5 MiB", "3.0 GiB", "1024.0 PiB", "-2.0 KiB"]
+    assert [budget.human_time(s) for s in (math.inf, math.nan, 0.04, 119.94, 120, 7199, 7200, 3 * 86400 - 1, 3 * 86400)] == [
+        "forever", "forever", "0.0 s", "119.9 s", "2 min", "120 min", "2.0 h", "72.0 h", "3 days"]
+    assert budget.human_time(999 * 365 * 86400) == "3.65e+05 days"
+    assert budget.human_time(1000 * 365 * 86400) == "1e+03 years"
+
+
+@pytest.mark.parametrize(("radix", "levels", "merged"), [(4, 2, False), (4, 3, False), (4, 3, True), (8, 2, True), (16, 3, False), (6, 4, True)])
+def test_the_fat_tree_size_is_the_network_the_front_end_builds(radix: int, levels: int, merged: bool) -> None:
+    """Hosts, switches and links of the closed form against Network.tree; a port at each end of
+    every link, and a longest path of 2·levels links."""
+    net = Network.tree(FatTree(radix, levels, merged), 10**10, 10**6)
+    ft = {"radix": radix, "levels": levels, "merged_top": merged}
+    assert budget._fat_tree_size(ft) == (len(net.nodes), len(net.switches), len(net.links))
+    assert budget._topology_size({"fat_tree": ft}) == (len(net.nodes), len(net.switches), 2 * len(net.links), 2 * levels)
+
+
+def test_star_and_graph_sizes(zhb: dict) -> None:
+    """A star: 16 nodes, one switch, 32 ports, paths of two links; a graph of five switches:
+    paths of up to six links."""
+    assert budget._topology_size(zhb["topology"]) == (16, 1, 32, 2)
+    graph = prepare("zhb-og-multi-hop").lower()["topology"]
+    assert budget._topology_size(graph) == (len(graph["nodes"]), 5, 2 * len(graph["links"]), 6)
+
+
+def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
+    """16 sources at 85 % of 10 Gb/s for 0.6 s in 12 000-bit frames: 6.8 M frames, each 2·2 + 1
+    events. 600 bins of 62 series: 16 nodes, 15 recorded flows × 2, (1 queue + the hot port) × 2
+    and 12 totals. Memory: 120 MiB of interpreter, 2 KiB a node, 512 B a port, 56 B a series
+    value, 2.5 KiB a recorded flow, 4 B per (source, destination), and the frames generated
+    after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait in unlimited VOQs.
+    The wall time is the events at 15 M/s and 50 us a recorded flow."""
+    est = budget.estimate(zhb)
+    frames = 16 * 0.85 * 1e10 * 0.6 / 12_000
+    assert (est.nodes, est.ports, est.bins, est.series_rows, est.recorded_flows) == (16, 32, 600, 600 * 62, 15)
+    assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames, rel=1e-12)
+    backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 24)
+    assert est.backlog_bytes == backlog
+    memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 4 + backlog
+    assert est.memory_bytes == int(memory)
+    assert est.wall_s == pytest.approx(5 * frames / 15e6 + 15 * 50e-6, rel=1e-12)
+    assert est.describe() == (
+        "16 nodes, 32 ports, 600 bins x series = 37,200 series rows, 15 recorded flows, about 6.8e+06 frames and "
+        f"3.4e+07 events (~2.3 s at 15 M events/s), peak memory about {budget.human_bytes(est.memory_bytes)}")
+
+
+def test_bins_round_up_and_a_zero_bin_counts_as_a_picosecond(zhb: dict) -> None:
+    zhb["metrics"]["bin_ps"] = 7 * 10**10  # 70 ms into 600 ms: 9 bins, the last one short
+    assert budget.estimate(zhb).bins == 9
+    zhb["duration_ps"], zhb["metrics"]["bin_ps"] = 1000, 0
+    assert budget.estimate(zhb).bins == 1000
+
+
+def test_sources_count_only_while_they_are_active(zhb: dict) -> None:
+    """A source from 0.2 s, one that stops at 0.3 s, one that starts after the end (none), one
+    of a fifth of the load: frames follow each one's active time × load."""
+    src = zhb["traffic"]["sources"]
+    src[0]["start_ps"] = 2 * 10**11
+    src[1]["stop_ps"] = 3 * 10**11
+    src[2]["start_ps"] = 7 * 10**11
+    src[3]["load"] = 0.17
+    per_s = 0.85 * 1e10 / 12_000
+    frames = per_s * (12 * 0.6 + 0.4 + 0.3 + 0.0) + 0.17 * 1e10 / 12_000 * 0.6
+    assert budget.estimate(zhb).frames == pytest.approx(frames, rel=1e-12)
+
+
+def test_finite_flows_keep_their_completion_times(zhb: dict) -> None:
+    """Geometric sizes of mean 4 frames: a quarter as many flows as frames, 32 B each; fixed
+    sizes keep none. A mean under one frame counts as one."""
+    fixed = budget.estimate(zhb).memory_bytes
+    for src in zhb["traffic"]["sources"]:
+        src["sizes"], src["mean_frames"] = "geometric", 4.0
+    frames = 16 * 0.85 * 1e10 * 0.6 / 12_000
+    assert abs(budget.estimate(zhb).memory_bytes - fixed - frames / 4 * 32) <= 1
+    for src in zhb["traffic"]["sources"]:
+        src["mean_frames"] = 0.5
+    assert abs(budget.estimate(zhb).memory_bytes - fixed - frames * 32) <= 1
+
+
+def test_the_source_backlog_counts_only_with_unlimited_ingress_and_a_hotspot(zhb: dict) -> None:
+    """Per-VOQ or shared adapter ingress drops what does not fit: no backlog. Without a hotspot
+    the network carries the load: none either; a hotspot that starts at or after the end of the
+    run does not count. A source that stops at 0.3 s adds only its 0.2 s after the hotspot."""
+    base = budget.estimate(zhb)
+    limited = copy.deepcopy(zhb)
+    limited["nic"]["ingress"] = "per_voq"
+    assert budget.estimate(limited).backlog_bytes == 0
+    assert budget.estimate(limited).memory_bytes == base.memory_bytes - base.backlog_bytes
+    late = copy.deepcopy(zhb)
+    late["hotspots"][0]["start_ps"] = late["duration_ps"]
+    assert budget.estimate(late).backlog_bytes == 0
+    late["hotspots"].append({"node": "2", "rate": 0.5, "start_ps": 4 * 10**11, "end_ps": 5 * 10**11})
+    assert budget.estimate(late).backlog_bytes == int(16 * 0.85 * 1e10 * 0.2 / 12_000 * 64 / 24)
+    zhb["traffic"]["sources"][0]["stop_ps"] = 3 * 10**11
+    zhb["traffic"]["sources"][1]["start_ps"] = 2 * 10**11
+    frames = 0.85 * 1e10 / 12_000 * (14 * 0.5 + 0.2 + 0.4)
+    assert budget.estimate(zhb).backlog_bytes == int(frames * 64 / 24)
+
+
+def test_the_grid_unit_is_the_gcd_of_slots_and_origins(zhb: dict) -> None:
+    """1500 B at 10 Gb/s is a 1.2 us slot; a source 0.4 us off the others puts them on a 0.4 us
+    grid. A grid must reach 4 096 of the longest slot within its 65 535 units: 0.4 us units
+    reach 26 ms, enough for 1.2 us slots (4.9 ms) but not for a 1 Gb/s source's 12 us (49 ms),
+    where the 1.2 us grid (79 ms) still does. A source on a link without rate has none."""
+    assert budget.grid_unit(zhb) == 1_200_000
+    zhb["traffic"]["sources"][5]["start_ps"] = 400_000
+    assert budget.grid_unit(zhb) == 400_000
+    zhb["topology"]["links"][7]["rate_bps"] = 10**9
+    assert budget.grid_unit(zhb) is None
+    zhb["traffic"]["sources"][5]["start_ps"] = 0
+    assert budget.grid_unit(zhb) == 1_200_000
+    zhb["traffic"]["sources"][5]["start_ps"] = 36_000_000  # three 12 us slots later: the same grid
+    assert budget.grid_unit(zhb) == 1_200_000
+    zhb["topology"]["links"][7]["rate_bps"] = 0
+    assert budget.grid_unit(zhb) is None
+
+
+def _star(zhb: dict, n: int) -> dict:
+    """zhb's core as an idle star of ``n`` nodes (no traffic, nothing recorded but totals)."""
+    core = copy.deepcopy(zhb)
+    names = [str(i) for i in range(n)]
+    core["topology"] = {"switches": ["S1"], "nodes": names,
+                        "links": [{"a": "S1", "b": name, "rate_bps": 10**10, "delay_ps": 10**6} for name in names]}
+    core["traffic"]["sources"], core["hotspots"] = [], []
+    core["metrics"]["per_flow"], core["metrics"]["queues"] = [], []
+    return core
+
+
+def test_the_dense_voq_index_is_counted_up_to_4096_nodes(zhb: dict) -> None:
+    """nodes² × 4 B: 64 MiB at 4 096 nodes; none at 4 097 (the engine keeps a sparse index
+    there). A node adds 2 KiB, two ports of 512 B and a throughput series of 600 bins × 56 B."""
+    at, above = budget.estimate(_star(zhb, 4096)), budget.estimate(_star(zhb, 4097))
+    per_node = 2048 + 2 * 512 + 600 * 56
+    assert at.memory_bytes == 120 * MIB + 4096 * per_node + 600 * 14 * 56 + 4096**2 * 4
+    assert above.memory_bytes == 120 * MIB + 4097 * per_node + 600 * 14 * 56
+
+
+def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:
+    """Memory over 80 % of the machine (unless its memory is unknown: 0), over 1e11 events, or,
+    under that, over the event bound's time at this size's speed; both reasons when both hold;
+    force runs it anyway."""
+    est = budget.estimate(zhb)
+    assert budget.check(zhb, memory=0).memory_bytes == est.memory_bytes
+    assert budget.check(zhb, memory=math.ceil(est.memory_bytes / 0.8)).memory_bytes == est.memory_bytes
+    with pytest.raises(ResourceError, match=r"^this run was refused before it started: its peak memory would exceed 80% of this machine's"):
+        budget.check(zhb, memory=int(est.memory_bytes / 0.8) - 1)
+    long = copy.deepcopy(zhb)
+    long["duration_ps"] = 10**12 * 20_000
+    long["metrics"]["bin_ps"] = 10**12
+    long["hotspots"] = []
+    with pytest.raises(ResourceError) as err:
+        budget.check(long, memory=10**6, force_hint="say so")
+    text = str(err.value)
+    assert "peak memory would exceed" in text and " and it would take more than 1e+11 events (~111 min)" in text
+    assert text.endswith("; say so.")
+    assert budget.check(long, force=True, memory=10**6).events > 1e11
+    # under the event bound but slower than its time: 2 048 hosts run at half the speed
+    slow = prepare("scale-ft-2048").lower()
+    slow["duration_ps"] = int(10**12 * 0.7e11 / budget.estimate(slow).events * slow["duration_ps"] / 10**12)
+    slow["metrics"]["bin_ps"] = slow["duration_ps"]
+    slow_est = budget.estimate(slow)
+    assert slow_est.events < 1e11 and slow_est.wall_s > budget.MAX_WALL_S
+    with pytest.raises(ResourceError, match=r"it would take about 2.6 h, more than 111 min"):
+        budget.check(slow, memory=0)
