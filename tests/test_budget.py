@@ -42,6 +42,16 @@ def test_sizes_and_durations_in_the_units_people_read() -> None:
         "forever", "forever", "0.0 s", "119.9 s", "2 min", "120 min", "2.0 h", "72.0 h", "3 days"]
     assert budget.human_time(999 * 365 * 86400) == "3.65e+05 days"
     assert budget.human_time(1000 * 365 * 86400) == "1e+03 years"
+    # where an hour of 3 601 s, a day of 86 401 s or a year of those days would show
+    assert (budget.human_time(7382), budget.human_time(689_904), budget.human_time(31_693_685_807)) == (
+        "2.1 h", "7.99 days", "1.01e+03 years")
+
+
+def test_physical_memory_is_whole_pages() -> None:
+    import os
+
+    total = budget.physical_memory()
+    assert total > 2**28 and total % os.sysconf("SC_PAGE_SIZE") == 0
 
 
 @pytest.mark.parametrize(("radix", "levels", "merged"), [(4, 2, False), (4, 3, False), (4, 3, True), (8, 2, True), (16, 3, False), (6, 4, True)])
@@ -60,6 +70,8 @@ def test_star_and_graph_sizes(zhb: dict) -> None:
     assert budget._topology_size(zhb["topology"]) == (16, 1, 32, 2)
     graph = prepare("zhb-og-multi-hop").lower()["topology"]
     assert budget._topology_size(graph) == (len(graph["nodes"]), 5, 2 * len(graph["links"]), 6)
+    two = prepare("e2cm-mixed-speed-og").lower()["topology"]
+    assert budget._topology_size(two) == (11, 2, 2 * 12, 3)
 
 
 def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
@@ -151,6 +163,24 @@ def test_the_grid_unit_is_the_gcd_of_slots_and_origins(zhb: dict) -> None:
     zhb["traffic"]["sources"][5]["start_ps"] = 36_000_000  # three 12 us slots later: the same grid
     assert budget.grid_unit(zhb) == 1_200_000
     zhb["topology"]["links"][7]["rate_bps"] = 0
+    assert budget.grid_unit(zhb) is None
+
+
+def test_the_grid_reaches_4096_slots_only_below_16_units_a_slot(zhb: dict) -> None:
+    """65 535 units must cover 4 096 of the longest slot: 15 units to a slot do (61 440), 16 do
+    not (65 536). Origins count by their distances from the first source's: sources 0.5 us
+    late and one 0.9 us late are 0.4 us apart (sums of origins would give 0.2 us). No source,
+    no grid."""
+    src = zhb["traffic"]["sources"]
+    src[5]["start_ps"] = 80_000  # 1.2 us / 80 ns = 15
+    assert budget.grid_unit(zhb) == 80_000
+    src[5]["start_ps"] = 75_000  # 1.2 us / 75 ns = 16
+    assert budget.grid_unit(zhb) is None
+    for s in src:
+        s["start_ps"] = 500_000
+    src[5]["start_ps"] = 900_000
+    assert budget.grid_unit(zhb) == 400_000
+    zhb["traffic"]["sources"] = []
     assert budget.grid_unit(zhb) is None
 
 

@@ -79,9 +79,9 @@ class Estimate:
     events: float
     memory_bytes: int
     #: the part of ``memory_bytes`` that is frames waiting in unlimited source VOQs (worst case)
-    backlog_bytes: int = 0
+    backlog_bytes: int
     #: flows whose throughput is recorded (``metrics.per_flow``)
-    recorded_flows: int = 0
+    recorded_flows: int
 
     @property
     def wall_s(self) -> float:
