@@ -40,6 +40,8 @@ def test_the_service_rate_follows_each_points_hotspot_window(zhb: FluidParams) -
     assert not two.uniform_windows
     assert two.mu(0.25)[:, 0].tolist() == pytest.approx([2e9, 5e9])
     assert two.mu(0.15)[:, 0].tolist() == pytest.approx([2e9, 10e9])
+    assert two.mu(0.2)[:, 0].tolist() == pytest.approx([2e9, 5e9])  # from its start
+    assert two.mu(0.3)[:, 0].tolist() == pytest.approx([2e9, 10e9])  # to its end, not including it
     assert two.mu(np.array([[0.15], [0.25]]))[:, 0].tolist() == pytest.approx([2e9, 5e9])
     assert _Grid([replace(zhb, mu_windows=())]).mu(0.2)[0, 0] == 10e9  # no hotspot: the link rate
 

@@ -141,6 +141,18 @@ def test_describe_says_what_sets_the_step_and_the_totals(kd) -> None:
     assert "3 states of delay history, 1,888 recorded states; about 11.5 s at ~1.5 ms a step and 2.3 MiB of memory" in one
     many = work.estimate([kd] * 3, t_start=0.0, t_end=1e6).describe()
     assert many.startswith("3.77e+10 steps of h = 2.65e-05 s over 1e+06 s (3 grid points × 3 state variables;")
+    two = work.estimate([kd] * 2, t_start=0.05, t_end=0.2).describe()
+    assert two.startswith("5,661 steps of h = 2.65e-05 s over 0.15 s (2 grid points × 3 state variables;")
+    # counts read with thousands separators below ten million, in three figures from there
+    assert (work._count(9_999_999.0), work._count(1e7)) == ("9,999,999", "1e+07")
+
+
+def test_oversampling_speeds_up_the_fastest_decrease(kd) -> None:
+    """BCN samples up to p_s × the oversampling factor: with 4 × kd's 2 %, 33 333 messages a
+    second, and the decrease candidate is a quarter of kd's 173 us."""
+    from dataclasses import replace
+
+    assert work.step_limits(replace(kd, oversample=4.0))[3][0] == pytest.approx(work.step_limits(kd)[3][0] / 4, rel=1e-12)
 
 
 def test_check_refuses_work_or_memory_and_says_both(kd) -> None:
@@ -158,5 +170,8 @@ def test_check_refuses_work_or_memory_and_says_both(kd) -> None:
         work.check(big, memory=1000, force_hint="say --force")
     text = str(err.value)
     assert "more than 1e+06 steps (~25 min) and its memory would exceed" in text and text.endswith("say --force.")
-    edge = work.FluidEstimate(**{**ok.__dict__, "steps": 1e6 - 0.05 * ok.records, "points": 0})
-    assert edge.work == pytest.approx(1e6) and work.check(edge, memory=0) is edge
+    edge = work.FluidEstimate(**{**ok.__dict__, "steps": 1e6, "records": 0.0, "points": 0})
+    assert edge.work == 1e6 and work.check(edge, memory=0) is edge  # the bound itself is allowed
+    over = work.FluidEstimate(**{**ok.__dict__, "steps": 1e6 + 1, "records": 0.0, "points": 0})
+    with pytest.raises(ResourceError, match="more than 1e\\+06 steps"):
+        work.check(over, memory=0)

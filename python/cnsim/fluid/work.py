@@ -122,7 +122,7 @@ def dcqcn_step_limits(fp: FluidParams) -> list[tuple[float, str]]:
 def state_size(scheme: str, groups: int, sources: str) -> int:
     """State variables per grid point: q and, per flow group, BCN λ; QCN R_C, R_T; DCQCN R_C, R_T,
     α; plus the source backlog in ``"backlog"`` mode."""
-    per_group = {"bcn": 1, "qcn": 2, "dcqcn": 3}.get(scheme, 3) + (1 if sources == "backlog" else 0)
+    per_group = {"bcn": 1, "qcn": 2, "dcqcn": 3}[scheme] + (1 if sources == "backlog" else 0)
     return 1 + groups * per_group
 
 
