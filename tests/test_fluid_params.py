@@ -192,6 +192,9 @@ def test_qcn_fields_as_the_scenario_sets_them() -> None:
                                            "cm.target_update": "always"})
     assert (p.bc_frames, p.timer_s, p.f_stages, p.r_ai, p.min_dec) == (200.0, pytest.approx(2e-3), 3.0, 20e6, 0.25)
     assert p.extra == {"hai": True, "efr": True, "target_update": "always"}
+    # what QCN does not have, as the shared parts read it: no oversampling, no increase gain (so
+    # no AI side in the step's crossover), no BCN_MAX, no gate
+    assert (p.oversample, p.gi, p.bcn_max, p.qmc, p.negative_only_above_qeq) == (1.0, 0.0, False, math.inf, False)
     d = p.to_dict()
     assert (d["bc_frames"], d["f"], d["r_ai_bps"], d["min_dec"]) == (200.0, 3.0, 20e6, 0.25) and "kmin_bytes" not in d
 
@@ -236,6 +239,8 @@ def test_dcqcn_fixed_point_edges() -> None:
     (group,) = p.groups
     calm = replace(p, groups=(replace(group, offered_bps=4e9),))
     assert fixed_point(calm)["queue_bytes"] == 0.0 and fixed_point(calm)["limited"] is False
+    exact = replace(p, groups=(replace(group, offered_bps=5e9),))  # offering exactly the fair share
+    assert fixed_point(exact)["queue_bytes"] == 0.0 and fixed_point(exact)["limited"] is False
 
 
 def test_with_keeps_the_derived_set_points_in_step() -> None:
@@ -256,6 +261,9 @@ def test_with_keeps_the_derived_set_points_in_step() -> None:
     ("zhb-ft-3stage", {"cm.scheme": "bcn"}, "single-switch scenarios (one congestion point); this one has a fat tree"),
     ("zhb-og-multi-hop", {"cm.scheme": "bcn"}, "this one has 5 switches"),
     ("zhb-sweeping-hotspot", {"cm.scheme": "bcn"}, "hotspot moves between nodes"),
+    ("zhb-og-single-hop", {"cm.scheme": "bcn", "hotspots": [{"node": "1", "rate": 0.2, "start": "0.1s", "end": "0.2s"},
+                                                            {"node": "2", "rate": 0.2, "start": "0.3s", "end": "0.4s"}]},
+     "hotspot moves between nodes"),
     ("zhb-og-single-hop", {"cm.scheme": "bcn", "metrics.hot_port": "S1/9", "traffic.pattern": "none",
                            "traffic.flows": [{"src": "2", "dst": "3", "rate": "1Gbps"}], "hotspots": []},
      "no traffic is sent to the hot node '9'"),
