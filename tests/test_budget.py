@@ -231,3 +231,14 @@ def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:
     assert slow_est.events < 1e11 and slow_est.wall_s > budget.MAX_WALL_S
     with pytest.raises(ResourceError, match=r"it would take about 2.6 h, more than 111 min"):
         budget.check(slow, memory=0)
+
+
+def test_parallel_runs_are_checked_only_against_a_known_memory_and_one_worker_too() -> None:
+    """With the machine's memory unknown (0), or no worker, nothing is checked; one worker whose
+    run does not fit in 80 % of the machine is refused with the advice of one worker (the run
+    budget itself refuses that run when it starts)."""
+    gib = 2**30
+    budget.check_parallel([8 * gib] * 4, 4, shared_process=False, memory=0)
+    budget.check_parallel([8 * gib] * 4, 0, shared_process=False, memory=4 * gib)
+    with pytest.raises(ResourceError, match="--workers 1: 1 runs at once .*not even the largest run fits alone"):
+        budget.check_parallel([8 * gib], 1, shared_process=False, memory=4 * gib)
