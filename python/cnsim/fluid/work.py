@@ -90,8 +90,8 @@ def step_limits(p: FluidParams) -> list[tuple[float, str]]:
     message that says what to change)."""
     L = p.frame_bits
     off = max(g.offered_bps for g in p.groups)
-    k_md, k_ai, tw, _ = (float(v) for v in bcn_gains(p))  # QCN has no gi: K_AI = 0
-    with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: ω_c = inf, h = 0 (refused by .work)
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: K, ω_c = inf, h = 0 (refused by .work)
+        k_md, k_ai, tw, _ = (float(v) for v in bcn_gains(p))  # QCN has no gi: K_AI = 0
         wc = float(max(crossover(max(k_md, 1e-9), tw), crossover(max(k_ai, 1e-9), tw)))
     pmax = max(p.ps * p.oversample, p.pmax if p.sampling in ("linear", "table") else 0.0)
     m_max = pmax * off / L  # messages per second per flow at the offered rate
