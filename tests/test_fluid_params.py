@@ -216,11 +216,22 @@ def test_dcqcn_fields_loop_delay_and_reference_queue() -> None:
     oob = fluid_params("dcqcn-incast-2to1", {"cm.scheme": "dcqcn", "cm.feedback": "oob", "cm.feedback_delay": "10us"})
     assert oob.tau_s == pytest.approx(2 * (1.2 * US + 1 * US) + 10 * US, rel=1e-12)
     assert p.qeq == fixed_point(p)["queue_bytes"] and 5e3 < p.qeq < 200e3
+    assert p.window_s == pytest.approx((0.05, 0.2), rel=1e-12)
     d = p.to_dict()
     assert (d["kmin_bytes"], d["kmax_bytes"], d["pmax"], d["cnp_interval_s"]) == (5e3, 200e3, 0.01, pytest.approx(50e-6))
     assert "min_dec" not in d
     with pytest.raises(ScenarioError, match='cm.rp = "nic"'):
         fluid_params("dcqcn-incast-2to1", {"cm.scheme": "dcqcn", "cm.rp": "nic"})
+
+
+def test_dcqcn_loop_delay_runs_through_each_sources_own_link(mixed: Path) -> None:
+    """τ* on the mixed topology: A's frame crosses its 1 Gb/s, 2 us link (12 us + 2 us), the hot
+    link (1.2 us + 1 us) and A's CNP comes back over the hot link (0.0512 us + 1 us) and A's link
+    (0.512 us + 2 us); B's path is all 10 Gb/s and 1 us. The model takes their mean."""
+    p = fluid_params(mixed, {"cm.scheme": "dcqcn"})
+    a = 12 * US + 2 * US + 1.2 * US + 1 * US + 0.0512 * US + 1 * US + 0.512 * US + 2 * US
+    b = 2 * (1.2 * US + 1 * US) + 2 * (0.0512 * US + 1 * US)
+    assert p.tau_s == pytest.approx((a + b) / 2, rel=1e-12)
 
 
 def test_dcqcn_fixed_point_edges() -> None:
@@ -310,8 +321,8 @@ def test_to_dict_reports_the_figures_the_model_uses() -> None:
     p = fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn"})
     d = p.to_dict()
     assert d["scenario"] == "zhb-og-single-hop" and d["scheme"] == "bcn" and d["n_hot"] == 15
-    assert d["offered_gbps"] == [pytest.approx(0.85 * 10 / 15)]
-    assert (d["mu_gbps"], d["fair_share_gbps"]) == (pytest.approx(2.0), pytest.approx(2 / 15))
+    assert d["offered_gbps"] == [pytest.approx(0.85 * 10 / 15, rel=1e-12)]
+    assert (d["mu_gbps"], d["fair_share_gbps"]) == (pytest.approx(2.0, rel=1e-12), pytest.approx(2 / 15, rel=1e-12))
     assert (d["frame_bytes"], d["tau_s"], d["buffer_bytes"], d["w"], d["qeq_bytes"], d["ps"]) == (1500.0, p.tau_s, 15 * 594_500, 2.0, 150_000.0, 0.02)
     assert (d["sampling"], d["sample_spacing_s"], d["gd_per_byte"], d["gi_per_byte"]) == ("random", pytest.approx(3e-4), 1.6667e-6, 6.6667e-4)
     assert (d["ru_bps"], d["rmin_bps"], d["hot_window_s"]) == (10e6, 10e6, [pytest.approx(0.1), 0.5])

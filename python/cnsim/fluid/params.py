@@ -418,7 +418,7 @@ def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
                         f"integrate; allowed: a duration longer than {congested_from:g} s")
 
     # loop delay, averaged over the hot sources (all equal in the shipped scenarios)
-    cnm = float(cm.get("cnm_size", 64))
+    cnm = float(cm["cnm_size"])
     taus = []
     for g in groups:
         for f in g.flows:
@@ -426,7 +426,7 @@ def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
             lk = links[src]
             d = lk["delay_ps"] * _PS
             c = float(lk["rate_bps"])
-            back = d + 8 * cnm / c if cm.get("feedback", "inband") == "inband" else cm.get("feedback_delay_ps", 0) * _PS
+            back = d + 8 * cnm / c if cm["feedback"] == "inband" else cm["feedback_delay_ps"] * _PS
             taus.append(8 * frame / c + d + back)
     tau = sum(taus) / len(taus)
     if r.scheme == "dcqcn":
@@ -468,8 +468,8 @@ def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
     w = float(cm["w"])
     qeq = float(cm["qeq"])
     fbmax = (2 * w + 1) * qeq
-    bits = int(cm.get("fb_bits", 0) or 0)
-    quanta = float(2**bits - 1) if bits > 0 else 0.0
+    bits = int(cm["fb_bits"])
+    quanta = float(2**bits - 1)  # 0 without quantisation (fb_bits = 0)
     per_byte = quanta / fbmax if quanta else 1.0  # gains per quantum → per byte of Fb
     sampling = str(cm["sampling"])
     if sampling in ("interval", "jitter"):
@@ -484,19 +484,19 @@ def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
         scenario=sid, scheme=r.scheme, groups=groups, link_bps=link_bps, mu_windows=mu_windows,
         frame_bytes=frame, tau_s=tau, buffer_bytes=buf, backlog_cap_bytes=voq, duration_s=end_s,
         window_s=(r.window_ps[0] * _PS, r.window_ps[1] * _PS),
-        w=w, qeq=qeq, ps=ps, sampling=sampling, pmin=float(cm.get("pmin", 0.01)), pmax=float(cm.get("pmax", 0.1)),
+        w=w, qeq=qeq, ps=ps, sampling=sampling, pmin=float(cm["pmin"]), pmax=float(cm["pmax"]),
         fbmax=fbmax, fb_quanta=quanta, rmin=float(cm["rmin_bps"]),
-        drift_bps_per_s=(float(cm.get("drift_rate_bps", 0)) / (cm["drift_period_ps"] * _PS)) if cm.get("drift_rate_bps") else 0.0,
+        drift_bps_per_s=(float(cm["drift_rate_bps"]) / (cm["drift_period_ps"] * _PS)) if cm["drift_rate_bps"] else 0.0,
     )
     if r.scheme == "bcn":
         src_rate = groups[0].line_bps
-        gi_scale = src_rate / float(cm.get("gi_rate_bps", src_rate))
+        gi_scale = src_rate / float(cm["gi_rate_bps"])
         return FluidParams(
             **common,
-            oversample=float(cm.get("oversample_factor", 1.0)),
-            bcn_max=bool(cm.get("bcn_max", False)),
-            qmc=float(cm["qmc"]) if cm.get("bcn_max") else float("inf"),
-            negative_only_above_qeq=bool(cm.get("negative_only_above_qeq", False)),
+            oversample=float(cm["oversample_factor"]),
+            bcn_max=bool(cm["bcn_max"]),
+            qmc=float(cm["qmc"]) if cm["bcn_max"] else float("inf"),
+            negative_only_above_qeq=bool(cm["negative_only_above_qeq"]),
             gd=float(cm["gd"]) * per_byte,
             gi=float(cm["gi"]) * per_byte * gi_scale,
             ru=float(cm["ru_bps"]),
@@ -510,6 +510,5 @@ def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
         f_stages=float(cm["f"]),
         r_ai=float(cm["r_ai_bps"]),
         min_dec=float(cm["min_dec"]),
-        extra={"hai": bool(cm.get("hai", False)), "efr": bool(cm.get("efr", False)),
-               "target_update": str(cm.get("target_update", "after_increase"))},
+        extra={"hai": bool(cm["hai"]), "efr": bool(cm["efr"]), "target_update": str(cm["target_update"])},
     )
