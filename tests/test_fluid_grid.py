@@ -33,6 +33,8 @@ def test_the_service_rate_follows_each_points_hotspot_window(zhb: FluidParams) -
     0.2–0.3 s at 50 % differs: times may be one scalar or one per point, alike."""
     g = _Grid([zhb])
     assert g.uniform_windows
+    start, end, _ = zhb.mu_windows[0]
+    assert (float(g.mu(start)[0, 0]), float(g.mu(end)[0, 0])) == (pytest.approx(2e9), 10e9)  # [start, end)
     for t, mu in ((0.0, 10e9), (0.1, 2e9), (0.3, 2e9), (0.49999, 2e9), (0.5, 10e9)):
         assert float(g.mu(t)[0, 0]) == pytest.approx(mu, rel=1e-12), t
     other = replace(zhb, mu_windows=((0.2, 0.3, 0.5),))
@@ -62,6 +64,7 @@ def test_activity_and_the_sum_over_groups() -> None:
     assert g.total(np.array([[1e9, 2e9]])).tolist() == [[1e9 + 3 * 2e9]]
     one = _Grid([kd])
     assert one.active(0.1).tolist() == [[1.0]] and one.active(0.2).tolist() == [[0.0]]
+    assert one.active(group.start_s).tolist() == [[1.0]] and one.active(group.stop_s).tolist() == [[0.0]]
     assert one.total(np.array([[2.5e9]])).tolist() == [[1e10]]
     # one group but a point whose flows start later: the general path
     late = _Grid([kd, replace(kd, groups=(replace(group, start_s=0.05),))])
@@ -86,14 +89,17 @@ def test_table_sampling_picks_the_interval_of_fb_eighths() -> None:
     p = fluid_params("zhb-og-single-hop", {"cm.scheme": "qcn", "cm.sampling": "table"})
     intervals = [150e3, 75e3, 50e3, 37.5e3, 30e3, 25e3, 21.5e3, 18.5e3]
     quanta = [0, 7, 8, 15, 16, 24, 32, 40, 48, 56, 63]
-    # the middle of each quantum, so the floor is the quantum itself
-    fb = np.array([[-(k + 0.5) * p.fbmax / 63] for k in quanta])
+    # near the top of each quantum (a 64th instead of a 63rd would cross into the next), so the
+    # floor is the quantum itself; the last is −Fbmax exactly
+    fb = np.array([[-(k + 0.9) * p.fbmax / 63] for k in quanta])
     fb[-1, 0] = -p.fbmax
     g = _Grid([p] * len(quanta))
     got = g.sampling_p(fb, np.zeros((len(quanta), 1)))[:, 0]
     want = [1500 / intervals[min(k // 8, 7)] for k in quanta]
     assert got.tolist() == pytest.approx(want, rel=1e-12)
     assert _Grid([p]).sampling_p(np.array([[1e6]]), np.zeros((1, 1)))[0, 0] == pytest.approx(0.01)  # Fb > 0: the base
+    # Fb below −Fbmax (the congestion point clamps it first) still reads the last interval
+    assert _Grid([p]).sampling_p(np.array([[-2 * p.fbmax]]), np.zeros((1, 1)))[0, 0] == pytest.approx(1500 / 18.5e3)
     big = replace(p, frame_bytes=20e3)  # a frame longer than the shortest interval: sampled every time
     assert _Grid([big]).sampling_p(np.array([[-p.fbmax]]), np.zeros((1, 1)))[0, 0] == 1.0
 

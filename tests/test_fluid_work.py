@@ -172,6 +172,33 @@ def test_check_refuses_work_or_memory_and_says_both(kd) -> None:
     assert "more than 1e+06 steps (~25 min) and its memory would exceed" in text and text.endswith("say --force.")
     edge = work.FluidEstimate(**{**ok.__dict__, "steps": 1e6, "records": 0.0, "points": 0})
     assert edge.work == 1e6 and work.check(edge, memory=0) is edge  # the bound itself is allowed
+    full = work.FluidEstimate(**{**ok.__dict__, "memory_bytes": 800.0})
+    assert work.check(full, memory=1000) is full  # exactly 80 % of the machine is allowed
     over = work.FluidEstimate(**{**ok.__dict__, "steps": 1e6 + 1, "records": 0.0, "points": 0})
     with pytest.raises(ResourceError, match="more than 1e\\+06 steps"):
         work.check(over, memory=0)
+
+
+def test_the_windows_candidate_is_their_length_wherever_they_start() -> None:
+    """zhb's hotspot runs 0.1–0.5 s: 0.4 ms; the incast's flows started at 50 ms: 0.15 ms."""
+    from dataclasses import replace
+
+    zhb = fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn"})
+    value, why = work.step_limits(zhb)[2]
+    assert value == pytest.approx(4e-4, rel=1e-9) and "(0.4 s)" in why
+    d = fluid_params("dcqcn-incast-2to1", {"cm.scheme": "dcqcn"})
+    (group,) = d.groups
+    value, why = work.dcqcn_step_limits(replace(d, groups=(replace(group, start_s=0.05),)))[1]
+    assert value == pytest.approx(1.5e-4, rel=1e-9) and "(0.15 s)" in why
+
+
+def test_memory_per_record_grows_with_the_flow_groups(kd) -> None:
+    """Two groups of BCN flows with backlog: five state variables, and a record of
+    8·(2·5 + 3·2 + 4) bytes of numbers, 600 of overhead and 100·(3 + 3·2) of table rows."""
+    from dataclasses import replace
+
+    (group,) = kd.groups
+    two = replace(kd, groups=(replace(group, flows=group.flows[:1]), replace(group, flows=group.flows[1:])))
+    est = work.estimate([two], t_start=0.0, t_end=0.2)
+    assert est.state == 5
+    assert est.memory_bytes == pytest.approx(2 * 8 * 5 * est.history + (8 * 20 + 600 + 900) * est.records, rel=1e-12)
