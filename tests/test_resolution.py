@@ -133,6 +133,8 @@ def test_the_adapter_buffer_holds_a_frame_per_voq() -> None:
     accepted(scen(nic__ingress="shared", nic__ingress_size="1500B"))
     refused(scen(nic__ingress="shared", nic__ingress_size="1499B"), "nic.ingress_size", "needs a buffer of at least one frame (1500 B)")
     refused(scen(nic__ingress="per_voq", nic__ingress_size="1499B"), "nic.ingress_size", "needs a buffer of at least one frame")
+    # two nodes: one VOQ, which may take the whole buffer
+    accepted(scen(topology__nodes=2, hotspots=[], metrics__hot_port="S1/1", nic__ingress="per_voq", nic__ingress_size="1500B"))
 
 
 def test_priorities_must_name_a_pfc_class() -> None:
@@ -156,6 +158,8 @@ def test_gd0_follows_quantised_feedback_and_needs_a_positive_fbmax() -> None:
     (2w + 1)·Qeq bytes."""
     s = accepted(scen(cm__scheme="bcn", cm__gd="gd0", cm__fb_bits=6))
     assert s.resolved.cm["gd"] == pytest.approx(0.5 / 63, rel=1e-12)
+    s = accepted(scen(cm__scheme="bcn", cm__gd="gd0", cm__fb_bits=1))  # one bit: a single quantum
+    assert s.resolved.cm["gd"] == pytest.approx(0.5, rel=1e-12)
     s = accepted(scen(cm__scheme="bcn", cm__gd="gd0"))
     assert s.resolved.cm["gd"] == pytest.approx(0.5 / (5 * 150_000), rel=1e-12)
     s = accepted(scen(cm__scheme="bcn", cm__gd="gd0", cm__gd0_rule="unit"))
@@ -166,6 +170,8 @@ def test_the_hot_port_a_scenario_does_not_name() -> None:
     """The port feeding the hotspot's node; "hotspot" when hotspots fall on several nodes; else
     the port into the destination offered most in all (rates summed over flows)."""
     assert accepted(scen(metrics__hot_port=None)).resolved.hot_port == "S1/1"
+    # no hotspot and no named flows (uniform traffic): the first node's port
+    assert accepted(scen(metrics__hot_port=None, metrics__queues=[], hotspots=[], topology__nodes=["a", "b", "c"])).resolved.hot_port == "S1/a"
     two = [{"node": "1", "rate": 0.2, "start": "0.1s", "end": "0.2s"}, {"node": "2", "rate": 0.2, "start": "0.3s", "end": "0.4s"}]
     r = accepted(scen(metrics__hot_port=None, hotspots=two)).resolved
     assert (r.hot_port, r.hot_node, r.queues) == ("hotspot", "1", ["S1/1", "S1/2"])
@@ -195,3 +201,13 @@ def test_a_window_from_zero_and_pairs_from_nodes_with_load() -> None:
     assert not any(src == "2" for src, _ in r.per_flow) and ("3", "2") in r.per_flow
     r = accepted(scen(traffic__loads={"2": 0.0}, metrics__per_flow="hot")).resolved
     assert ("2", "1") not in r.per_flow and ("3", "1") in r.per_flow
+
+
+def test_congestion_points_are_egress_ports_of_cm_switches() -> None:
+    """e2cm-non-cm-domain: S4 is a legacy bridge, so its ports cannot be congestion points,
+    whoever they lead to; S1's can."""
+    s = load("e2cm-non-cm-domain")
+    s.set("switch.cp_ports", ["S4/S5"])
+    refused(s, "switch.cp_ports.0", "an egress port <switch>/<neighbour> of a CM switch")
+    s.set("switch.cp_ports", ["S1/S4", "S3/5"])
+    accepted(s)
