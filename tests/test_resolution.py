@@ -153,6 +153,13 @@ def test_an_output_queue_limit_of_one_frame_is_enough() -> None:
     refused(scen(switch__oq_limit="1499B"), "switch.oq_limit", "must hold at least one frame")
 
 
+def test_no_switch_memory_is_refused_with_the_value_given() -> None:
+    with pytest.raises(ScenarioError) as err:
+        scen(switch__memory_per_port=0, switch__pause=False).validate()
+    assert [(p.key, p.value) for p in err.value.problems] == [("switch.memory_per_port", 0)]
+    assert "switch.memory_per_port: must be greater than zero (given 0)" in str(err.value)
+
+
 def test_gd0_follows_quantised_feedback_and_needs_a_positive_fbmax() -> None:
     """gd0 = 0.5/Fbmax: with fb_bits = 6, Fbmax is the 63 quanta of QntzFb; otherwise
     (2w + 1)·Qeq bytes."""
