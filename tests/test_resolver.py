@@ -1,0 +1,66 @@
+"""Expressions between parameters (`cnsim/scenario/resolver.py`, spec/contract.md
+"Expressions"): names read in expression units (s, bit/s, bytes) and written back in base units,
+integers and ranges checked on what an expression gives, and the problems of a cycle, an
+unknown name and a name that is not a number."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cnsim import ScenarioError, load
+from cnsim.scenario import Scenario
+
+
+def scen(base: str = "zhb-og-single-hop", **sets: Any) -> Scenario:
+    s = load(base)
+    s.set_many({k.replace("__", "."): v for k, v in sets.items()})
+    return s
+
+
+def problem(s: Scenario, key: str) -> tuple[Any, str]:
+    with pytest.raises(ScenarioError) as err:
+        s.validate()
+    about = [p for p in err.value.problems if p.key == key]
+    assert about, str(err.value)
+    return about[0].value, about[0].message
+
+
+def test_a_time_name_reads_in_seconds_and_a_time_expression_writes_picoseconds() -> None:
+    """DCQCN's alpha timer written as "2*timer" (T = 55 us) is 110 us; a timer written as
+    "0.5e-3*2" seconds is 1 ms; a rate name reads in bit/s and a size name in bytes."""
+    r = scen(cm__scheme="dcqcn", cm__alpha_timer="2*timer").resolved
+    assert r.cm["alpha_timer"] == 110_000_000 and r.cm_exprs["alpha_timer"] == "2*timer"
+    r = scen(cm__scheme="dcqcn", cm__timer="0.5e-3*2").resolved
+    assert r.cm["timer"] == 1_000_000_000
+    r = scen(cm__scheme="dcqcn", cm__r_ai="rate/250").resolved
+    assert r.cm["r_ai"] == 40_000_000
+    r = scen(cm__scheme="bcn", cm__qeq="m/4").resolved
+    assert r.cm["qeq"] == 150_000
+
+
+def test_a_cycle_names_its_chain_and_the_value_that_closes_it() -> None:
+    value, message = problem(scen(cm__scheme="bcn", cm__gd="gi", cm__gi="2*gd"), "cm.gd")
+    assert str(value) == "gi"
+    assert "expressions refer to each other in a cycle (cm.gd -> cm.gi -> cm.gd); give one of them a number" == message
+
+
+def test_an_unknown_name_lists_the_names_there_are() -> None:
+    value, message = problem(scen(cm__scheme="bcn", cm__gd="2*foo"), "cm.gd")
+    assert value == "2*foo" and message.startswith('unknown name "foo"; names here: m, rate, xoff,')
+    assert "gd0" in message and "fbmax" in message
+
+
+def test_a_name_that_is_not_a_number_is_refused_by_name() -> None:
+    """QCN+'s probe period is "auto" unless given: an expression cannot compute with it."""
+    value, message = problem(scen(cm__scheme="qcn-plus", cm__timer="2*probe_period"), "cm.timer")
+    assert value == "2*probe_period" and message == "\"probe_period\" is 'auto', not a number"
+
+
+def test_what_an_expression_gives_is_range_checked() -> None:
+    """A negative gain is out of its range; a negative size is no size. (Integer parameters take
+    no expressions: the document refuses them first.)"""
+    value, message = problem(scen(cm__scheme="bcn", cm__gd="-1*gd0"), "cm.gd")
+    assert value == "-1*gd0" and message.startswith("the expression gives -6.66667e-07: ")
+    value, message = problem(scen(cm__scheme="bcn", cm__qeq="-1*m"), "cm.qeq")
+    assert message == "the expression gives -600000, a negative size"
