@@ -55,6 +55,9 @@ def test_a_name_that_is_not_a_number_is_refused_by_name() -> None:
     """QCN+'s probe period is "auto" unless given: an expression cannot compute with it."""
     value, message = problem(scen(cm__scheme="qcn-plus", cm__timer="2*probe_period"), "cm.timer")
     assert value == "2*probe_period" and message == "\"probe_period\" is 'auto', not a number"
+    # given as a time, it reads in seconds like any other
+    r = scen(cm__scheme="qcn-plus", cm__probe_period="200us", cm__timer="probe_period/2").resolved
+    assert r.cm["timer"] == 100_000_000
 
 
 def test_what_an_expression_gives_is_range_checked() -> None:
