@@ -39,6 +39,24 @@ def test_a_one_level_tree_has_half_its_radix_in_ports() -> None:
     assert "topology.fat_tree.radix" not in problems(tree(65_536, 1))
     assert "65535 ports per switch; the engine allows at most 65534" in problems(tree(131_070, 1))["topology.fat_tree.radix"]
     assert "hosts; at most 65536" in problems(tree(1_024, 2))["topology.fat_tree"]
+    # a merged top doubles k^levels: radix 64, three levels, merged: 2 × 32³ = 65 536 hosts, the most
+    merged = problems(scen(topology__kind="fat_tree", topology__fat_tree={"radix": 64, "levels": 3, "merged_top": True}, hotspots=[]))
+    assert "topology.fat_tree" not in merged and "65536 hosts" in merged["topology.nodes"]
+
+
+def test_literal_range_and_value_errors_read_as_problems() -> None:
+    """A value outside a choice lists the choices; a number out of range says the bound; a value
+    that cannot be read says why, without pydantic's "Value error," prefix. A flow's priority is
+    a class 0–7."""
+    assert problems(scen(switch__buffer="foo")) == {"switch.buffer": "not an allowed value; allowed: 'shared', 'partitioned' or 'egress'"}
+    assert problems(scen(traffic__frame_size="abc"))["traffic.frame_size"].startswith("cannot read 'abc' as a size: ")
+    flow = {"src": "2", "dst": "1", "rate": "1Gbps"}
+    assert problems(scen(traffic__flows=[{**flow, "priority": 8}])) == {
+        "traffic.flows.0.priority": "out of range: input should be less than or equal to 7"}
+    assert problems(scen(traffic__flows=[{**flow, "priority": -1}])) == {
+        "traffic.flows.0.priority": "out of range: input should be greater than or equal to 0"}
+    assert "traffic.flows.0.priority" not in problems(scen(traffic__flows=[{**flow, "priority": 7}], switch__pfc_classes=8))
+    assert "traffic.flows.0.priority" not in problems(scen(traffic__flows=[{**flow, "priority": 0}]))
 
 
 @pytest.mark.parametrize(("sets", "key", "allowed"), [
