@@ -37,6 +37,7 @@ def test_a_one_level_tree_has_half_its_radix_in_ports() -> None:
     131 072). Two levels have all radix ports, but their k² hosts run out first."""
     assert "topology.fat_tree.radix" not in problems(tree(131_068, 1))
     assert "topology.fat_tree.radix" not in problems(tree(65_536, 1))
+    assert "topology.fat_tree.radix" not in problems(tree(4, 1))  # k = 2 hosts: the fewest there may be
     assert "65535 ports per switch; the engine allows at most 65534" in problems(tree(131_070, 1))["topology.fat_tree.radix"]
     assert "hosts; at most 65536" in problems(tree(1_024, 2))["topology.fat_tree"]
     # a merged top doubles k^levels: radix 64, three levels, merged: 2 × 32³ = 65 536 hosts, the most
