@@ -6,32 +6,11 @@ scenario gets when it does not name them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
+from _scenarios import message, refused, scen
 from cnsim import ScenarioError, load
 from cnsim.scenario import Scenario
-
-BASE = "zhb-og-single-hop"
-
-
-def scen(base: str = BASE, **sets: Any) -> Scenario:
-    s = load(base)
-    s.set_many({k.replace("__", "."): v for k, v in sets.items()})
-    return s
-
-
-def refused(s: Scenario, key: str, *fragments: str) -> str:
-    """``s`` does not resolve, one of its problems is about ``key``, and its messages say
-    ``fragments``; returns that problem's message."""
-    with pytest.raises(ScenarioError) as err:
-        s.validate()
-    about = [p for p in err.value.problems if p.key == key]
-    assert about, f"no problem about {key}: {err.value}"
-    text = " | ".join(p.message for p in about)
-    for f in fragments:
-        assert f in text, f"{f!r} not in: {text}"
-    return text
 
 
 def accepted(s: Scenario) -> Scenario:
@@ -73,7 +52,7 @@ flows = [{ src = "A", dst = "C", rate = "1Gbps" }, { src = "A", dst = "B", rate 
 [metrics]
 hot_port = "S1/C"
 """)
-    text = refused(load(path), "traffic.flows.1", "no route from the source to the destination")
+    text = message(refused(load(path), "traffic.flows.1", "no route from the source to the destination"), "traffic.flows.1")
     with pytest.raises(ScenarioError) as err:
         load(path).validate()
     assert [p.key for p in err.value.problems] == ["traffic.flows.1"], text
@@ -114,13 +93,16 @@ def test_a_hotspot_may_end_when_it_starts_but_not_before() -> None:
 
 
 def test_unknown_names_list_twenty_nodes_and_twelve_ports_then_an_ellipsis() -> None:
-    listing = refused(scen(topology__nodes=20, hotspots__0__node="x"), "hotspots.0.node", "unknown node; the nodes are: 1, 2,")
+    listing = message(refused(scen(topology__nodes=20, hotspots__0__node="x"), "hotspots.0.node", "unknown node; the nodes are: 1, 2,"),
+                      "hotspots.0.node")
     assert listing.endswith("19, 20")
-    listing = refused(scen(topology__nodes=21, hotspots__0__node="x"), "hotspots.0.node")
+    listing = message(refused(scen(topology__nodes=21, hotspots__0__node="x"), "hotspots.0.node"), "hotspots.0.node")
     assert listing.endswith("19, 20, ...")
-    twelve = refused(scen(topology__nodes=12, metrics__queues=["S1/x"], metrics__hot_port="S1/1"), "metrics.queues.0")
+    twelve = message(refused(scen(topology__nodes=12, metrics__queues=["S1/x"], metrics__hot_port="S1/1"), "metrics.queues.0"),
+                     "metrics.queues.0")
     assert twelve.endswith("S1/12") and "..." not in twelve
-    thirteen = refused(scen(topology__nodes=13, metrics__queues=["S1/x"], metrics__hot_port="S1/1"), "metrics.queues.0")
+    thirteen = message(refused(scen(topology__nodes=13, metrics__queues=["S1/x"], metrics__hot_port="S1/1"), "metrics.queues.0"),
+                       "metrics.queues.0")
     assert thirteen.endswith("S1/12, ...")
 
 
@@ -128,7 +110,8 @@ def test_the_adapter_buffer_holds_a_frame_per_voq() -> None:
     """16 nodes: per-VOQ ingress splits the buffer over 15 VOQs, so 22.5 KB is the least (one
     1500 B frame each); a shared buffer needs one frame."""
     accepted(scen(nic__ingress="per_voq", nic__ingress_size="22500B"))
-    text = refused(scen(nic__ingress="per_voq", nic__ingress_size="22499B"), "nic.ingress_size", "over 15 VOQs")
+    text = message(refused(scen(nic__ingress="per_voq", nic__ingress_size="22499B"), "nic.ingress_size", "over 15 VOQs"),
+                   "nic.ingress_size")
     assert "each must hold at least one frame" in text
     accepted(scen(nic__ingress="shared", nic__ingress_size="1500B"))
     refused(scen(nic__ingress="shared", nic__ingress_size="1499B"), "nic.ingress_size", "needs a buffer of at least one frame (1500 B)")

@@ -8,14 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cnsim import ScenarioError, load
+from _scenarios import scen
+from cnsim import ScenarioError
 from cnsim.scenario import Scenario
-
-
-def scen(**sets: Any) -> Scenario:
-    s = load("zhb-og-single-hop")
-    s.set_many({k.replace("__", "."): v for k, v in sets.items()})
-    return s
 
 
 def problems(s: Scenario) -> dict[str, str]:

@@ -17,33 +17,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cnsim import ScenarioError, load
+from _scenarios import BASE, refused, scen
+from cnsim import load
 from cnsim.cmparams import FAST_PERIOD_FLOOR_PS, PERIOD_FLOOR_PS, SCHEMES, Param
 from cnsim.keys import all_keys
 from cnsim.scenario import Scenario
 from cnsim.scenario.schema import ScenarioDoc
-
-BASE = "zhb-og-single-hop"
-
-
-def scen(scheme: str | None = None, base: str = BASE, **overrides: Any) -> Scenario:
-    s = load(base)
-    if scheme is not None:
-        s.set("cm.scheme", scheme)
-    for key, value in overrides.items():
-        s.set(key.replace("__", "."), value)
-    return s
-
-
-def refused(s: Scenario, key: str, *fragments: str) -> ScenarioError:
-    """``s`` does not validate, and one of its problems is about ``key`` and says ``fragments``."""
-    with pytest.raises(ScenarioError) as err:
-        s.validate()
-    about = [p for p in err.value.problems if p.key == key]
-    assert about, f"no problem about {key}: {err.value}"
-    for f in fragments:
-        assert any(f in p.message for p in about), f"{f!r} not in: {err.value}"
-    return err.value
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
