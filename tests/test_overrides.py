@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cnsim import load
 from cnsim.errors import ScenarioError
 from cnsim.scenario.overrides import MAX_DEPTH, assign, nesting_message, split_key, too_deep
 
@@ -70,3 +71,17 @@ def test_assign_creates_arrays_where_the_schema_has_them_and_indexes_them() -> N
     doc["hotspots"].append(7)
     with pytest.raises(ScenarioError, match="hotspots.2 is a value, not a table or array"):
         assign(doc, ["hotspots", "2", "node"], 1, "hotspots.2.node")
+
+
+def test_a_value_set_at_a_key_counts_the_keys_levels_too() -> None:
+    """``traffic.flows`` takes two of the 32 levels, so a value nested 30 deep is set and one
+    nested 31 deep is refused, naming the path down to the 32nd level."""
+    def lists(n: int) -> object:
+        value: object = 1
+        for _ in range(n):
+            value = [value]
+        return value
+
+    load("zhb-og-single-hop").set("traffic.flows", lists(30))
+    with pytest.raises(ScenarioError, match=r"^traffic\.flows: traffic\.flows(\.0){30} is nested more than 32 levels deep"):
+        load("zhb-og-single-hop").set("traffic.flows", lists(31))
