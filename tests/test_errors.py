@@ -25,6 +25,8 @@ def test_values_are_shown_like_toml_and_never_whole_when_long() -> None:
     assert format_value(10**5000) == f"(an integer of {(10**5000).bit_length():,} bits)"
     assert format_value([1, 2]) == "[1, 2]" and format_value({"a": 1}) == '{"a": 1}'
     assert format_value(list(range(100))) == str(list(range(100)))[:77] + "..."
+    eighty = [10, 10] + [1] * 24  # exactly 80 characters of JSON: shown whole
+    assert format_value(eighty) == str(eighty) and len(str(eighty)) == 80
     circular: list[object] = []
     circular.append(circular)
     assert format_value(circular) == "[[...]]"
@@ -71,3 +73,7 @@ def test_typos_get_a_suggestion_by_the_whole_name_or_its_first_word() -> None:
     assert did_you_mean("paus", keys) == ' Did you mean "pause"?'
     assert did_you_mean("xyz", keys) == ""
     assert did_you_mean("nod", ["node", "end", "rate"]) == ' Did you mean "node" or "end"?'
+    # never more than two, by whole name or by first word
+    assert did_you_mean("nod", ["node", "note", "nods", "end"]) == ' Did you mean "nods" or "node"?'
+    tails = ["memorz_aaaaaaaaaa", "memorw_bbbbbbbbbb", "memorq_cccccccccc"]
+    assert did_you_mean("memory", tails).count('"') == 4
