@@ -52,3 +52,15 @@ def test_a_graph_writes_its_links_and_a_fat_tree_its_shape() -> None:
     assert graph["links"][0] == {"a": "S1", "b": "S2"} and graph["links"][1] == {"a": "S1", "b": "1", "rate": 10**9}
     tree = tomllib.loads(load("zhb-ft-3stage").to_toml())["topology"]
     assert "nodes" not in tree and tree["fat_tree"]["radix"] == 8 and tree["routing"] == "dmodk"
+
+
+def test_times_are_written_with_units_tables_one_blank_line_apart_and_unequal_switches_keep_their_rule() -> None:
+    """DCQCN's timers as "55us" (integers stay integers); one blank line before every table and
+    none doubled; e2cm-mixed-speed-og's switches differ in size, so their XOFF is written as the
+    rule (the core config has each switch's number)."""
+    text = load("dcqcn-incast-2to1").set("cm.scheme", "dcqcn").to_toml()
+    cm = text[text.index("\n[cm]\n"):]
+    assert 'alpha_timer = "55us"' in cm and 'cnp_interval = "50us"' in cm and "\nf = 5\n" in cm
+    assert "\n\n\n" not in text and text.count("\n[") == text.count("\n\n[") == 8
+    mixed = load("e2cm-mixed-speed-og").to_toml().splitlines()
+    assert 'xoff = "auto - 2*1500B*ports"' in mixed and 'xon = "auto"' in mixed
