@@ -64,3 +64,13 @@ def test_times_are_written_with_units_tables_one_blank_line_apart_and_unequal_sw
     assert "\n\n\n" not in text and text.count("\n[") == text.count("\n\n[") == 8
     mixed = load("e2cm-mixed-speed-og").to_toml().splitlines()
     assert 'xoff = "auto - 2*1500B*ports"' in mixed and 'xon = "auto"' in mixed
+
+
+def test_the_watermarks_say_which_rule_gave_them() -> None:
+    """zhb's auto XOFF and XON carry their rules; an adapter watermark given as a size has no
+    comment. Unequal switches with one explicit XON: the XOFF stays a rule, the XON a number."""
+    zhb = load("zhb-og-single-hop").set("nic.egress_xoff", "3000B").set("nic.egress_buffer", "6000B").to_toml().splitlines()
+    assert "xoff = 594500  # auto: M - rtt*bw" in zhb and "xon = 297250  # auto (half)" in zhb
+    assert "egress_xoff = 3000" in zhb and "egress_xon = 1500  # auto" in zhb and "egress_buffer = 6000  # bytes" in zhb
+    mixed = load("e2cm-mixed-speed-og").set("switch.xon", "10KB").to_toml().splitlines()
+    assert 'xoff = "auto - 2*1500B*ports"' in mixed and "xon = 10000" in mixed
