@@ -66,7 +66,7 @@ def test_no_dominant_period_without_an_oscillation_in_the_half_searched() -> Non
 
 def test_a_level_with_rounding_noise_is_flat_but_a_small_swing_is_not() -> None:
     """Flat means a std of at most 1e-9 of the series' magnitude: a 150 KB queue swinging by
-    ±0.01 mB is flat, by ±1 mB (std 7e-4 B, over 1e-9 × 150 KB = 1.5e-4 B) it oscillates. Around
+    ±1e-5 B is flat, by ±1e-3 B (std 7e-4 B, over 1e-9 × 150 KB = 1.5e-4 B) it oscillates. Around
     zero the floor is 1e-9 itself: ±2.1e-9 (std 1.5e-9) oscillates."""
     t, x = _sine(1000, 25.0)
     assert dominant_period(t, 150e3 + 1e-5 * x) is None
