@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cnsim import ScenarioError
-from cnsim.fluid import FluidParams, fluid_params
+from cnsim.fluid import fluid_params
 from cnsim.fluid.params import fixed_point
 
 US = 1e-6
@@ -327,4 +327,3 @@ def test_to_dict_reports_the_figures_the_model_uses() -> None:
     assert (d["sampling"], d["sample_spacing_s"], d["gd_per_byte"], d["gi_per_byte"]) == ("random", pytest.approx(3e-4), 1.6667e-6, 6.6667e-4)
     assert (d["ru_bps"], d["rmin_bps"], d["hot_window_s"]) == (10e6, 10e6, [pytest.approx(0.1), 0.5])
     assert "bc_frames" not in d and "kmin_bytes" not in d
-    assert isinstance(p, FluidParams)
