@@ -6,6 +6,7 @@ incast's parameters; the refusals end to end are in test_report_fluid_s30.py."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from cnsim.errors import ResourceError
@@ -52,15 +53,11 @@ def test_qcn_decreases_at_least_once_per_message_and_samples_at_up_to_pmax() -> 
 def test_a_short_hot_window_sets_the_step_to_a_thousandth_of_it_but_never_under_a_microsecond(kd) -> None:
     """A window of 50 ms gives 50 us; one of 100 us would give 100 ns but the floor is 1 ms/1000."""
     (group,) = kd.groups
-    from dataclasses import replace
-
     assert work.step_limits(replace(kd, groups=(replace(group, stop_s=0.05),)))[2][0] == pytest.approx(5e-5, rel=1e-12)
     assert work.step_limits(replace(kd, groups=(replace(group, stop_s=1e-4),)))[2][0] == pytest.approx(1e-6, rel=1e-12)
 
 
 def test_without_decrease_gain_there_is_no_decrease_candidate(kd) -> None:
-    from dataclasses import replace
-
     limits = work.step_limits(replace(kd, gd=0.0))
     assert len(limits) == 3
     # the AI side still crosses over: K_AI alone sets ω_c
@@ -91,8 +88,6 @@ def test_a_late_start_records_the_constant_state_before_it_and_a_grid_counts_its
     a record every round(100 us/h) = 7 steps plus the 625 records of the quiet 62.5 ms before;
     four grid points of clamped sources (two state variables each) weigh each step
     1 + 4·2/4000, and the history holds the longest loop."""
-    from dataclasses import replace
-
     h = 2.0**-16
     grid = [kd, kd, replace(kd, tau_s=50e-6), kd]
     est = work.estimate(grid, t_start=0.0625, t_end=0.25, h=h, sources="clamp")
@@ -129,8 +124,6 @@ def test_dcqcn_steps_a_tenth_of_its_fastest_timer() -> None:
     assert timers == pytest.approx(5e-6, rel=1e-12) and "(5e-05 s)" in why and window == pytest.approx(2e-4, rel=1e-12)
     est = work.estimate([d], t_start=0.0, t_end=0.2)
     assert est.h == pytest.approx(5e-6, rel=1e-12) and est.state == 5 and est.limit.startswith("a tenth")
-    from dataclasses import replace
-
     assert work.dcqcn_step_limits(replace(d, timer_s=20e-6))[0][0] == pytest.approx(2e-6, rel=1e-12)
     assert work.dcqcn_step_limits(replace(d, alpha_timer_s=10e-6))[0][0] == pytest.approx(1e-6, rel=1e-12)
 
@@ -150,8 +143,6 @@ def test_describe_says_what_sets_the_step_and_the_totals(kd) -> None:
 def test_oversampling_speeds_up_the_fastest_decrease(kd) -> None:
     """BCN samples up to p_s × the oversampling factor: with 4 × kd's 2 %, 33 333 messages a
     second, and the decrease candidate is a quarter of kd's 173 us."""
-    from dataclasses import replace
-
     assert work.step_limits(replace(kd, oversample=4.0))[3][0] == pytest.approx(work.step_limits(kd)[3][0] / 4, rel=1e-12)
 
 
@@ -181,8 +172,6 @@ def test_check_refuses_work_or_memory_and_says_both(kd) -> None:
 
 def test_the_windows_candidate_is_their_length_wherever_they_start() -> None:
     """zhb's hotspot runs 0.1–0.5 s: 0.4 ms; the incast's flows started at 50 ms: 0.15 ms."""
-    from dataclasses import replace
-
     zhb = fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn"})
     value, why = work.step_limits(zhb)[2]
     assert value == pytest.approx(4e-4, rel=1e-9) and "(0.4 s)" in why
@@ -195,8 +184,6 @@ def test_the_windows_candidate_is_their_length_wherever_they_start() -> None:
 def test_memory_per_record_grows_with_the_flow_groups(kd) -> None:
     """Two groups of BCN flows with backlog: five state variables, and a record of
     8·(2·5 + 3·2 + 4) bytes of numbers, 600 of overhead and 100·(3 + 3·2) of table rows."""
-    from dataclasses import replace
-
     (group,) = kd.groups
     two = replace(kd, groups=(replace(group, flows=group.flows[:1]), replace(group, flows=group.flows[1:])))
     est = work.estimate([two], t_start=0.0, t_end=0.2)
