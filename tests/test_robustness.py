@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import cnsim
+import pyarrow.parquet as pq
 import pytest
 from cnsim import budget, outdir
 from cnsim.cli import app
@@ -322,6 +323,27 @@ def test_corrupted_summary_is_detected_and_rerun(tmp_path: Path) -> None:
     again = run_sweep(spec, tmp_path / "out", workers=1, catalog=False)
     assert again.repaired == [victim.name] and again.ran == 1 and again.reused == 2
     assert again.table.num_rows == 3 and set(again.table.column("status").to_pylist()) == {"ok"}
+
+
+def test_a_run_with_a_damaged_series_file_is_rerun_before_the_catalog_reads_it(tmp_path: Path) -> None:
+    """A truncated series file (a full disk, a killed copy) made the catalog's DuckDB view, and so
+    the resumed sweep, fail with a traceback; the run is now run again, and the catalog built."""
+    from cnsim import catalog
+    from cnsim.sweep import run_sweep
+
+    spec = _small_sweep(tmp_path)
+    run_sweep(spec, tmp_path / "out", workers=1)
+    victim = sorted((tmp_path / "out" / "runs").iterdir())[2]
+    queue = victim / "series" / "queue.parquet"
+    queue.write_bytes(queue.read_bytes()[:-100])
+    again = run_sweep(spec, tmp_path / "out", workers=1)
+    assert again.repaired == [victim.name] and again.ran == 1 and again.reused == 2
+    assert pq.read_table(queue).num_rows > 0
+    con = catalog.connect(tmp_path / "out")
+    try:
+        assert con.sql("SELECT count(DISTINCT run_id) FROM queue").fetchall() == [(3,)]
+    finally:
+        con.close()
 
 
 def test_cli_reports_repaired_runs(tmp_path: Path) -> None:

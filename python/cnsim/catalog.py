@@ -29,16 +29,20 @@ from typing import Any
 
 import pyarrow as pa
 
+from .errors import ScenarioError, format_value, shorten
 from .results import SERIES_KINDS
 from .rundir import (
     ERROR_FILE,
     MANIFEST_FILE,
     PARAMS_FILE,
     SCENARIO_FILE,
+    SERIES_DIR,
     SUMMARY_FILE,
     SWEEP_PLAN_FILE,
+    damaged,
     find_run_folders,
     flatten,
+    parquet_whole,
     read_json,
     rows_table,
     run_id_of,
@@ -106,6 +110,11 @@ def _sweep_rows(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _first_line(err: Exception, limit: int = 200) -> str:
+    """The first line of a DuckDB error (its message; the rest is a caret under the SQL)."""
+    return shorten(str(err).splitlines()[0] if str(err) else type(err).__name__, limit)
+
+
 def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -116,6 +125,10 @@ def build(root: str | Path, name: str = CATALOG_FILE) -> Path:
 
     root = Path(root).resolve()
     folders = find_run_folders(root)
+    for series in (f / SERIES_DIR / f"{kind}.parquet" for f in folders for kind in SERIES_KINDS):
+        if series.exists() and not parquet_whole(series):  # DuckDB would refuse the whole view
+            raise damaged(series, "not a whole Parquet file (truncated or overwritten)", "the series a run writes",
+                          "Delete its run folder: `cnsim sweep` and `cnsim check` run it again.")
     table = rows_table([_run_row(f, root) for f in folders], ["run_id", "sweep", "sweep_dir", "scenario", "scheme", "seed", "status", "error", "path"])
     sweeps = rows_table(_sweep_rows(root), ["name", "sweep_dir", "base", "spec", "runs"])
     final = root / name
@@ -131,15 +144,21 @@ def build(root: str | Path, name: str = CATALOG_FILE) -> Path:
         con.execute("CREATE TABLE sweeps AS SELECT * FROM sweeps_arrow")
         con.unregister("sweeps_arrow")
         for kind in SERIES_KINDS:
-            if not any((f / "series" / f"{kind}.parquet").is_file() for f in folders):
+            if not any((f / SERIES_DIR / f"{kind}.parquet").is_file() for f in folders):
                 continue
             glob = _sql_str(f"{root.as_posix()}/**/series/{kind}.parquet")
             suffix = _sql_str(f"/series/{kind}\\.parquet$")
-            con.execute(
-                f"CREATE VIEW {kind} AS SELECT r.run_id, s.* EXCLUDE (filename) "
-                f"FROM read_parquet({glob}, filename = true) s "
-                f"JOIN runs r ON r.path = regexp_replace(s.filename, {suffix}, '')"
-            )
+            try:
+                con.execute(
+                    f"CREATE VIEW {kind} AS SELECT r.run_id, s.* EXCLUDE (filename) "
+                    f"FROM read_parquet({glob}, filename = true) s "
+                    f"JOIN runs r ON r.path = regexp_replace(s.filename, {suffix}, '')"
+                )
+            except duckdb.Error as err:  # whole at both ends, damaged inside
+                raise ScenarioError(
+                    f"{root}: the {kind} series of its runs cannot be read ({_first_line(err)}); delete the run folder "
+                    "that holds the damaged file: `cnsim sweep` and `cnsim check` run it again"
+                ) from None
         con.execute("CHECKPOINT")
         ok = True
     finally:
@@ -172,8 +191,6 @@ def connect(where: str | Path = "results", read_only: bool = True) -> Any:
     holds no catalog, or a file that is not one, is a :class:`ScenarioError`."""
     import duckdb
 
-    from .errors import ScenarioError, format_value, shorten
-
     if not isinstance(where, (str, os.PathLike)):
         raise ScenarioError(f"catalog: where must be a results folder or a catalog file (given {format_value(where)})")
     path = Path(where)
@@ -185,7 +202,7 @@ def connect(where: str | Path = "results", read_only: bool = True) -> Any:
         return duckdb.connect(str(path), read_only=read_only)
     except duckdb.Error as err:
         raise ScenarioError(
-            f"{path}: not a run catalog (DuckDB cannot open it: {shorten(str(err).splitlines()[0] if str(err) else type(err).__name__, 160)}); "
+            f"{path}: not a run catalog (DuckDB cannot open it: {_first_line(err, 160)}); "
             "give a results folder or its catalog.duckdb, or rebuild it with cnsim.catalog.build(folder)"
         ) from None
 
@@ -193,8 +210,6 @@ def connect(where: str | Path = "results", read_only: bool = True) -> Any:
 def runs(where: str | Path = "results", where_sql: str | None = None) -> pa.Table:
     """The ``runs`` table (optionally filtered by an SQL condition) as a pyarrow Table."""
     import duckdb
-
-    from .errors import ScenarioError, format_value, shorten
 
     if where_sql is not None and not isinstance(where_sql, str):
         raise ScenarioError(f"where_sql: must be an SQL condition in a string, e.g. \"scheme = 'bcn'\" (given {format_value(where_sql)})")
@@ -207,7 +222,7 @@ def runs(where: str | Path = "results", where_sql: str | None = None) -> pa.Tabl
             fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
             table: pa.Table = fetch()
         except duckdb.Error as err:
-            first = shorten(str(err).splitlines()[0] if str(err) else type(err).__name__, 200)
+            first = _first_line(err, 200)
             if where_sql:
                 raise ScenarioError(
                     f"where_sql {shorten(where_sql)!r}: the catalog query failed ({first}); "

@@ -697,7 +697,7 @@ def sweep(
                 f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet, {folder}/report.html"
             )
         if result.repaired:
-            typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json and were run again: {', '.join(result.repaired)}", err=True)
+            typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json or series file and were run again: {', '.join(result.repaired)}", err=True)
         for run_id, error in result.failed:
             typer.echo(f"run {run_id} failed: {error}", err=True)
         if result.failed:

@@ -41,6 +41,8 @@ __all__ = [
     "read_json_checked",
     "damaged",
     "run_complete",
+    "parquet_whole",
+    "run_reusable",
     "publish",
     "run_id_of",
     "flatten",
@@ -107,10 +109,38 @@ def run_complete(folder: Path) -> bool:
     return isinstance(summary, dict) and "scenario" in summary
 
 
+#: the four bytes a Parquet file starts and ends with
+_PARQUET_MAGIC = b"PAR1"
+
+
+def parquet_whole(path: Path) -> bool:
+    """Whether the Parquet file at ``path`` is whole: its magic at both ends and a footer that
+    fits in it. Reads eight bytes: it finds a truncated, emptied or overwritten file (the damage
+    a full disk or a killed copy leaves), not a flipped byte inside, which reading it finds."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4)
+            size = f.seek(0, os.SEEK_END)
+            if size < 12:
+                return False
+            f.seek(size - 8)
+            tail = f.read(8)
+    except OSError:
+        return False
+    footer = int.from_bytes(tail[:4], "little")
+    return head == _PARQUET_MAGIC and tail[4:] == _PARQUET_MAGIC and footer + 12 <= size
+
+
+def run_reusable(folder: Path) -> bool:
+    """A finished run a sweep keeps instead of running it again: complete, and every series file
+    whole (a damaged one is run again, not left for the catalog and the checks to trip on)."""
+    return run_complete(folder) and all(parquet_whole(p) for p in (folder / SERIES_DIR).glob("*.parquet"))
+
+
 def publish(tmp: Path, final: Path) -> None:
-    """Rename the completed temporary folder into place (replacing a failed attempt)."""
+    """Rename the completed temporary folder into place (replacing a failed or damaged attempt)."""
     if final.exists():
-        if run_complete(final):  # someone else completed it: keep theirs
+        if run_reusable(final):  # someone else completed it: keep theirs
             shutil.rmtree(tmp, ignore_errors=True)
             return
         shutil.rmtree(final, ignore_errors=True)

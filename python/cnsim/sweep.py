@@ -52,7 +52,7 @@ import pyarrow.parquet as pq
 from . import budget
 from .errors import ResourceError, ScenarioError, format_value
 from .results import dump_json
-from .rundir import SWEEP_PLAN_FILE, SWEEP_TABLE_FILE, TMP_PREFIX, flatten, read_run, rows_table, run_complete, run_id_of
+from .rundir import SWEEP_PLAN_FILE, SWEEP_TABLE_FILE, TMP_PREFIX, flatten, read_run, rows_table, run_id_of, run_reusable
 from .runtask import RunOutcome, RunTask, execute_run, params_doc
 from .scenario import load, scenarios
 from .scenario.loading import read_text
@@ -496,8 +496,9 @@ def run_sweep(
         dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [params_doc(t) for t in tasks]}), encoding="utf-8"
     )
     unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
-    todo = [t for t in unique if not run_complete(runs / t.run_id)]
-    # a folder with a summary.json that does not read back (truncated, corrupted) is rerun
+    todo = [t for t in unique if not run_reusable(runs / t.run_id)]
+    # a folder with a summary.json that does not read back (truncated, corrupted), or with a
+    # series file that is not whole, is rerun
     repaired = [t.run_id for t in todo if (runs / t.run_id / "summary.json").exists()]
     for run_id in repaired:
         shutil.rmtree(runs / run_id, ignore_errors=True)

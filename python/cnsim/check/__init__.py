@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
-from ..rundir import run_complete
+from ..rundir import run_reusable
 from .evaluate import FAIL, NOT_RUN, PASS, Evaluator, Verdict
 from .plan import Plan, make_plan
 from .report import draw_failure, rows, tally, write_checks_report, write_results
@@ -57,7 +57,7 @@ def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) ->
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     tasks = plan.tasks
-    todo = [t for t in tasks if not run_complete(runs / t.run_id)]
+    todo = [t for t in tasks if not run_reusable(runs / t.run_id)]
     failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
     return len(tasks), len(todo), failed
 
