@@ -1,0 +1,94 @@
+"""The local executors and the factory the CLI options reach (cnsim.executors): their options
+checked, every task's outcome yielded once, a run that fails recorded as its own folder, and a
+closed executor starting nothing. The executors' agreement on a sweep's table is
+test_sweep.py's; a worker killed mid-run is test_robustness.py's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cnsim.executors as executors
+import pytest
+from cnsim import ScenarioError
+from cnsim.executors import LocalExecutor, default_workers, make_executor
+from cnsim.rundir import ERROR_FILE, SUMMARY_FILE, read_json
+from cnsim.runtask import RunOutcome, RunTask
+
+pytest.importorskip("cnsim._core")
+
+
+def tasks(runs: Path, *overrides: dict[str, object]) -> list[RunTask]:
+    return [RunTask(run_id=f"r{i}", base="zhb-og-single-hop", overrides={"duration": "1ms", **o}, seed=1, params={},
+                    index=i, runs_dir=str(runs), sweep="t") for i, o in enumerate(overrides)]
+
+
+def refusal(*args: object) -> str:
+    with pytest.raises(ScenarioError) as err:
+        make_executor(*args)  # type: ignore[arg-type]
+    return str(err.value)
+
+
+def test_default_workers_are_the_cores_this_process_may_use() -> None:
+    import os
+
+    assert default_workers() == len(os.sched_getaffinity(0)) >= 1
+
+
+def test_the_factory_makes_the_executor_each_option_names() -> None:
+    local = make_executor("local", 3)
+    assert isinstance(local, LocalExecutor) and (local.kind, local.workers, local.name) == ("thread", 3, "local (3 threads)")
+    one = make_executor("process", 1)
+    assert isinstance(one, LocalExecutor) and (one.kind, one.workers, one.name) == ("process", 1, "local (1 process)")
+    assert make_executor().workers == default_workers()
+
+
+def test_bad_executor_options_are_refused_naming_what_is_allowed() -> None:
+    assert refusal("slurm") == "--executor: 'slurm' is not an executor; allowed: local, process, dask"
+    assert refusal("local", None, "tcp://h:8786") == "--scheduler: only with --executor dask"
+    assert refusal("local", 0) == "--workers: must be at least 1 (given 0)"
+    assert refusal("process", -2) == "--workers: must be at least 1 (given -2)"
+    with pytest.raises(ScenarioError, match=r"^local executor kind: 'fiber' is not allowed; allowed: thread, process$"):
+        LocalExecutor(2, "fiber")
+
+
+@pytest.mark.parametrize("kind", ["thread", "process"])
+def test_every_task_yields_one_outcome_and_a_run_folder(tmp_path: Path, kind: str) -> None:
+    work = tasks(tmp_path, {}, {"cm.scheme": "qcn"}, {"cm.gi": 1.0}, {"seed": 2})
+    with LocalExecutor(2, kind) as pool:
+        outcomes = {o.run_id: o for o in pool.map_runs(work)}
+    assert sorted(outcomes) == ["r0", "r1", "r2", "r3"]
+    assert {rid: o.status for rid, o in outcomes.items()} == {"r0": "ok", "r1": "ok", "r2": "failed", "r3": "ok"}
+    assert (outcomes["r2"].error or "").startswith("ScenarioError: zhb-og-single-hop: cm.gi:")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r0", "r1", "r2", "r3"]
+    assert (tmp_path / "r2" / ERROR_FILE).is_file() and (tmp_path / "r3" / SUMMARY_FILE).is_file()
+
+
+def test_no_tasks_start_no_pool(tmp_path: Path) -> None:
+    pool = LocalExecutor(2, "process")
+    assert list(pool.map_runs([])) == []
+    assert pool._pool is None
+
+
+def test_an_error_outside_the_run_is_recorded_as_a_lost_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault the run's own handling cannot catch (here injected into the worker function)
+    fails that run alone, with a folder saying so; the other runs go on."""
+    real = executors.execute_run
+
+    def flaky(task: RunTask, stop: object = None) -> RunOutcome:
+        if task.run_id == "r1":
+            raise MemoryError("no room")
+        return real(task, stop)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(executors, "execute_run", flaky)
+    with LocalExecutor(2, "thread") as pool:
+        outcomes = {o.run_id: o for o in pool.map_runs(tasks(tmp_path, {}, {}, {}))}
+    assert {rid: o.status for rid, o in outcomes.items()} == {"r0": "ok", "r1": "failed", "r2": "ok"}
+    assert outcomes["r1"].error == "worker lost: MemoryError: no room"
+    assert read_json(tmp_path / "r1" / ERROR_FILE) == {"error": "worker lost: MemoryError: no room", "traceback": ""}
+
+
+def test_a_closed_process_executor_starts_nothing(tmp_path: Path) -> None:
+    pool = LocalExecutor(1, "process")
+    pool.close()
+    assert list(pool.map_runs(tasks(tmp_path, {}))) == []
+    assert list(tmp_path.iterdir()) == []
