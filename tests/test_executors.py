@@ -28,10 +28,14 @@ def refusal(*args: object) -> str:
     return str(err.value)
 
 
-def test_default_workers_are_the_cores_this_process_may_use() -> None:
+def test_default_workers_are_the_cores_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     assert default_workers() == len(os.sched_getaffinity(0)) >= 1
+    monkeypatch.setattr(executors.os, "sched_getaffinity", lambda _pid: {3})  # pinned to one core
+    assert default_workers() == 1
+    monkeypatch.setattr(executors.os, "sched_getaffinity", lambda _pid: set())  # never fewer than one
+    assert default_workers() == 1
 
 
 def test_the_factory_makes_the_executor_each_option_names() -> None:

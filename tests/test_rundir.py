@@ -228,6 +228,8 @@ def test_numbers_stay_numbers_and_a_float_makes_the_column_floats() -> None:
     floats = column([1, None, 2.5])
     assert floats.type == pa.float64() and floats.to_pylist() == [1.0, None, 2.5]
     assert column([None, None]).type == pa.null()
+    # an int past int64 beside a float: made a float here, where Arrow would refuse the column
+    assert column([10**20, 0.5]).to_pylist() == [1e20, 0.5]
 
 
 def test_text_mixed_with_anything_makes_the_column_text() -> None:
