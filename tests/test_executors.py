@@ -96,3 +96,45 @@ def test_a_closed_process_executor_starts_nothing(tmp_path: Path) -> None:
     pool.close()
     assert list(pool.map_runs(tasks(tmp_path, {}))) == []
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- Dask (a local cluster; a remote one is test_inputs_s30.py's refusals)
+
+
+def test_a_scheduler_that_is_not_text_is_refused_before_dask_is_asked() -> None:
+    pytest.importorskip("distributed")
+    for given, shown in ((5, "5"), (["tcp://h:8786"], '["tcp://h:8786"]')):
+        with pytest.raises(ScenarioError) as err:
+            executors.DaskExecutor(given)  # type: ignore[arg-type]
+        assert str(err.value) == f"--scheduler: must be an address such as tcp://host:8786 (given {shown})"
+
+
+def test_a_local_cluster_checks_its_runs_together_and_closes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its workers share this machine: runs that fit one at a time but not two at once are
+    refused before any starts; closing stops the cluster."""
+    pytest.importorskip("distributed")
+    import cnsim.budget as budget
+    from cnsim.errors import ResourceError
+
+    dask = executors.DaskExecutor(None, 2)
+    try:
+        assert (dask.workers, dask.name) == (2, "dask local cluster (2 workers)")
+        # a second cluster on the machine (another sweep) starts beside it: the scheduler's HTTP
+        # port was a fixed 8787, and the second one warned (an error under this test suite)
+        with executors.DaskExecutor(None, 1) as other:
+            assert other.name == "dask local cluster (1 worker)"
+        work = tasks(tmp_path, {}, {"seed": 2})
+        for t in work:
+            t.memory_bytes = 3 * 2**29  # 1.5 GiB
+        monkeypatch.setattr(budget, "physical_memory", lambda: 3 * 2**30)  # 80 %: 2.4 GiB
+        with pytest.raises(ResourceError, match="give --workers 1 or fewer"):
+            next(iter(dask.map_runs(work)))
+        monkeypatch.undo()
+        for t in work:
+            t.memory_bytes = 0
+        outcomes = sorted((o.run_id, o.status) for o in dask.map_runs(work))
+        assert outcomes == [("r0", "ok"), ("r1", "ok")]
+        cluster = dask._cluster
+    finally:
+        dask.close()
+    assert dask._cluster is None and cluster.status.name == "closed"

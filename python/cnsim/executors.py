@@ -206,13 +206,16 @@ class DaskExecutor(Executor):
         else:
             n = workers or default_workers()
             budget.check_parallel([0] * n, n, shared_process=False)  # the worker processes alone
-            # one single-threaded worker process per core: runs are isolated like on a cluster
+            # one single-threaded worker process per core: runs are isolated like on a cluster.
+            # The scheduler always serves HTTP (health, metrics; the dashboard where bokeh is
+            # installed), by default on port 8787: a second cluster on this machine (another
+            # sweep) then warns and moves. A free port on this host alone never collides.
             self._cluster = LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=40
             )
             self._client = Client(self._cluster)
             self.workers = n
-            self.name = f"dask local cluster ({n} workers)"
+            self.name = f"dask local cluster ({n} worker{'s' if n > 1 else ''})"
         self._futures: list[Any] = []
 
     def check_memory(self, run_bytes: list[int]) -> None:
