@@ -44,6 +44,7 @@ def test_the_factory_makes_the_executor_each_option_names() -> None:
     one = make_executor("process", 1)
     assert isinstance(one, LocalExecutor) and (one.kind, one.workers, one.name) == ("process", 1, "local (1 process)")
     assert make_executor().workers == default_workers()
+    assert make_executor("local", 2).name == "local (2 threads)"
 
 
 def test_bad_executor_options_are_refused_naming_what_is_allowed() -> None:
@@ -132,9 +133,28 @@ def test_a_local_cluster_checks_its_runs_together_and_closes(tmp_path: Path, mon
         monkeypatch.undo()
         for t in work:
             t.memory_bytes = 0
+        assert [w["nthreads"] for w in dask.client.scheduler_info()["workers"].values()] == [1, 1]  # a process a run
         outcomes = sorted((o.run_id, o.status) for o in dask.map_runs(work))
         assert outcomes == [("r0", "ok"), ("r1", "ok")]
         cluster = dask._cluster
     finally:
         dask.close()
     assert dask._cluster is None and cluster.status.name == "closed"
+
+
+def test_a_remote_cluster_counts_its_threads_and_keeps_its_memory_to_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster reached by its address (here one started by the test) runs as many runs at once
+    as it has threads, and its machines' memory is not this one's to check."""
+    distributed = pytest.importorskip("distributed")
+    import cnsim.budget as budget
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
+                                       dashboard_address="127.0.0.1:0", silence_logs=40)
+    try:
+        with executors.DaskExecutor(cluster.scheduler_address) as remote:
+            assert remote.workers == 4 and remote.name == f"dask at {cluster.scheduler_address} (4 threads)"
+            monkeypatch.setattr(budget, "physical_memory", lambda: 2**30)
+            remote.check_memory([2**40] * 8)  # a terabyte a run: the cluster's business
+        assert cluster.status.name == "running"  # closing the executor leaves the cluster to its owner
+    finally:
+        cluster.close()
