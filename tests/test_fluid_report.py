@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import cnsim
 import numpy as np
@@ -17,6 +18,7 @@ from cnsim import ScenarioError
 from cnsim.fluid import bcn_equilibrium, bcn_linear, fluid_params, w_needed
 from cnsim.fluid.analysis import dominant_period, window_mask
 from cnsim.fluid.grid import FluidRun
+from cnsim.fluid.linear import MAP_AXES
 from cnsim.fluid.params import FlowGroup, FluidParams
 from cnsim.fluid.report import (
     FluidStudy,
@@ -24,7 +26,9 @@ from cnsim.fluid.report import (
     _check_trajectory,
     _fluid_figures,
     _long_table,
+    _map_ranges,
     _packet_series,
+    _trajectory_figure,
     fluid_study,
     write_outputs,
 )
@@ -271,3 +275,66 @@ def test_a_qcn_study_takes_period_and_stability_from_its_trajectory(tmp_path: Pa
     assert alone.packet is None and "compare" not in alone.summary
     assert [p.name for p in write_outputs(alone, tmp_path, plots=False)] == ["fluid.json", "fluid.parquet"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fluid.json", "fluid.parquet"]
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def lines(ax: Any) -> dict[str, Any]:
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def test_the_trajectory_figure_draws_the_queue_in_kb_and_the_rates_in_gbps() -> None:
+    q = QCN.qeq + 1e3 * np.arange(T.size)
+    study = FluidStudy(QCN, trajectory(QCN, q, target=True), {"phase_margin_rad": None, "stable": True, "period_s": 0.0042})
+    fig = _trajectory_figure(study, with_packet=True)  # no packet run: nothing of one drawn
+    axq, axr = fig.axes
+    top, bottom = lines(axq), lines(axr)
+    assert sorted(name for name in top if not name.startswith("_")) == ["Qeq = 150 KB", "fluid model"]
+    assert top["fluid model"].get_ydata().tolist() == (q / 1e3).tolist()
+    assert list(top["Qeq = 150 KB"].get_ydata()) == [150.0, 150.0]
+    # the two lines without a label: the measurement window's ends
+    assert sorted(list(line.get_xdata())[0] for name, line in top.items() if name.startswith("_")) == list(QCN.window_s)
+    assert bottom["fluid: per-flow sending rate"].get_ydata().tolist() == ((1e9 + np.arange(T.size)) / 1e9).tolist()
+    assert bottom["fluid: target rate R_T"].get_ydata()[0] == 2.0
+    assert list(bottom["fair share 0.133 Gb/s"].get_ydata()) == [QCN.fair_bps / 1e9] * 2
+    assert (axq.get_ylabel(), axr.get_ylabel(), axr.get_xlabel()) == ("hot queue (KB)", "rate (Gb/s)", "time (s)")
+    assert axq.get_title() == "zhb-og-single-hop — qcn fluid model: stable, period 4.20 ms"
+    assert axq.get_xlim() == (0.0, QCN.duration_s)
+    span = axq.patches[0]  # where the hot port is overloaded (a Rectangle or, before matplotlib 3.9, a Polygon)
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    assert (xs.min(), xs.max()) == pytest.approx(QCN.hot_window_s)
+
+
+def test_the_title_gives_the_phase_margin_and_an_unstable_loop_says_so() -> None:
+    study = FluidStudy(QCN, trajectory(QCN, np.zeros(T.size)), {"phase_margin_rad": -0.0512, "stable": False, "period_s": None})
+    assert _trajectory_figure(study, with_packet=False).axes[0].get_title() == (
+        "zhb-og-single-hop — qcn fluid model: PM = -0.051 rad, unstable")
+
+
+def test_dcqcn_draws_its_fixed_point_and_marking_thresholds() -> None:
+    p = fluid_params("dcqcn-incast-2to1", {"cm.scheme": "dcqcn"})
+    top = lines(_trajectory_figure(FluidStudy(p, trajectory(p, np.zeros(T.size)), {}), with_packet=False).axes[0])
+    assert list(top[f"fixed point q* = {p.qeq / 1e3:.4g} KB"].get_ydata()) == [p.qeq / 1e3] * 2
+    assert list(top["Kmin = 5 KB"].get_ydata()) == [5.0, 5.0] and list(top["Kmax = 200 KB"].get_ydata()) == [200.0, 200.0]
+    assert not any(name.startswith("Qeq") for name in top)
+
+
+def test_the_compare_figure_draws_the_packet_queue_and_flows_in_grey(kd_packet: tuple[FluidParams, Result]) -> None:
+    p, packet = kd_packet
+    study = FluidStudy(p, trajectory(p, np.zeros(T.size)), {}, packet)
+    axq, axr = _trajectory_figure(study, with_packet=True).axes
+    ser = _packet_series(p, packet)
+    assert lines(axq)["packet (100 us bins)"].get_ydata().tolist() == (ser["queue"] / 1e3).tolist()
+    grey = [line for line in axr.get_lines() if line.get_color() == "tab:gray"]
+    assert len(grey) == 4 and grey[0].get_label() == "packet: per-flow throughput (1 ms average)"
+    assert "packet (100 us bins)" not in lines(_trajectory_figure(study, with_packet=False).axes[0])
+
+
+def test_the_stability_maps_span_fixed_ranges_and_the_gains_either_side_of_the_scenario() -> None:
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn"})
+    assert _map_ranges(p) == {
+        "w": (0.1, 64.0), "tau": (1e-6, 2e-3), "gd": (p.gd / 30, p.gd * 30), "gi": (p.gi / 30, p.gi * 30),
+        "ps": (0.002, 0.2), "n_hot": (1, 256), "mu": (0.5e9, 1e11)}  # 20 x 10 Gb/s capped at 100
+    assert set(_map_ranges(p)) == set(MAP_AXES)
+    assert _map_ranges(replace(p, link_bps=1e9))["mu"] == (5e7, 2e10)

@@ -252,7 +252,9 @@ def _save(fig: Figure, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def _trajectory_figure(study: FluidStudy, path: Path, with_packet: bool) -> None:
+def _trajectory_figure(study: FluidStudy, with_packet: bool) -> Figure:
+    """The hot queue (KB) over the per-flow rate (Gb/s), with Qeq (or DCQCN's fixed point and
+    marking thresholds), the fair share, the overload and the measurement window."""
     p, run = study.params, study.run
     fig = Figure(figsize=(9, 6.5), layout="constrained")
     axq, axr = fig.subplots(2, 1, sharex=True)
@@ -292,17 +294,23 @@ def _trajectory_figure(study: FluidStudy, path: Path, with_packet: bool) -> None
         title += f", period {per * 1e3:.2f} ms"
     axq.set_title(title, fontsize=10)
     axq.set_xlim(0, p.duration_s)
-    _save(fig, path)
+    return fig
+
+
+def _map_ranges(p: FluidParams) -> dict[str, tuple[float, float]]:
+    """The span of each of :data:`MAP_AXES` a stability map covers: fixed spans for W, the loop
+    delay, p_s and N_h; 30x either side of the scenario's gains and 20x of its service rate
+    (at most 100 Gb/s)."""
+    return {
+        "w": (0.1, 64.0), "tau": (1e-6, 2e-3), "gd": (p.gd / 30, p.gd * 30), "gi": (p.gi / 30, p.gi * 30),
+        "ps": (0.002, 0.2), "n_hot": (1, 256), "mu": (p.mu_bps / 20, min(p.mu_bps * 20, 1e11)),
+    }
 
 
 def stability_map(p: FluidParams, x: str, y: str, path: Path, n: int = 160) -> dict[str, Any]:
     """Phase margin (smaller side) over two of :data:`MAP_AXES`, around the scenario's point."""
     centre = {"w": p.w, "tau": p.tau_s, "gd": p.gd, "gi": p.gi, "ps": p.ps, "n_hot": p.n_hot, "mu": p.mu_bps}
-    ranges = {
-        "w": (0.1, 64.0), "tau": (1e-6, 2e-3), "gd": (centre["gd"] / 30, centre["gd"] * 30),
-        "gi": (centre["gi"] / 30, centre["gi"] * 30), "ps": (0.002, 0.2), "n_hot": (1, 256),
-        "mu": (centre["mu"] / 20, min(centre["mu"] * 20, 1e11)),
-    }
+    ranges = _map_ranges(p)
     for axis in (x, y):
         lo, hi = ranges[axis]
         if not (0 < lo < hi < np.inf):
@@ -338,10 +346,10 @@ def write_outputs(study: FluidStudy, out: Path, *, plots: bool = True,
         study.packet.save(out / "packet", plots=plots)
         written.append(out / "packet")
     if plots:
-        _trajectory_figure(study, out / "fluid.png", with_packet=False)
+        _save(_trajectory_figure(study, with_packet=False), out / "fluid.png")
         written.append(out / "fluid.png")
         if study.packet is not None:
-            _trajectory_figure(study, out / "compare.png", with_packet=True)
+            _save(_trajectory_figure(study, with_packet=True), out / "compare.png")
             written.append(out / "compare.png")
         if study.params.scheme == "bcn":
             study.summary["maps"] = []
