@@ -25,6 +25,7 @@ from cnsim.fluid.report import (
     _agreement,
     _check_trajectory,
     _fluid_figures,
+    _fluid_span,
     _long_table,
     _map_ranges,
     _packet_series,
@@ -338,3 +339,13 @@ def test_the_stability_maps_span_fixed_ranges_and_the_gains_either_side_of_the_s
         "ps": (0.002, 0.2), "n_hot": (1, 256), "mu": (0.5e9, 1e11)}  # 20 x 10 Gb/s capped at 100
     assert set(_map_ranges(p)) == set(MAP_AXES)
     assert _map_ranges(replace(p, link_bps=1e9))["mu"] == (5e7, 2e10)
+
+
+def test_a_window_starting_where_the_integration_would_end_extends_it() -> None:
+    """The span runs to 0.1 s after the overload ends; a window starting exactly there (or later)
+    would hold no point, so the integration runs through the window instead."""
+    long = replace(QCN, duration_s=2.0)
+    t0, t1 = _fluid_span(long)
+    assert (t0, t1) == pytest.approx((0.095, 0.6))
+    assert _fluid_span(replace(long, window_s=(t1, 1.5))) == (t0, 1.5)
+    assert _fluid_span(replace(long, window_s=(0.5, 1.5))) == (t0, t1)  # it starts inside: unchanged
