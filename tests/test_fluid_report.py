@@ -17,6 +17,7 @@ import pytest
 from cnsim import ScenarioError
 from cnsim.fluid import bcn_equilibrium, bcn_linear, fluid_params, w_needed
 from cnsim.fluid.analysis import dominant_period, window_mask
+from cnsim.fluid.dcqcn import linear_modes
 from cnsim.fluid.grid import FluidRun
 from cnsim.fluid.linear import MAP_AXES
 from cnsim.fluid.params import FlowGroup, FluidParams
@@ -31,6 +32,7 @@ from cnsim.fluid.report import (
     _packet_series,
     _trajectory_figure,
     fluid_study,
+    stability_map,
     write_outputs,
 )
 from cnsim.results import Result
@@ -67,6 +69,8 @@ def test_the_underrun_is_the_window_share_of_an_empty_queue() -> None:
     assert fl["underrun_fraction"] == 0.25
     assert fl["queue_mean_bytes"] == pytest.approx(150_000.0, rel=1e-12)
     assert fl["period_s"] == pytest.approx(0.004, rel=0.01) and fl["oscillation"] == "limit cycle"
+    q[np.arange(T.size) % 40 == 9] = 0.5  # half a byte waiting is not an empty queue
+    assert _fluid_figures(QCN, trajectory(QCN, q))["underrun_fraction"] == 0.225
 
 
 @pytest.mark.parametrize(("amplitude", "kind"), [(0.015, "limit cycle"), (0.014, None)])
@@ -78,6 +82,17 @@ def test_a_limit_cycle_needs_a_std_over_one_percent_of_qeq(amplitude: float, kin
     assert fl["queue_std_bytes"] == pytest.approx(amplitude * QCN.qeq / np.sqrt(2), rel=1e-3)
     assert fl["oscillation"] == kind
     assert fl["period_s"] == (pytest.approx(0.005, rel=0.01) if kind else None)
+
+
+@pytest.mark.parametrize(("samples", "kind"), [(17, "limit cycle"), (16, "decaying transient")])
+def test_a_limit_cycle_is_read_from_more_than_16_samples_of_the_window(samples: int, kind: str) -> None:
+    """A 4-sample period throughout: 17 samples in the window show it as a limit cycle; with 16
+    the window is too short to read, and the crossings over the whole overload give the period."""
+    q = QCN.qeq * (1 + 0.5 * np.sin(2 * np.pi * np.arange(T.size) / 4 + 0.3))
+    window = (0.20005, 0.20005 + samples * DT)  # between samples: exactly that many inside
+    assert window_mask(T, window).sum() == samples
+    fl = _fluid_figures(replace(QCN, window_s=window), trajectory(QCN, q))
+    assert fl["oscillation"] == kind and fl["period_s"] == pytest.approx(4 * DT, rel=0.02)
 
 
 def test_a_ringing_that_dies_before_the_window_is_a_decaying_transient() -> None:
@@ -265,6 +280,19 @@ def test_a_bcn_study_compared_with_its_packet_run(tmp_path: Path) -> None:
     assert (tmp_path / "packet" / "summary.json").is_file()
 
 
+def test_a_dcqcn_study_reports_its_small_signal_modes_and_fixed_point() -> None:
+    """§11.3: no phase margin; the period is the trajectory's (here the onset ringing), stable
+    unless a limit cycle or an unstable mode; the fixed point is the equilibrium."""
+    study = fluid_study("dcqcn-incast-2to1", {"cm.scheme": "dcqcn"}, duration="30ms")
+    s, fl = study.summary, study.summary["fluid"]
+    modes = linear_modes(study.params)
+    assert (s["phase_margin_rad"], s["crossover_rad_s"]) == (None, None)
+    assert fl["oscillation"] == "onset ringing" and s["period_s"] == fl["period_s"] == fl["onset_period_s"]
+    assert s["stable"] is True and modes["stable"] is True
+    assert s["linear"] == {k: v for k, v in modes.items() if k != "fixed_point"} and "fixed_point" not in s["linear"]
+    assert s["equilibrium"] == modes["fixed_point"]
+
+
 def test_a_qcn_study_takes_period_and_stability_from_its_trajectory(tmp_path: Path) -> None:
     study = fluid_study("kd-symmetric-single-hs", {"cm.scheme": "qcn", "metrics.bin": "200us"}, duration="50ms", compare=True)
     s, p = study.summary, study.params
@@ -287,7 +315,7 @@ def lines(ax: Any) -> dict[str, Any]:
 
 def test_the_trajectory_figure_draws_the_queue_in_kb_and_the_rates_in_gbps() -> None:
     q = QCN.qeq + 1e3 * np.arange(T.size)
-    study = FluidStudy(QCN, trajectory(QCN, q, target=True), {"phase_margin_rad": None, "stable": True, "period_s": 0.0042})
+    study = FluidStudy(QCN, trajectory(QCN, q, target=True), {"phase_margin_rad": None, "stable": True, "period_s": 0.0099})
     fig = _trajectory_figure(study, with_packet=True)  # no packet run: nothing of one drawn
     axq, axr = fig.axes
     top, bottom = lines(axq), lines(axr)
@@ -300,7 +328,7 @@ def test_the_trajectory_figure_draws_the_queue_in_kb_and_the_rates_in_gbps() -> 
     assert bottom["fluid: target rate R_T"].get_ydata()[0] == 2.0
     assert list(bottom["fair share 0.133 Gb/s"].get_ydata()) == [QCN.fair_bps / 1e9] * 2
     assert (axq.get_ylabel(), axr.get_ylabel(), axr.get_xlabel()) == ("hot queue (KB)", "rate (Gb/s)", "time (s)")
-    assert axq.get_title() == "zhb-og-single-hop — qcn fluid model: stable, period 4.20 ms"
+    assert axq.get_title() == "zhb-og-single-hop — qcn fluid model: stable, period 9.90 ms"
     assert axq.get_xlim() == (0.0, QCN.duration_s)
     span = axq.patches[0]  # where the hot port is overloaded (a Rectangle or, before matplotlib 3.9, a Polygon)
     xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
@@ -349,3 +377,12 @@ def test_a_window_starting_where_the_integration_would_end_extends_it() -> None:
     assert (t0, t1) == pytest.approx((0.095, 0.6))
     assert _fluid_span(replace(long, window_s=(t1, 1.5))) == (t0, 1.5)
     assert _fluid_span(replace(long, window_s=(0.5, 1.5))) == (t0, t1)  # it starts inside: unchanged
+
+
+def test_a_map_around_gains_too_large_to_span_is_refused(tmp_path: Path) -> None:
+    """30x a gain of 1e307 overflows to infinity: no range to map (gd = 0 is
+    test_report_fluid_s30.py's)."""
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn"})
+    with pytest.raises(ValueError, match=r"^stability_map: the gd axis around 1e\+307 has no range to map \(3\.33333e\+305 to inf\)$"):
+        stability_map(replace(p, gd=1e307), "gd", "ps", tmp_path / "m.png", n=4)
+    assert not (tmp_path / "m.png").exists()
