@@ -5,6 +5,7 @@ real one)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,42 @@ def test_scale_documents_keep_the_workload_and_change_the_size() -> None:
         assert doc["traffic"]["load"] == 0.85 and doc["switch"]["pause"] is True and doc["cm"]["scheme"] == "none"
     with pytest.raises(ValueError, match="no merged-top"):
         scale_document(1000)
+
+
+def test_up_to_128_hosts_a_star_above_a_merged_top_fat_tree() -> None:
+    assert scale_document(128)["topology"] == {"kind": "star", "nodes": 128}
+    assert scale_document(128)["metrics"]["hot_port"] == "S1/1"
+    tree = scale_document(200)  # 2·10²: radix 20
+    assert tree["topology"] == {"kind": "fat_tree", "fat_tree": {"radix": 20, "levels": 2, "merged_top": True}, "routing": "dmodk"}
+    assert tree["metrics"] == {"window": "run", "hot_port": "L0.0/0", "queues": [], "per_flow": "none"}
+    assert scale_document(522_242)["topology"]["fat_tree"]["radix"] == 1022  # the largest radix tried
+    for hosts in (130, 524_288):
+        with pytest.raises(ValueError, match=f"^no merged-top two-level fat tree has {hosts} hosts"):
+            scale_document(hosts)
+
+
+def test_a_duration_is_whole_microseconds_in_ten_bins_and_at_least_ten() -> None:
+    doc = scale_document(16, 1.23456e-5)
+    assert (doc["duration"], doc["metrics"]["bin"]) == ("13us", "1300ns")
+    doc = scale_document(16, 3e-6)
+    assert (doc["duration"], doc["metrics"]["bin"]) == ("10us", "1000ns")
+    whole = scale_document(16)  # no duration given: the scenario's own, and its default bin
+    assert whole["duration"] == "1.0s" and "bin" not in whole["metrics"]
+    assert scale_document(16)["description"] == "scale benchmark: 16 hosts"
+
+
+def test_a_point_is_read_off_the_runs_manifest() -> None:
+    from cnsim.bench import _point
+
+    manifest = {"sim_s": 0.002, "wall_s": 0.5, "events": 3e6, "events_per_s": 6e6, "frames_per_s": 1e6,
+                "sim_s_per_wall_s": 0.004, "peak_rss_bytes": 3 * 2**20, "loop_s": 0.4, "loop_events_per_s": 7.5e6}
+    point = _point(128, manifest)
+    assert (point.hosts, point.topology, point.sim_s, point.events, point.wall_s) == (128, "one switch", 0.002, 3e6, 0.5)
+    assert (point.events_per_s, point.frames_per_s, point.sim_s_per_wall_s) == (6e6, 1e6, 0.004)
+    assert (point.wall_s_per_sim_s, point.peak_rss_mib, point.loop_s, point.loop_events_per_s) == (250.0, 3.0, 0.4, 7.5e6)
+    assert (point.ratio, point.loop_ratio, point.events_per_s_rounds) == (1.0, 1.0, ())
+    assert _point(200, manifest).topology == "fat tree (2 lv)"
+    assert _point(16, {**manifest, "sim_s": 0.0}).wall_s_per_sim_s == float("inf")
 
 
 def test_bench_scale_writes_every_size(tmp_path: Path) -> None:
@@ -74,7 +111,9 @@ def test_bench_startup_times_whole_runs_in_fresh_interpreters(tmp_path: Path) ->
     in its own interpreter; the engine's part comes from the run's manifest, the rest is outside
     the engine, and the peak memory is the child's."""
     out = tmp_path / "startup.json"
+    started = time.perf_counter()
     res = runner.invoke(app, ["bench", "--startup", "--duration", "1ms", "--rounds", "2", "--out", str(out)])
+    elapsed = time.perf_counter() - started
     assert res.exit_code == 0, res.output
     for label in ("whole process", "engine", "outside the engine", "peak memory"):
         assert label in res.output
@@ -85,6 +124,7 @@ def test_bench_startup_times_whole_runs_in_fresh_interpreters(tmp_path: Path) ->
         assert r["process_s"] > r["engine_s"] > 0
         assert r["outside_s"] == pytest.approx(r["process_s"] - r["engine_s"])
         assert 10 < r["peak_rss_mib"] < 4096, "the child's peak, in MiB"
+    assert sum(r["process_s"] for r in doc["rounds"]) < elapsed  # both rounds within the command's time
     outside = sorted(r["outside_s"] for r in doc["rounds"])
     assert doc["median"]["outside_s"] == pytest.approx(sum(outside) / 2)
 
@@ -95,3 +135,16 @@ def test_a_failed_startup_round_reports_the_runs_own_message(tmp_path: Path) -> 
 
     with pytest.raises(EngineError, match=r"failed \(exit 2\).*not a catalog id"):
         run_startup(["no-such-scenario", "--duration", "1ms"], 1, str(tmp_path))
+    assert [p.name for p in tmp_path.iterdir()] == ["round-1.stderr"]  # the child's stderr, kept beside its run
+
+
+def test_each_startup_round_writes_its_own_run_folder(tmp_path: Path) -> None:
+    from cnsim.bench import run_startup
+
+    (r1, r2) = run_startup(["zhb-og-single-hop", "--duration", "1ms"], 2, str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["round-1", "round-1.stderr", "round-2", "round-2.stderr"]
+    for i, r in enumerate((r1, r2), start=1):
+        manifest = json.loads((tmp_path / f"round-{i}" / "manifest.json").read_text())
+        assert r.engine_s == manifest["wall_s"]
+        # the child's peak (wait4, KiB) is at least what the run saw of itself
+        assert r.peak_rss_mib * 2**20 >= manifest["peak_rss_bytes"]
