@@ -57,6 +57,16 @@ def test_quick_cuts_a_run_two_ms_after_the_window_its_checks_measure(window: str
     assert quick_changes(f'thr = {{ run = "og", metric = "hot_port", window = {w} }}') == {"duration": duration}
 
 
+def test_quick_cuts_after_the_latest_window_of_the_run_set_itself() -> None:
+    """One check measuring two run sets and a scenario parameter: only its measures of this run
+    set count (W_rec, which reaches the end, would keep the whole run)."""
+    check = ('a = { run = "og", metric = "hot_port", window = "tr" }\n'
+             'measure.b = { run = "other", metric = "hot_port", window = "rec" }\n'
+             'measure.c = { run = "og", metric = "param:cm.w", window = "rec" }')
+    assert quick_changes(check) == {"duration": "152000us"}
+    assert quick_changes(check, run="other") == {}
+
+
 def test_quick_cuts_after_the_latest_window_of_the_run_sets_own_checks() -> None:
     changes = quick_changes('a = { run = "og", metric = "hot_port", window = "tr" }',
                             'b = { run = "og", metric = "q_mean", window = "ss" }',
@@ -101,6 +111,24 @@ def test_a_fine_measure_gets_10_us_bins_and_drops_the_flows_it_does_not_read() -
     assert make_plan([d], d.checks, "runs", seeds=1).sets[("plan", "og")].changes == {}
 
 
+def test_a_run_set_of_another_deck_with_the_same_name_is_planned_on_its_own() -> None:
+    fine = deck('m = { run = "og", metric = "q_std", window = "ss" }')
+    plain = parse_deck("plan2", (HEAD + '''
+[[checks]]
+id = "T-K99"
+class = "Q"
+source = "D"
+claim = "c"
+expected = "e"
+tolerance = "t"
+pass = ["1 > 0"]
+measure.m = { run = "og", metric = "q_mean", window = "ss" }
+''').replace('deck = "plan"', 'deck = "plan2"'))
+    plan = make_plan([fine, plain], fine.checks + plain.checks, "runs", seeds=1)
+    assert plan.sets[("plan", "og")].changes == {"metrics.bin": "10us", "metrics.per_flow": "none"}
+    assert plan.sets[("plan2", "og")].changes == {}
+
+
 def test_only_run_sets_a_check_measures_are_planned_each_run_once() -> None:
     d = deck('a = { run = "og", metric = "hot_port", window = "ss" }', 'b = { run = "og", metric = "q_mean", window = "ss" }')
     plan = make_plan([d], d.checks, "runs", seeds=2)
@@ -123,6 +151,15 @@ def test_a_plan_over_the_run_limit_is_refused_with_the_seeds_that_fit() -> None:
         check_plan_size(by_deck, needed, limit + 1, False)
     with pytest.raises(ScenarioError, match=r"^--seeds 5001: "):
         make_plan([d], d.checks, "runs", seeds=limit + 1)
+
+
+def test_a_run_set_that_fits_only_once_is_offered_one_seed() -> None:
+    delays = [f"{ns}ns" for ns in range(1, 6_001)]
+    head = HEAD.replace('axes = { "cm.scheme" = ["none", "bcn"] }', f'axes = {{ "links.delay" = {delays} }}'.replace("'", '"'))
+    d = deck('m = { run = "og", metric = "hot_port", window = "ss" }', head=head)
+    with pytest.raises(ScenarioError) as err:
+        check_plan_size({"plan": d}, [("plan", "og")], 2, True)
+    assert str(err.value).endswith("; give at most --seeds 1 here, or select fewer checks (a deck, --only)")
 
 
 def test_a_run_set_larger_than_the_limit_at_one_seed_can_only_be_left_out() -> None:
