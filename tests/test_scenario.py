@@ -478,6 +478,17 @@ def test_bad_toml_file(tmp_path: Path) -> None:
         load(write(tmp_path, "duration = \n"))
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs /proc/self/mem")
+def test_a_scenario_file_whose_read_fails_is_named_with_the_systems_reason(tmp_path: Path) -> None:
+    """A file that is there but cannot be read (root reads any permission, so /proc/self/mem,
+    whose read at offset 0 fails): the system's words, not Python's "[Errno 5] ...: 'path'"."""
+    path = tmp_path / "s.toml"
+    path.symlink_to("/proc/self/mem")
+    with pytest.raises(ScenarioError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: cannot be read: Input/output error"
+
+
 def test_scenario_error_is_value_error() -> None:
     assert issubclass(ScenarioError, ValueError)
 
