@@ -33,8 +33,9 @@ def test_up_to_128_hosts_a_star_above_a_merged_top_fat_tree() -> None:
     tree = scale_document(200)  # 2·10²: radix 20
     assert tree["topology"] == {"kind": "fat_tree", "fat_tree": {"radix": 20, "levels": 2, "merged_top": True}, "routing": "dmodk"}
     assert tree["metrics"] == {"window": "run", "hot_port": "L0.0/0", "queues": [], "per_flow": "none"}
+    assert scale_document(162)["topology"]["fat_tree"]["radix"] == 18
     assert scale_document(522_242)["topology"]["fat_tree"]["radix"] == 1022  # the largest radix tried
-    for hosts in (130, 524_288):
+    for hosts in (129, 130, 524_288):
         with pytest.raises(ValueError, match=f"^no merged-top two-level fat tree has {hosts} hosts"):
             scale_document(hosts)
 
