@@ -1,0 +1,130 @@
+"""The parts of a report page that are computed, not drawn (cnsim.report): an embedded PNG's
+size, summary.json as rows with long maps cut, the first thing a page cannot read in a summary,
+and a sweep's table of runs. test_report.py renders whole pages."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from cnsim import ScenarioError
+from cnsim.errors import missing
+from cnsim.report import MAX_MAP_ROWS, figure, summary_problem, summary_rows, sweep_table
+from cnsim.report import _png_size as png_size
+
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png(width: int, height: int) -> bytes:
+    """The first 24 bytes of a PNG (signature, the IHDR chunk's length and type, its size)."""
+    return SIGNATURE + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", width, height)
+
+
+def test_a_pngs_size_is_read_from_its_header() -> None:
+    assert png_size(png(640, 480) + b"rest") == (640, 480)
+    assert png_size(png(1, 2)) == (1, 2)  # exactly 24 bytes
+    assert png_size(png(640, 480)[:23]) == (800, 450)  # cut short: a default frame
+    assert png_size(b"GIF89a" + bytes(30)) == (800, 450)
+
+
+def test_a_figure_embeds_the_png_scaled_and_titled_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "queue.png"
+    path.write_bytes(png(1000, 600) + b"pixels")
+    fig = figure(path, caption="the hot queue", scale=0.5)
+    assert (fig.title, fig.width, fig.height, fig.caption) == ("queue", 500, 300, "the hot queue")
+    assert fig.src.startswith("data:image/png;base64,iVBORw0KGgo")  # the signature, base64
+    assert figure(str(path), title="Queue").title == "Queue"
+
+
+@pytest.mark.parametrize(("content", "problem"), [(b"", "empty"), (b"GIF89a" + bytes(30), "not a PNG image"),
+                                                  (png(1, 2)[:23], "not a PNG image")])
+def test_a_figure_that_is_not_a_png_is_refused_naming_it(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "queue.png"
+    path.write_bytes(content)
+    with pytest.raises(ScenarioError) as err:
+        figure(path)
+    assert str(err.value) == (f"{path}: damaged: {problem}; expected a PNG figure. Remove or replace it (`cnsim report` "
+                              "draws a run folder's missing figures again from its series).")
+
+
+def test_summary_rows_are_dotted_keys_with_long_maps_cut() -> None:
+    flows = {f"{i}->0": float(i) for i in range(MAX_MAP_ROWS + 3)}
+    nodes = {f"n{i}": 1.5 for i in range(MAX_MAP_ROWS)}  # exactly the limit: all shown
+    rows = summary_rows({"scenario": "x", "throughput_gbps": {"per_flow": flows, "per_node": nodes, "hot_port": 9.5},
+                         "drops": {"frames": 12_345}})
+    assert rows[0] == ["scenario", "x"]
+    flow_rows = [r for r in rows if r[0].startswith("throughput_gbps.per_flow.")]
+    assert len(flow_rows) == MAX_MAP_ROWS + 1
+    assert flow_rows[:2] == [["throughput_gbps.per_flow.0->0", "0"], ["throughput_gbps.per_flow.1->0", "1"]]
+    assert flow_rows[-1] == ["throughput_gbps.per_flow.…", "3 more in summary.json"]
+    assert len([r for r in rows if r[0].startswith("throughput_gbps.per_node.")]) == MAX_MAP_ROWS
+    assert rows[-2:] == [["throughput_gbps.hot_port", "9.5"], ["drops.frames", "12,345"]]
+
+
+def test_a_cut_map_counts_thousands_with_separators() -> None:
+    rows = summary_rows({"per_flow": {str(i): 0 for i in range(MAX_MAP_ROWS + 1_234)}})
+    assert rows[-1] == ["per_flow.…", "1,234 more in summary.json"] and len(rows) == MAX_MAP_ROWS + 1
+
+
+GOOD: dict[str, Any] = {"scenario": "og", "scheme": "bcn", "seed": 1, "duration_s": 0.6, "window_s": [0.2, 0.5],
+                        "throughput_gbps": {"aggregate": 19.0, "hot_port": None, "per_node": {"h1": 1.0, "h2": None}},
+                        "queue_bytes": {"hot": {"mean": 1e5, "max": 2e5, "std": None}}, "drops": None}
+
+
+def test_a_summary_a_page_can_read_has_no_problem() -> None:
+    assert summary_problem(GOOD) is None
+
+
+@pytest.mark.parametrize(("change", "key", "allowed"), [
+    ({"scenario": ""}, "scenario", "the scenario id (text)"),
+    ({"scheme": 3}, "scheme", 'the scheme name (text, e.g. "bcn")'),
+    ({"seed": True}, "seed", "a whole number"),
+    ({"seed": 1.0}, "seed", "a whole number"),
+    ({"duration_s": "0.6"}, "duration_s", "the simulated time in seconds (a number)"),
+    ({"window_s": [0.2]}, "window_s", "the measurement window [start_s, end_s] (two numbers)"),
+    ({"window_s": [0.2, "x"]}, "window_s", "the measurement window [start_s, end_s] (two numbers)"),
+    ({"throughput_gbps": [1]}, "throughput_gbps", 'a table of throughputs in Gb/s ({"aggregate": …, "hot_port": …, "per_node": {…}, "per_flow": {…}})'),
+    ({"queue_bytes": [1]}, "queue_bytes", "a table (JSON object) or null"),
+    ({"fairness": "fair"}, "fairness", "a table (JSON object) or null"),
+])
+def test_the_first_unreadable_key_is_named_with_what_is_allowed(change: dict[str, Any], key: str, allowed: str) -> None:
+    value = next(iter(change.values()))
+    assert summary_problem({**GOOD, **change}) == (key, value, allowed)
+
+
+def test_a_required_key_that_is_absent_says_so() -> None:
+    summary = {k: v for k, v in GOOD.items() if k != "duration_s"}
+    assert summary_problem(summary) == ("duration_s", missing(), "the simulated time in seconds (a number); the key is required")
+    assert summary_problem([GOOD])[0:2] == ("(document)", [GOOD])
+
+
+@pytest.mark.parametrize(("throughput", "problem"), [
+    ({"aggregate": "19"}, ("throughput_gbps.aggregate", "19", "a number (Gb/s) or null")),
+    ({"hot_port": False}, ("throughput_gbps.hot_port", False, "a number (Gb/s) or null")),
+    ({"per_flow": [1.0]}, ("throughput_gbps.per_flow", [1.0], "a table of numbers (Gb/s) by name")),
+    ({"per_source_sent": {"h1": "fast"}}, ("throughput_gbps.per_source_sent.h1", "fast", "a number (Gb/s) or null")),
+])
+def test_throughputs_must_be_numbers_or_null(throughput: dict[str, Any], problem: tuple[str, Any, str]) -> None:
+    assert summary_problem({**GOOD, "throughput_gbps": {**GOOD["throughput_gbps"], **throughput}}) == problem
+
+
+def test_a_headline_metric_must_be_a_number_or_null() -> None:
+    summary = {**GOOD, "queue_bytes": {"hot": {"mean": "big"}}}
+    assert summary_problem(summary) == ("queue_bytes.hot.mean", "big", "a number or null")
+    assert summary_problem({**GOOD, "cm": {"mbps": [1]}}) == ("cm.mbps", [1], "a number or null")
+
+
+def test_the_sweep_table_shows_parameters_and_headline_metrics_scaled() -> None:
+    table = pa.table({
+        "run_id": ["a", "b"], "cm.gi": [4.0, 0.5], "seed": [1, 2], "status": ["ok", "failed"], "error": [None, "EngineError: x"],
+        "throughput_gbps.aggregate": [19.25, None], "queue_bytes.hot.mean": [150_000.0, None]})
+    t = sweep_table(table, ["cm.gi"])
+    assert t.title == "Runs (2)"
+    assert t.columns == ["run_id", "cm.gi", "seed", "status", "aggregate (Gb/s)", "hot queue mean (KB)"]
+    assert t.rows == [["a", "4", "1", "ok", "19.25", "150"], ["b", "0.5", "2", "failed: EngineError: x", "–", "–"]]
+    assert t.text_columns == [0, 1, 3]  # the run id, the parameters and the status
+    cut = sweep_table(table, ["cm.gi"], limit=1)
+    assert cut.title == "Runs (2)" and len(cut.rows) == 1
