@@ -36,7 +36,10 @@ def test_a_figure_embeds_the_png_scaled_and_titled_by_its_name(tmp_path: Path) -
     fig = figure(path, caption="the hot queue", scale=0.5)
     assert (fig.title, fig.width, fig.height, fig.caption) == ("queue", 500, 300, "the hot queue")
     assert fig.src.startswith("data:image/png;base64,iVBORw0KGgo")  # the signature, base64
-    assert figure(str(path), title="Queue").title == "Queue"
+    whole = figure(str(path), title="Queue")
+    assert (whole.title, whole.width, whole.height, whole.caption) == ("Queue", 1000, 600, "")
+    path.write_bytes(png(3, 4))  # a header alone, 24 bytes: enough to size it
+    assert (figure(path).width, figure(path).height) == (3, 4)
 
 
 @pytest.mark.parametrize(("content", "problem"), [(b"", "empty"), (b"GIF89a" + bytes(30), "not a PNG image"),
