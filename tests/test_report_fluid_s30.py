@@ -232,6 +232,23 @@ def test_a_damaged_deck_or_check_record_is_refused(tmp_path: Path, name: str, te
     _refused(_report(tmp_path), *needles)
 
 
+def test_a_decks_damaged_check_record_is_refused_before_its_page_is_drawn(tmp_path: Path) -> None:
+    (tmp_path / "deck.json").write_text("{}")
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "checks.json").write_text("[1]")
+    _refused(_report(tmp_path), str(tmp_path / "checks" / "checks.json"), "the document is [1]", "Reproduce the deck again")
+
+
+def test_a_failed_run_of_a_sweep_is_reported_from_its_error(tmp_path: Path) -> None:
+    """A sweep's failed run folder holds error.json and params.json, no summary.json."""
+    (tmp_path / "error.json").write_text(json.dumps({"error": "EngineError: boom", "traceback": ""}))
+    (tmp_path / "params.json").write_text(json.dumps({"run_id": "r1", "sweep": "s", "base": "zhb-og-single-hop", "seed": 1,
+                                                     "index": 0, "params": {}, "overrides": {}}))
+    res = _report(tmp_path)
+    assert res.exit_code == 0, res.output
+    assert "EngineError: boom" in (tmp_path / "report.html").read_text()
+
+
 # --------------------------------------------------------------------------- cnsim fluid: gains
 
 
