@@ -126,7 +126,9 @@ def test_a_parquet_file_is_whole_with_its_magic_at_both_ends_and_a_footer_that_f
     for what, content in cases.items():
         path.write_bytes(content)
         assert not parquet_whole(path), what
-    path.write_bytes(b"PAR1" + (0).to_bytes(4, "little") + b"PAR1")  # twelve bytes: the smallest that fits
+    path.write_bytes(b"PAR1" + (0).to_bytes(4, "little") + b"PAR1")  # twelve bytes, no metadata
+    assert not parquet_whole(path)
+    path.write_bytes(b"PAR1" + b"m" + (1).to_bytes(4, "little") + b"PAR1")  # the smallest that fits
     assert parquet_whole(path)
     path.write_bytes(data[:-8] + (len(data) - 12).to_bytes(4, "little") + b"PAR1")  # a footer filling the rest
     assert parquet_whole(path) and footer < len(data) - 12

@@ -40,6 +40,7 @@ from ..rundir import (
     damaged,
     find_run_folders,
     flatten,
+    parquet_whole,
     read_json_checked,
     run_complete,
 )
@@ -343,13 +344,8 @@ def _check_series(folder: Path) -> None:
     if not directory.is_dir():
         return
     for path in sorted(directory.glob("*.parquet")):
-        size = path.stat().st_size
-        with path.open("rb") as fh:
-            head = fh.read(4)
-            fh.seek(max(size - 8, 0))
-            tail = fh.read(8)
-        footer = int.from_bytes(tail[:4], "little") if len(tail) == 8 else -1
-        if size < 12 or head != b"PAR1" or tail[4:] != b"PAR1" or not 0 < footer <= size - 12:
+        if not parquet_whole(path):
+            size = path.stat().st_size
             kind = path.stem
             cols = SERIES_KINDS.get(kind)
             what = f"the {kind} series (Parquet: t_s, {cols[0]}, {', '.join(cols[1])})" if cols else "a Parquet series"
