@@ -26,7 +26,7 @@ set = { "cm.scheme" = "qcn" }
 '''
 
 
-def deck(*measures: str, head: str = HEAD) -> Deck:
+def deck(*measures: str, head: str = HEAD, name: str = "plan") -> Deck:
     """A deck of one check per measure line (``name = { run = ..., ... }``)."""
     body = "".join(f'''
 [[checks]]
@@ -39,7 +39,7 @@ tolerance = "t"
 pass = ["1 > 0"]
 measure.{line}
 ''' for i, line in enumerate(measures))
-    return parse_deck("plan", head + body)
+    return parse_deck(name, head.replace('deck = "plan"', f'deck = "{name}"') + body)
 
 
 def quick_changes(*measures: str, run: str = "og") -> dict[str, object]:
@@ -113,17 +113,7 @@ def test_a_fine_measure_gets_10_us_bins_and_drops_the_flows_it_does_not_read() -
 
 def test_a_run_set_of_another_deck_with_the_same_name_is_planned_on_its_own() -> None:
     fine = deck('m = { run = "og", metric = "q_std", window = "ss" }')
-    plain = parse_deck("plan2", (HEAD + '''
-[[checks]]
-id = "T-K99"
-class = "Q"
-source = "D"
-claim = "c"
-expected = "e"
-tolerance = "t"
-pass = ["1 > 0"]
-measure.m = { run = "og", metric = "q_mean", window = "ss" }
-''').replace('deck = "plan"', 'deck = "plan2"'))
+    plain = deck('m = { run = "og", metric = "q_mean", window = "ss" }', name="plan2")
     plan = make_plan([fine, plain], fine.checks + plain.checks, "runs", seeds=1)
     assert plan.sets[("plan", "og")].changes == {"metrics.bin": "10us", "metrics.per_flow": "none"}
     assert plan.sets[("plan2", "og")].changes == {}
