@@ -116,6 +116,22 @@ def test_a_missing_summary_is_told_apart_from_a_damaged_one(good_run: Path, tmp_
     _refused(_report(folder), "summary.json: missing", "did not finish")
 
 
+@pytest.mark.parametrize("left", ["scenario.toml", "series"])
+def test_either_a_scenario_or_series_marks_an_unfinished_run(tmp_path: Path, left: str) -> None:
+    if left == "series":
+        (tmp_path / "series").mkdir()
+    else:
+        (tmp_path / left).write_text('duration = "1ms"\n')
+    _refused(_report(tmp_path), f"{tmp_path / 'summary.json'}: missing", "looks like a run folder", "did not finish")
+
+
+def test_a_check_folder_is_reported_from_its_record(tmp_path: Path) -> None:
+    (tmp_path / "checks.json").write_text(json.dumps({"decks": [], "checks": [], "tally": {}}))
+    res = _report(tmp_path)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "report.html").is_file()
+
+
 def test_a_scenario_toml_of_random_bytes_is_refused(good_run: Path, tmp_path: Path) -> None:
     folder = _copy(good_run, tmp_path)
     (folder / "scenario.toml").write_bytes(bytes(range(128, 256)) * 4)
