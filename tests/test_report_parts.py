@@ -4,6 +4,7 @@ and a sweep's table of runs. test_report.py renders whole pages."""
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,17 @@ import pyarrow as pa
 import pytest
 from cnsim import ScenarioError
 from cnsim.errors import missing
-from cnsim.report import MAX_MAP_ROWS, figure, summary_problem, summary_rows, sweep_table
+from cnsim.report import (
+    MAX_MAP_ROWS,
+    ensure_run_figures,
+    figure,
+    missing_scenario_notice,
+    run_page,
+    summary_problem,
+    summary_rows,
+    sweep_page,
+    sweep_table,
+)
 from cnsim.report import _png_size as png_size
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -131,3 +142,80 @@ def test_the_sweep_table_shows_parameters_and_headline_metrics_scaled() -> None:
     assert t.text_columns == [0, 1, 3]  # the run id, the parameters and the status
     cut = sweep_table(table, ["cm.gi"], limit=1)
     assert cut.title == "Runs (2)" and len(cut.rows) == 1
+
+
+# ---- a run's page, from folders written here (no figures drawn)
+
+
+def run_folder(folder: Path, **files: Any) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, doc in files.items():
+        (folder / name.replace("_", ".", 1)).write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return folder
+
+
+def sections(page: Any) -> dict[str, Any]:
+    return {s.title: s for s in page.sections}
+
+
+def test_a_finished_runs_page_has_its_point_metrics_flows_and_files(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path / "r1", summary_json={**GOOD, "throughput_gbps": {"aggregate": 19.0, "per_flow": {"2->1": 0.5}}},
+                        params_json={"run_id": "r1", "sweep": "gains", "params": {"cm.gi": 4.0}},
+                        manifest_json={"wall_s": 0.25}, scenario_toml='duration = "0.6s"\n',
+                        error_json={"error": "an earlier attempt"})  # a summary wins over an old error
+    page = run_page(folder, draw=False)
+    assert page.title == "cnsim run — og"
+    assert page.subtitle == ["scheme bcn · seed 1 · window [0.2, 0.5] s · 0.6 s simulated", "sweep gains · run r1 · cm.gi = 4.0"]
+    parts = sections(page)
+    assert list(parts) == ["Figures", "Summary", "Resolved parameters"]
+    assert parts["Figures"].text == ["No figures: the run folder has no series (or figures were not requested)."]
+    tables = {t.title: t for t in parts["Summary"].tables}
+    assert tables["Per-flow throughput (Gb/s)"].rows == [["2->1", "0.5"]]
+    assert tables["Headline metrics (measurement window)"].rows[0] == ["aggregate (Gb/s)", "19"]
+    blocks = {b.title: b.text for b in parts["Resolved parameters"].blocks}
+    assert blocks == {"scenario.toml (resolved)": 'duration = "0.6s"\n',
+                      "manifest.json (wall time, speed, versions)": '{\n  "wall_s": 0.25\n}'}
+    assert parts["Resolved parameters"].text == []
+
+
+def test_a_run_without_flows_or_its_scenario_says_what_is_missing(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path / "r2", summary_json=GOOD)
+    parts = sections(run_page(folder, draw=False))
+    assert [t.title for t in parts["Summary"].tables] == ["Headline metrics (measurement window)", "summary.json"]
+    assert parts["Resolved parameters"].blocks == []
+    assert parts["Resolved parameters"].text == [missing_scenario_notice(folder)]
+
+
+def test_a_failed_runs_page_shows_its_error_and_traceback(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path / "r3", error_json={"error": "EngineError: boom", "traceback": "Traceback ..."},
+                        params_json={"run_id": "r3", "sweep": "gains", "base": "zhb-og-single-hop", "params": {}})
+    page = run_page(folder, draw=False)
+    assert page.title == "cnsim run — zhb-og-single-hop"
+    parts = sections(page)
+    assert list(parts) == ["Error", "Resolved parameters"]
+    assert (parts["Error"].text, parts["Error"].status) == (["EngineError: boom"], "failed")
+    assert [(b.title, b.text) for b in parts["Error"].blocks] == [("traceback", "Traceback ...")]
+    assert parts["Resolved parameters"].text == []  # no notice: there are no results to reproduce
+
+
+def test_a_page_needs_a_summary_or_an_error(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path / "r4", params_json={"run_id": "r4"})
+    with pytest.raises(ScenarioError, match=r"summary.json: missing: the run did not finish"):
+        run_page(folder, draw=False)
+
+
+def test_no_figures_are_drawn_for_a_run_missing_its_series_or_scenario(tmp_path: Path) -> None:
+    """Drawing needs a complete run, its series and its scenario; without one it draws nothing."""
+    folder = run_folder(tmp_path / "r5", summary_json=GOOD, scenario_toml='duration = "0.6s"\n')
+    assert ensure_run_figures(folder) == []  # no series/
+    (folder / "series").mkdir()
+    (folder / "scenario.toml").unlink()
+    assert ensure_run_figures(folder) == []  # no scenario.toml
+    assert ensure_run_figures(run_folder(tmp_path / "r6", scenario_toml="", error_json={"error": "x"})) == []
+
+
+def test_a_sweep_plan_whose_runs_are_not_a_list_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "sweep.json").write_text(json.dumps({"spec": {"name": "s"}, "runs": 5}))
+    with pytest.raises(ScenarioError) as err:
+        sweep_page(tmp_path)
+    assert str(err.value).startswith(f'{tmp_path / "sweep.json"}: damaged: "runs" is 5; expected the list of the sweep\'s runs.')
