@@ -162,6 +162,23 @@ def test_a_series_with_other_columns_is_refused(good_run: Path, tmp_path: Path) 
     folder = _copy(good_run, tmp_path, figures=False)
     pq.write_table(pa.table({"x": [1.0]}), folder / "series" / "queue.parquet")
     _refused(_report(folder), "series/queue.parquet", "no column t_s, queue, bytes")
+    pq.write_table(pa.table({}), folder / "series" / "queue.parquet")
+    _refused(_report(folder), "series/queue.parquet", "no column t_s, queue, bytes (it has none)")
+
+
+def test_an_empty_series_file_is_called_empty(good_run: Path, tmp_path: Path) -> None:
+    folder = _copy(good_run, tmp_path, figures=False)
+    (folder / "series" / "drops.parquet").write_bytes(b"")
+    _refused(_report(folder), f"{folder / 'series' / 'drops.parquet'}: damaged: empty; expected the drops series")
+
+
+def test_a_scenario_that_no_longer_resolves_is_named_once(good_run: Path, tmp_path: Path) -> None:
+    """Result.load already names scenario.toml; the report does not wrap its message again."""
+    folder = _copy(good_run, tmp_path, figures=False)
+    text = (folder / "scenario.toml").read_text()
+    (folder / "scenario.toml").write_text(text.replace("seed = 1", 'seed = "abc"', 1))
+    text = _refused(_report(folder))
+    assert text.count("scenario.toml") == 1 and "does not resolve" not in text
 
 
 def test_a_junk_figure_and_a_junk_manifest_are_refused(good_run: Path, tmp_path: Path) -> None:
@@ -216,6 +233,15 @@ def test_a_damaged_sweep_plan_is_refused(tmp_path: Path) -> None:
 
 _PLAN = json.dumps({"spec": {"name": "s", "base": "kd-symmetric-single-hs", "axes": {"cm.scheme": ["none", "bcn"]}},
                     "source": "s.toml", "runs": [{"run_id": "a"}, {"run_id": "b"}]})
+
+
+def test_a_sweep_stopped_before_any_run_folder_still_reports(tmp_path: Path) -> None:
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    (folder / "sweep.json").write_text(_PLAN)
+    res = _report(folder)
+    assert res.exit_code == 0, res.output
+    assert "0 run folders complete, 2 runs planned" in (folder / "report.html").read_text()
 
 
 def test_an_interrupted_sweep_still_reports(tmp_path: Path) -> None:
