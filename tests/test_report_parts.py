@@ -23,6 +23,7 @@ from cnsim.report import (
     summary_rows,
     sweep_page,
     sweep_table,
+    write_run_reports,
 )
 from cnsim.report import _png_size as png_size
 
@@ -219,3 +220,26 @@ def test_a_sweep_plan_whose_runs_are_not_a_list_is_refused(tmp_path: Path) -> No
     with pytest.raises(ScenarioError) as err:
         sweep_page(tmp_path)
     assert str(err.value).startswith(f'{tmp_path / "sweep.json"}: damaged: "runs" is 5; expected the list of the sweep\'s runs.')
+
+
+def test_a_sweeps_page_shows_its_swept_keys_description_and_run_count(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    spec = {"name": "gains", "description": "Gi against W", "base": "zhb-og-single-hop", "seeds": [1],
+            "axes": {"cm.gi": [1.0, 4.0]}, "zip": {"cm.w": [2.0, 8.0]}}
+    (tmp_path / "sweep.json").write_text(json.dumps({"spec": spec, "runs": [{"run_id": "a"}, {"run_id": "b"}]}))
+    pq.write_table(pa.table({"run_id": ["a", "b"], "cm.gi": [1.0, 4.0], "cm.w": [2.0, 8.0], "seed": [1, 1],
+                             "status": ["ok", "ok"]}), tmp_path / "sweep.parquet")
+    page = sweep_page(tmp_path)
+    assert page.title == "cnsim sweep — gains"
+    assert page.subtitle == ["Gi against W", "base zhb-og-single-hop · 2 runs · seeds [1]"]
+    (runs,) = sections(page)["Sweep table"].tables
+    assert runs.columns[:5] == ["run_id", "cm.gi", "cm.w", "seed", "status"]
+    assert runs.rows == [["a", "1", "2", "1", "ok"], ["b", "4", "8", "1", "ok"]]
+
+
+def test_run_pages_are_written_only_where_a_run_has_none(tmp_path: Path) -> None:
+    done = run_folder(tmp_path / "runs" / "a", summary_json=GOOD, report_html="<p>kept</p>")
+    fresh = run_folder(tmp_path / "runs" / "b", summary_json=GOOD)
+    assert write_run_reports(tmp_path) == [fresh / "report.html"]
+    assert (done / "report.html").read_text() == "<p>kept</p>" and "cnsim run — og" in (fresh / "report.html").read_text()
