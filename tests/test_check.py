@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from pathlib import Path
 
 import cnsim.check as check_pkg
@@ -456,13 +457,16 @@ def test_quick_plan_uses_one_seed_and_cuts_runs_after_the_last_window(tmp_path: 
 
 def test_cli_check_kd_subset_files_and_reuse(tmp_path: Path) -> None:
     out = tmp_path / "c"
+    started = time.perf_counter()
     res = runner.invoke(app, ["check", "kd", "--only", "T-K16", "--only", "T-K20", "--quick", "--workers", "1",
                               "--out", str(out)])
+    elapsed = time.perf_counter() - started
     assert res.exit_code == 0, res.output
     assert "kd: " in res.output and "(2 checks)" in res.output
     doc = json.loads((out / "checks.json").read_text())
     assert [r["id"] for r in doc["checks"]] == ["T-K16", "T-K20"]
     assert doc["seeds"] == 1 and doc["quick"] is True and doc["ran"] == doc["runs"] == 7
+    assert doc["only"] == ["T-K16", "T-K20"] and doc["decks"] == ["kd"] and 0 < doc["wall_s"] < elapsed
     for r in doc["checks"]:
         assert r["verdict"] in (PASS, FAIL, NOT_RUN) and r["claim"] and r["expected"]
     assert doc["checks"][1]["runs"] == []  # T-K20 is the linear model: no run

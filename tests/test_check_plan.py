@@ -7,8 +7,11 @@ W_last100 0.4–0.5, W_rec 0.5–0.6 s) at two points; nothing here simulates.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cnsim import ScenarioError
+from cnsim.check import plan_checks, tally_line
 from cnsim.check.plan import check_plan_size, make_plan
 from cnsim.check.spec import Deck, parse_deck
 from cnsim.sweep import MAX_RUNS
@@ -159,3 +162,19 @@ def test_a_run_set_larger_than_the_limit_at_one_seed_can_only_be_left_out() -> N
     with pytest.raises(ScenarioError) as err:
         check_plan_size({"plan": d}, [("plan", "og")], 1, False)
     assert str(err.value).endswith("more than the limit of 10,000 runs; select fewer checks (a deck, --only)")
+
+
+def test_seeds_and_check_ids_are_checked_before_anything_is_planned(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match=r"^--seeds: must be at least 1 \(given 0\)$"):
+        plan_checks(["kd"], tmp_path, seeds=0)
+    with pytest.raises(ScenarioError, match=r"^--only '': an empty check id; give ids like --only T-K15$"):
+        plan_checks(["kd"], tmp_path, only=["T-K16", " "])
+    planned = plan_checks(["kd"], tmp_path, seeds=1, only=["T-K16"])
+    assert [c.id for c in planned.checks] == ["T-K16"] and planned.plan.seeds == 1
+    assert all(t.runs_dir == str(tmp_path.resolve() / "runs") for t in planned.plan.tasks)
+    assert not (tmp_path / "runs").exists()  # planned, nothing written
+
+
+def test_a_tally_line_counts_what_it_is_given() -> None:
+    assert tally_line("kd", {"pass": 4, "fail": 1, "not_run": 1, "total": 6}) == "kd: 4 pass, 1 fail, 1 not_run (6 checks)"
+    assert tally_line("zhb", {}) == "zhb: 0 pass, 0 fail, 0 not_run (0 checks)"

@@ -72,8 +72,14 @@ def test_the_sections_are_the_tally_then_each_deck_with_its_failures_figures(tmp
 def test_a_full_run_says_so_and_an_empty_record_has_only_its_tally(tmp_path: Path) -> None:
     doc = {"checks": ROWS[:1], "tally": tally(ROWS[:1]), "seeds": 3, "quick": False, "runs": 6, "wall_s": 0.4}
     assert checks_sections(tmp_path, doc)[0].text == ["Checks of targets.md evaluated on 3 seed(s) per point; 6 runs in 0 s."]
-    (only,) = checks_sections(tmp_path, {})
-    assert only.title == "Checks: tally" and only.tables[0].rows == []
+    (only,) = checks_sections(tmp_path, {"tally": {"zhb": {"pass": 2}}})
+    assert only.title == "Checks: tally" and only.tables[0].rows == [["zhb", 2, 0, 0, 0]]  # counts left out are 0
+    assert only.text == ["Checks of targets.md evaluated on None seed(s) per point; 0 runs in 0 s."]
+
+
+def test_a_record_without_a_tally_reports_zero_checks(tmp_path: Path) -> None:
+    (tmp_path / "checks.json").write_text(json.dumps({"decks": ["kd"], "checks": []}))
+    assert "0 pass · 0 fail · 0 not run of 0 checks" in write_checks_report(tmp_path).read_text()
 
 
 def test_the_report_page_is_written_with_the_tally_in_its_subtitle(tmp_path: Path) -> None:
