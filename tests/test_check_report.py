@@ -72,8 +72,8 @@ def test_the_sections_are_the_tally_then_each_deck_with_its_failures_figures(tmp
 def test_a_full_run_says_so_and_an_empty_record_has_only_its_tally(tmp_path: Path) -> None:
     doc = {"checks": ROWS[:1], "tally": tally(ROWS[:1]), "seeds": 3, "quick": False, "runs": 6, "wall_s": 0.4}
     assert checks_sections(tmp_path, doc)[0].text == ["Checks of targets.md evaluated on 3 seed(s) per point; 6 runs in 0 s."]
-    (only,) = checks_sections(tmp_path, {"tally": {"zhb": {"pass": 2}}})
-    assert only.title == "Checks: tally" and only.tables[0].rows == [["zhb", 2, 0, 0, 0]]  # counts left out are 0
+    (only,) = checks_sections(tmp_path, {"tally": {"zhb": {"pass": 2}, "kd": {}}})
+    assert only.title == "Checks: tally" and only.tables[0].rows == [["zhb", 2, 0, 0, 0], ["kd", 0, 0, 0, 0]]  # counts left out are 0
     assert only.text == ["Checks of targets.md evaluated on None seed(s) per point; 0 runs in 0 s."]
 
 
