@@ -1,0 +1,82 @@
+"""A run's default figures (cnsim.plots) read back from what they draw: the aggregate and the hot
+port in Gb/s, the queues in KB with the hot one marked, each flow with its max-min fair share
+over the window, the hotspot and window marked, and the axes' span and labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cnsim
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+from cnsim.plots import _per_flow, _queue, _throughput, figure_png, save_figures
+
+pytest.importorskip("cnsim._core")
+
+
+@pytest.fixture(scope="module")
+def og() -> cnsim.Result:
+    """zhb-og-single-hop with QCN, cut to 0.15 s: the hotspot (from 0.1 s) is on."""
+    return cnsim.run("zhb-og-single-hop", set={"cm.scheme": "qcn", "duration": "150ms", "metrics.per_flow": "hot"})
+
+
+def lines(ax: Any) -> dict[str, Any]:
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def series(result: cnsim.Result, kind: str, entity: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+    table = result.series(kind)
+    rows = table.filter(pc.equal(table[table.column_names[1]], entity))
+    return rows["t_s"].to_numpy(), rows[column].to_numpy()
+
+
+def test_the_throughput_figure_draws_the_aggregate_and_the_hot_port_in_gbps(og: cnsim.Result) -> None:
+    (ax,) = _throughput(og).axes
+    drawn = lines(ax)
+    assert [name for name in drawn if not name.startswith("_")] == ["aggregate", "hot port S1/1"]
+    t, v = series(og, "throughput", "port:S1/1", "gbps")
+    assert drawn["hot port S1/1"].get_xdata().tolist() == t.tolist() and drawn["hot port S1/1"].get_ydata().tolist() == v.tolist()
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("time (s)", "throughput (Gb/s)", "zhb-og-single-hop — scheme qcn")
+    assert ax.get_xlim() == pytest.approx((0.0, 0.15)) and ax.get_ylim()[0] == 0.0
+    # the measurement window's ends, unlabelled, and the hotspot's span with its node and rate
+    window = sorted(line.get_xdata()[0] for name, line in drawn.items() if name.startswith("_"))
+    assert window == pytest.approx([w / 1e12 for w in og.scenario.resolved.window_ps])
+    (span,) = ax.patches
+    assert span.get_label() == "hotspot 1 at 20%"  # node 1 served at a fifth of its rate
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    assert (xs.min(), xs.max()) == pytest.approx((0.1, 0.5))
+
+
+def test_the_queue_figure_draws_each_queue_in_kb_the_hot_one_first_in_red(og: cnsim.Result) -> None:
+    (ax,) = _queue(og).axes
+    drawn = lines(ax)
+    hot = og.scenario.resolved.queues[0]
+    t, b = series(og, "queue", hot, "bytes")
+    line = drawn[f"{hot} (hot)"]
+    assert line.get_ydata().tolist() == (b / 1000.0).tolist() and line.get_color() == "tab:red"
+    assert ax.get_ylabel() == "queue (KB)"
+
+
+def test_the_per_flow_figure_draws_each_flow_and_its_fair_share_over_the_window(og: cnsim.Result) -> None:
+    (ax,) = _per_flow(og).axes
+    drawn = lines(ax)
+    flows = [name for name in drawn if "->" in name]
+    assert flows and all(name.endswith("->1") for name in flows) and len(flows) <= 12
+    assert "max-min fair share" in drawn
+    t0, t1 = (w / 1e12 for w in og.scenario.resolved.window_ps)
+    shares = ax.collections[: len(flows)]  # one dashed segment a flow, over the window
+    for name, segment in zip(flows, shares, strict=True):
+        (((x0, y0), (x1, y1)),) = segment.get_segments()
+        assert (x0, x1) == pytest.approx((t0, t1)) and y0 == y1 == pytest.approx(og.fair_gbps[name])
+    assert ax.get_ylabel() == "per-flow throughput (Gb/s)"
+
+
+def test_the_figures_are_written_as_pngs_by_name(og: cnsim.Result, tmp_path: Any) -> None:
+    paths = save_figures(og, tmp_path)
+    assert [p.name for p in paths] == ["throughput.png", "queue.png", "per_flow.png"]
+    for path in paths:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert figure_png(og, "queue.png")[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(KeyError):
+        figure_png(og, "nope.png")
