@@ -62,8 +62,10 @@ def test_the_per_flow_figure_draws_each_flow_and_its_fair_share_over_the_window(
     (ax,) = _per_flow(og).axes
     drawn = lines(ax)
     flows = [name for name in drawn if "->" in name]
-    assert flows and all(name.endswith("->1") for name in flows) and len(flows) <= 12
-    assert "max-min fair share" in drawn
+    # fifteen hot flows: more than twelve, so only the first twelve are named and given a share
+    assert len(og.fair_gbps) == 15 and len([line for line in ax.get_lines() if len(line.get_xdata()) > 2]) == 15
+    assert flows == [f"{src}->1" for src in range(2, 14)]
+    assert len(ax.collections) == 12 and "max-min fair share" in drawn
     t0, t1 = (w / 1e12 for w in og.scenario.resolved.window_ps)
     shares = ax.collections[: len(flows)]  # one dashed segment a flow, over the window
     for name, segment in zip(flows, shares, strict=True):
