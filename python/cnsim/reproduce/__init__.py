@@ -27,14 +27,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
 from ..results import dump_json
 from ..sweep import SweepSpec, load_spec, run_sweep, shipped_sweeps
 from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, label_value, load_points
 
-__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "DeckPlan", "get_deck", "plan_deck", "quick_spec", "reproduce", "write_deck_report", "study_status"]
+if TYPE_CHECKING:
+    from ..report import Page
+
+__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "DeckPlan", "get_deck", "plan_deck", "quick_spec", "reproduce", "write_deck_report", "deck_page", "study_status"]
 
 DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval", "modern")
 FigureSpec = TimeFigure | MetricFigure | FlowFigure
@@ -261,10 +264,18 @@ def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -
 
 def write_deck_report(folder: str | Path) -> Path:
     """(Re)write ``folder/report.html`` of a reproduction from its deck.json and figures."""
-    from ..labels import fmt
-    from ..report import Block, Page, Section, Table, figure, write_page
+    from ..report import write_page
 
-    folder = Path(folder)
+    return write_page(deck_page(Path(folder)), Path(folder) / "report.html")
+
+
+def deck_page(folder: Path) -> Page:
+    """The report page of a reproduction folder: an overview of the studies, the deck's checks
+    when they ran, then each study with its figures, tables, failed runs, spec and first run's
+    scenario."""
+    from ..labels import fmt
+    from ..report import Block, Page, Section, Table, figure
+
     doc = json.loads((folder / "deck.json").read_text(encoding="utf-8"))
     studies = doc.get("studies") or []
     done = sum(1 for s in studies if s.get("status") == "done")
@@ -308,7 +319,7 @@ def write_deck_report(folder: str | Path) -> Path:
         if base_toml:
             sec.blocks.append(Block("resolved scenario of the first run (scenario.toml)", base_toml))
         page.sections.append(sec)
-    return write_page(page, folder / "report.html")
+    return page
 
 
 def _base_toml(sweep_dir: Path) -> str:

@@ -183,6 +183,10 @@ class TimeFigure:
     seed: int | None = None  # only this seed (default: the first seed of each point)
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        return _save(self.build(points, keys, labeler), out, self.name)
+
+    def build(self, points: list[Point], keys: list[str], labeler: Labeler) -> Figure | None:
+        """The figure, or None when no point ran."""
         pts = [p for p in points if p.ok]
         seeds = sorted({int(p.row["seed"]) for p in pts if p.row.get("seed") is not None})
         chosen = self.seed if self.seed is not None else (seeds[0] if seeds else None)
@@ -216,9 +220,16 @@ class TimeFigure:
             ax.set_ylim(bottom=0)
         if self.facet is not None:
             fig.suptitle(self.title, fontsize=11)
-        path = out / f"{self.name}.png"
-        fig.savefig(path)
-        return path
+        return fig
+
+
+def _save(fig: Figure | None, out: Path, name: str) -> Path | None:
+    """``out/name.png``, or None when there is no figure to save."""
+    if fig is None:
+        return None
+    path = out / f"{name}.png"
+    fig.savefig(path)
+    return path
 
 
 def _colors(n: int) -> list[Any]:
@@ -241,6 +252,10 @@ class MetricFigure:
     x_values: Callable[[Any], float] | None = None  # numeric x from the swept value
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        return _save(self.build(points, keys, labeler), out, self.name)
+
+    def build(self, points: list[Point], keys: list[str], labeler: Labeler) -> Figure | None:
+        """The figure, or None when no point ran."""
         pts = [p for p in points if p.ok]
         if not pts:
             return None
@@ -262,9 +277,7 @@ class MetricFigure:
             if self.legend:
                 ax.legend(fontsize=7)
         fig.suptitle(self.title, fontsize=11)
-        path = out / f"{self.name}.png"
-        fig.savefig(path)
-        return path
+        return fig
 
 
 def _natural(name: str) -> list[Any]:
@@ -293,6 +306,10 @@ class FlowFigure:
     proportional: bool = False
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        return _save(self.build(points, keys, labeler), out, self.name)
+
+    def build(self, points: list[Point], keys: list[str], labeler: Labeler) -> Figure | None:
+        """The figure, or None when no point ran or the runs recorded no flow."""
         pts = [p for p in points if p.ok]
         seeds = sorted({int(p.row["seed"]) for p in pts if p.row.get("seed") is not None})
         pts = [p for p in pts if p.row.get("seed") == (seeds[0] if seeds else None)]
@@ -331,9 +348,7 @@ class FlowFigure:
         ax.set_title(self.title, fontsize=11)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7, ncol=min(4, len(flows) + 1))
-        path = out / f"{self.name}.png"
-        fig.savefig(path)
-        return path
+        return fig
 
     def _shares(self, result: Any) -> tuple[dict[str, float], dict[str, float]]:
         """(max-min, proportional) reference shares in Gb/s keyed like the bars."""
@@ -372,13 +387,17 @@ class Subset:
         return str(self.figure.caption)
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
+        return _save(self.build(points, keys, labeler), out, self.figure.name)
+
+    def build(self, points: list[Point], keys: list[str], labeler: Labeler) -> Figure | None:
+        """The figure of the matching points, or None when none matches."""
         where = {k: v for k, v in self.where.items() if k in keys}
         pts = [p for p in points if all(p.params.get(k) in v for k, v in where.items())]
         if not pts:
             return None
         # a key fixed by the subset no longer varies: leave it out of the legends
         fixed = [k for k, v in where.items() if len({p.params.get(k) for p in pts}) == 1]
-        return self.figure.draw(pts, [k for k in keys if k not in fixed], labeler, out)  # type: ignore[no-any-return]
+        return self.figure.build(pts, [k for k in keys if k not in fixed], labeler)  # type: ignore[no-any-return]
 
 
 @dataclass

@@ -1,0 +1,399 @@
+"""The deck reproductions' figure and table kinds (cnsim.reproduce.figures) read back from what
+they draw: the curves' data in their units against the run folders' series, the legends and
+panels the swept keys make, the seed drawn, the hotspot's span, the bars and their fair shares,
+a subset's points, and the summary table's cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+from cnsim import Result
+from cnsim.executors import LocalExecutor
+from cnsim.labels import fmt
+from cnsim.reproduce.figures import (
+    FlowFigure,
+    MetricFigure,
+    Point,
+    Subset,
+    SummaryTable,
+    TimeFigure,
+    _colors,
+    _natural,
+    _new,
+    _num,
+    _seconds,
+    label_value,
+    load_points,
+)
+from cnsim.reproduce.kd import kd_label
+from cnsim.sweep import SweepSpec, run_sweep
+
+pytest.importorskip("cnsim._core")
+
+GD = ["gd0", "4*gd0"]
+BUFFERS = ["shared", "partitioned"]
+
+
+@pytest.fixture(scope="module")
+def zhb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """zhb-og-single-hop with BCN, 30 ms with the hotspot on from 10 to 20 ms: two gains, two
+    buffer kinds, two seeds (eight runs, about a second)."""
+    out = tmp_path_factory.mktemp("zhb")
+    spec = SweepSpec(name="zhb-test", base="zhb-og-single-hop", seeds=[1, 2],
+                     set={"duration": "30ms", "hotspots.0.start": "10ms", "hotspots.0.end": "20ms",
+                          "metrics.window": ["5ms", "30ms"], "cm.scheme": "bcn"},
+                     axes={"cm.gd": GD, "switch.buffer": BUFFERS})
+    result = run_sweep(spec, out, executor=LocalExecutor(1), catalog=False)
+    assert result.total == 8 and not result.failed
+    return out
+
+
+@pytest.fixture(scope="module")
+def kd(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """kd-symmetric-single-hs without CM for 30 ms at two link delays, one seed: four flows into EP4."""
+    out = tmp_path_factory.mktemp("kd")
+    spec = SweepSpec(name="kd-test", base="kd-symmetric-single-hs", seeds=[1],
+                     set={"duration": "30ms", "metrics.window": ["10ms", "30ms"]}, axes={"links.delay": ["4us", "50us"]})
+    assert not run_sweep(spec, out, executor=LocalExecutor(1), catalog=False).failed
+    return out
+
+
+def series(folder: Path, kind: str, entity: str, column: str) -> tuple[list[float], list[float]]:
+    table = Result.load(folder).series(kind)
+    rows = table.filter(pc.equal(table[table.column_names[1]], entity))
+    return rows["t_s"].to_pylist(), rows[column].to_pylist()
+
+
+def named_lines(ax: Any) -> dict[str, Any]:
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def span_x(patch: Any) -> tuple[float, float]:
+    xs = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+    return float(xs.min()), float(xs.max())
+
+
+# --- labels and small helpers ---------------------------------------------------------------
+
+
+def test_a_label_names_the_key_and_writes_expressions_the_decks_way() -> None:
+    assert label_value("cm.scheme", "none") == "no CM"
+    assert label_value("cm.scheme", "bcn") == "BCN"
+    assert label_value("cm.scheme", "qcn-3pt") == "QCN-3PT"
+    assert label_value("cm.gd", "2.5*gd0") == "Gd = 2.5·Gd0"
+    assert label_value("cm.gi", "gd/4") == "Gi = Gd / 4"  # a word, not a part of one: gd0 stays whole above
+    assert label_value("cm.qeq", "m/4") == "Qeq = M / 4"
+    assert label_value("cm.w", "qeq*2") == "W = Qeq·2"
+    assert label_value("cm.ps", 0.01) == "Ps = 1 %"
+    assert label_value("cm.ps", 1) == "Ps = 100 %"
+    assert label_value("cm.ps", "0.01") == "Ps = 0.01"  # a string is written as given
+    assert label_value("cm.w", 2.0) == "W = 2"
+    assert label_value("cm.gd", 1e-6) == "Gd = 1e-06"
+    assert label_value("topology.nodes", 64) == "N = 64"
+    assert label_value("switch.buffer", "shared") == "shared"
+    assert label_value("links.delay", "4us") == "link delay = 4us"
+    assert label_value("traffic.load", 0.5) == "load = 0.5"  # an unnamed key: its last part
+    assert label_value("cm.gd", "") == "Gd = "  # the axis title's form: the figures strip " ="
+    assert label_value("switch.buffer", "") == ""
+
+
+def test_the_kd_deck_labels_the_loop_delay() -> None:
+    assert kd_label("links.delay", "4us") == "loop delay = 8 us"
+    assert kd_label("links.delay", "250us") == "loop delay = 500 us"
+    assert kd_label("links.delay", "") == kd_label("links.delay", None) == "loop delay ="
+    assert kd_label("cm.w", 8) == "W = 8"
+
+
+def test_flow_names_sort_by_their_numbers_and_only_numbers_are_numbers() -> None:
+    names = ["H10", "10->1", "H2", "2->1", "EP1->EP4", "EP0->EP4", "H2b"]
+    assert sorted(names, key=_natural) == ["2->1", "10->1", "EP0->EP4", "EP1->EP4", "H2", "H2b", "H10"]
+    assert _num(3) == 3.0 and _num(0.5) == 0.5
+    assert all(np.isnan(_num(v)) for v in (True, False, None, "1", [1]))
+    assert _seconds("10ms") == pytest.approx(0.01) and _seconds(0.25) == 0.25 and _seconds(1) == 1.0
+
+
+def test_panels_fill_a_grid_and_hide_the_spare_ones() -> None:
+    fig, axes = _new(3)
+    assert len(axes) == 3 and len(fig.axes) == 4 and not fig.axes[3].get_visible()
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.8, 3.6 * 2 + 0.6))
+    fig, axes = _new(1, ncols=3, height=3.4)
+    assert len(fig.axes) == 1 and tuple(fig.get_size_inches()) == pytest.approx((6.4, 4.0))
+    fig, axes = _new(5, ncols=2)
+    assert len(axes) == 5 and len(fig.axes) == 6 and tuple(fig.get_size_inches())[1] == pytest.approx(3.6 * 3 + 0.6)
+    # shared y by default, independent on request
+    fig, axes = _new(2)
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    fig, axes = _new(2, sharey=False)
+    assert not axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+
+
+def test_ten_curves_take_the_categorical_colours_more_a_colour_scale() -> None:
+    from matplotlib import colormaps
+
+    assert _colors(10) == [colormaps["tab10"](i) for i in range(10)]
+    eleven = _colors(11)
+    assert eleven[0] == colormaps["viridis"](0.0) and eleven[10] == colormaps["viridis"](1.0)
+    assert eleven[5] == colormaps["viridis"](0.5)
+    assert _colors(1) == [colormaps["tab10"](0)]
+
+
+# --- the sweep's points ---------------------------------------------------------------------
+
+
+def test_points_come_in_plan_order_with_their_swept_values_and_folders(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    assert keys == ["cm.gd", "switch.buffer"]
+    assert len(points) == 8 and all(p.ok for p in points)
+    assert [(p.params["cm.gd"], p.params["switch.buffer"]) for p in points[::2]] == [
+        (g, b) for g in GD for b in BUFFERS
+    ]
+    assert [p.row["seed"] for p in points] == [1, 2] * 4
+    for p in points:
+        assert p.folder == zhb / "runs" / p.row["run_id"] and (p.folder / "summary.json").is_file()
+    assert not Point({"status": "failed"}, zhb, {}).ok and not Point({}, zhb, {}).ok
+
+
+def test_a_sweep_without_a_table_has_no_points(tmp_path: Path) -> None:
+    (tmp_path / "sweep.json").write_text('{"spec": {"axes": {"cm.gd": [1, 2]}, "zip": {"cm.gi": [3, 4]}}}')
+    assert load_points(tmp_path) == ([], ["cm.gd", "cm.gi"])
+
+
+# --- a series against time ------------------------------------------------------------------
+
+
+def test_the_hot_queue_is_drawn_in_kb_for_the_first_seed_one_curve_per_point(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    fig = TimeFigure("q", "the hot queue", "hot_queue").build(points, keys, label_value)
+    (ax,) = fig.axes
+    drawn = named_lines(ax)
+    first = [p for p in points if p.row["seed"] == 1]
+    assert list(drawn) == [f"Gd = {g.replace('*', '·').replace('gd0', 'Gd0')}, {b}" for g in GD for b in BUFFERS]
+    for p, line in zip(first, ax.get_lines(), strict=True):
+        t, b = series(p.folder, "queue", "S1/1", "bytes")
+        assert line.get_xdata().tolist() == t and line.get_ydata().tolist() == pytest.approx([v / 1000 for v in b], rel=1e-12)
+    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("the hot queue", "time (s)", "hot queue (KB)")
+    assert ax.get_ylim()[0] == 0 and not fig._suptitle
+    (span,) = ax.patches  # the hotspot, once per panel
+    assert span_x(span) == pytest.approx((0.01, 0.02))
+    assert ax.get_legend() is not None and ax.get_legend()._ncols == 1
+
+
+def test_another_seed_and_the_throughputs(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    second = [p for p in points if p.row["seed"] == 2]
+    (ax,) = TimeFigure("a", "aggregate", "aggregate", seed=2).build(points, keys, label_value).axes
+    for p, line in zip(second, ax.get_lines(), strict=True):
+        t, v = series(p.folder, "throughput", "aggregate", "gbps")
+        assert line.get_xdata().tolist() == t and line.get_ydata().tolist() == v
+    assert ax.get_ylabel() == "aggregate throughput (Gb/s)"
+    (ax,) = TimeFigure("h", "hot port", "hot_port").build(points, keys, label_value).axes
+    t, v = series(points[0].folder, "throughput", "port:S1/1", "gbps")
+    assert ax.get_lines()[0].get_ydata().tolist() == v and ax.get_ylabel() == "hot-port throughput (Gb/s)"
+    assert TimeFigure("n", "no such seed", "aggregate", seed=3).build(points, keys, label_value) is None
+
+
+def test_a_facet_makes_one_panel_per_value_and_leaves_the_legend_to_the_rest(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    fig = TimeFigure("q", "by buffer", "hot_queue", facet="switch.buffer").build(points, keys, label_value)
+    assert fig._suptitle.get_text() == "by buffer"
+    shared, partitioned = fig.axes
+    assert (shared.get_title(), partitioned.get_title()) == ("shared", "partitioned")
+    assert list(named_lines(shared)) == ["Gd = Gd0", "Gd = 4·Gd0"]
+    assert [len(ax.patches) for ax in fig.axes] == [1, 1]
+    # the y range is shared and starts at 0 in every panel
+    assert shared.get_ylim() == partitioned.get_ylim() and shared.get_ylim()[0] == 0
+    # a legend chosen by name; none at all gives each point the name "run"
+    fig = TimeFigure("q", "by gain", "hot_queue", legend=["switch.buffer"]).build(points, keys, label_value)
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["shared", "partitioned"] * 2
+    fig = TimeFigure("q", "no legend", "hot_queue", legend=[]).build(points, keys, label_value)
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["run"] * 4
+
+
+def test_a_figure_of_no_run_is_not_drawn(zhb: Path, tmp_path: Path) -> None:
+    points, keys = load_points(zhb)
+    failed = [Point({**p.row, "status": "failed"}, p.folder, p.params) for p in points]
+    for kind in (TimeFigure("t", "t", "hot_queue"), MetricFigure("m", "m", "cm.gd", ["aggregate"]), FlowFigure("f", "f")):
+        assert kind.build(failed, keys, label_value) is None
+        assert kind.draw(failed, keys, label_value, tmp_path) is None
+    assert not list(tmp_path.iterdir())
+    path = TimeFigure("drawn", "t", "hot_queue").draw(points, keys, label_value, tmp_path)
+    assert path == tmp_path / "drawn.png" and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_many_curves_share_a_colour_scale_and_a_two_column_legend(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    seed1 = [p for p in points if p.row["seed"] == 1]
+    many = [Point(p.row, p.folder, {**p.params, "cm.gd": f"{i}*gd0"}) for i, p in enumerate(seed1 * 2)]
+    (ax,) = TimeFigure("q", "eight", "hot_queue").build(many, keys, label_value).axes
+    assert ax.get_legend()._ncols == 2 and len(ax.get_lines()) == 8
+
+
+# --- a metric against a swept key -----------------------------------------------------------
+
+
+def test_a_metric_against_a_swept_key_one_curve_per_legend_value(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    fig = MetricFigure("m", "gains", "cm.gd", ["aggregate", "q_mean"], legend="switch.buffer").build(points, keys, label_value)
+    assert fig._suptitle.get_text() == "gains" and len(fig.axes) == 2
+    aggregate, queue = fig.axes
+    assert (aggregate.get_ylabel(), queue.get_ylabel()) == ("aggregate (Gb/s)", "hot queue mean (KB)")
+    assert aggregate.get_xlabel() == "Gd"
+    for ax, key, scale in ((aggregate, "throughput_gbps.aggregate", 1.0), (queue, "queue_bytes.hot.mean", 1e-3)):
+        drawn = named_lines(ax)
+        assert list(drawn) == ["shared", "partitioned"]
+        for buffer, line in drawn.items():
+            group = [p for p in points if p.params["switch.buffer"] == buffer]  # both seeds, in plan order
+            assert line.get_xdata().tolist() == list(range(4))
+            assert line.get_ydata().tolist() == pytest.approx([p.row[key] * scale for p in group], rel=1e-12)
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["Gd0", "Gd0", "4·Gd0", "4·Gd0"]
+        assert ax.get_legend() is not None
+    assert not aggregate.get_shared_y_axes().joined(aggregate, queue)
+
+
+def test_a_numeric_x_and_the_panel_grid(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    scale = {"gd0": 1.0, "4*gd0": 4.0}
+    fig = MetricFigure("m", "t", "cm.gd", ["aggregate"], x_values=lambda v: scale[v]).build(points, keys, label_value)
+    (ax,) = fig.axes
+    (line,) = ax.get_lines()  # no legend key: one curve of every point
+    assert line.get_xdata().tolist() == [1.0, 1.0] * 2 + [4.0, 4.0] * 2 and ax.get_legend() is None
+    assert line.get_label().startswith("_")
+    metrics = ["aggregate", "hot_port", "q_mean", "drops"]
+    fig = MetricFigure("m", "t", "cm.gd", metrics).build(points, keys, label_value)
+    assert sum(ax.get_visible() for ax in fig.axes) == 4 and len(fig.axes) == 4  # four panels on two columns
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.8, 3.4 * 2 + 0.6))
+    fig = MetricFigure("m", "t", "cm.gd", metrics[:3]).build(points, keys, label_value)
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4 * 3, 3.4 + 0.6))  # three in a row
+    # an unnamed key's axis keeps its last part; a missing metric is drawn as a gap
+    row = {**points[0].row, "throughput_gbps.aggregate": None}
+    fig = MetricFigure("m", "t", "traffic.load", ["aggregate"]).build([Point(row, points[0].folder, {"traffic.load": 0.5})], ["traffic.load"], label_value)
+    assert fig.axes[0].get_xlabel() == "load" and np.isnan(fig.axes[0].get_lines()[0].get_ydata()[0])
+    fig = MetricFigure("m", "t", "switch.buffer", ["aggregate"]).build(points, keys, label_value)
+    assert fig.axes[0].get_xlabel() == "switch.buffer"  # a key whose label has no name
+
+
+# --- per-flow bars --------------------------------------------------------------------------
+
+
+def test_per_flow_bars_with_each_flows_max_min_share(kd: Path) -> None:
+    points, keys = load_points(kd)
+    fig = FlowFigure("f", "per source").build(points, keys, kd_label)
+    (ax,) = fig.axes
+    flows = ["EP0->EP4", "EP1->EP4", "EP2->EP4", "EP3->EP4"]
+    width = 0.8 / 4
+    bars = ax.patches
+    assert len(bars) == 8
+    for i, flow in enumerate(flows):
+        for j, p in enumerate(points):
+            bar = bars[i * 2 + j]
+            assert bar.get_height() == p.row[f"throughput_gbps.per_flow.{flow}"]
+            assert bar.get_x() + bar.get_width() / 2 == pytest.approx(j + (i - 1.5) * width)
+            assert bar.get_width() == pytest.approx(width)
+    assert [c.get_label() for c in ax.containers] == flows
+    # one dashed segment a bar at the flow's share, named once
+    segments = [s for c in ax.collections for s in c.get_segments()]
+    assert len(segments) == 8
+    fair = Result.load(points[0].folder).fair_gbps
+    assert set(fair) == set(flows) and all(v == pytest.approx(2.5) for v in fair.values())
+    for (x0, y0), (x1, y1) in segments:
+        assert y0 == y1 == pytest.approx(2.5) and x1 - x0 == pytest.approx(width)
+    assert [c.get_label() for c in ax.collections].count("max-min fair share") == 1
+    assert all(c.get_linestyle()[0][1] is not None for c in ax.collections)  # dashed
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["loop delay = 8 us", "loop delay = 100 us"]
+    assert (ax.get_title(), ax.get_ylabel()) == ("per source", "throughput over the window (Gb/s)")
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 4.2))
+
+
+def test_per_node_bars_sum_the_shares_of_the_flows_into_a_node(kd: Path) -> None:
+    points, keys = load_points(kd)
+    (ax,) = FlowFigure("f", "per node", nodes=True).build(points, keys, kd_label).axes
+    nodes = ["EP0", "EP1", "EP2", "EP3", "EP4"]
+    assert [c.get_label() for c in ax.containers] == nodes
+    assert [b.get_height() for b in ax.containers[4]] == [p.row["throughput_gbps.per_node.EP4"] for p in points]
+    # only EP4 receives: its reference is the four shares summed, 10 Gb/s
+    segments = [s for c in ax.collections for s in c.get_segments()]
+    assert len(segments) == 2 and all(y0 == pytest.approx(10.0) for (_x0, y0), _ in segments)
+
+
+def test_the_proportional_share_is_dotted_beside_the_max_min_one(kd: Path) -> None:
+    points, keys = load_points(kd)
+    (ax,) = FlowFigure("f", "both", proportional=True).build(points, keys, kd_label).axes
+    labels = [c.get_label() for c in ax.collections]
+    assert labels.count("max-min fair share") == 1 and labels.count("proportional share") == 1
+    assert len(ax.collections) == 16  # a max-min and a proportional segment per bar
+    styles = {c.get_label(): c.get_linestyle()[0] for c in ax.collections if not c.get_label().startswith("_")}
+    assert styles["max-min fair share"] != styles["proportional share"]
+    # four equal flows on one link: both references are a quarter of it
+    assert all(y0 == pytest.approx(2.5) for c in ax.collections for (_x0, y0), _ in c.get_segments())
+
+
+def test_flows_without_a_result_or_without_columns(kd: Path, tmp_path: Path) -> None:
+    points, keys = load_points(kd)
+    # a run folder that no longer loads: the bars without their reference
+    moved = [Point(p.row, tmp_path / "gone", p.params) for p in points]
+    (ax,) = FlowFigure("f", "no refs").build(moved, keys, kd_label).axes
+    assert len(ax.patches) == 8 and not ax.collections
+    # no per-flow column (or only empty ones): nothing to draw
+    bare = [Point({k: v for k, v in p.row.items() if "per_flow" not in k}, p.folder, p.params) for p in points]
+    assert FlowFigure("f", "none").build(bare, keys, kd_label) is None
+    empty = [Point({**p.row, **{k: None for k in p.row if "per_flow" in k}}, p.folder, p.params) for p in points]
+    assert FlowFigure("f", "none").build(empty, keys, kd_label) is None
+    # many points widen the figure
+    assert tuple(FlowFigure("f", "wide").build(points * 4, keys, kd_label).get_size_inches())[0] == pytest.approx(1.2 * 8 + 2)
+
+
+# --- a subset of the points -----------------------------------------------------------------
+
+
+def test_a_subset_draws_the_matching_points_and_drops_a_fixed_key_from_the_legend(zhb: Path, tmp_path: Path) -> None:
+    points, keys = load_points(zhb)
+    inner = TimeFigure("sub", "shared only", "hot_queue", caption="c")
+    subset = Subset(inner, {"switch.buffer": ["shared"], "not.swept": [1]})
+    assert (subset.title, subset.caption) == ("shared only", "c")
+    (ax,) = subset.build(points, keys, label_value).axes
+    assert list(named_lines(ax)) == ["Gd = Gd0", "Gd = 4·Gd0"]
+    both = Subset(inner, {"switch.buffer": BUFFERS})
+    assert list(named_lines(both.build(points, keys, label_value).axes[0])) == [
+        f"Gd = {g}, {b}" for g in ("Gd0", "4·Gd0") for b in BUFFERS
+    ]
+    assert Subset(inner, {"switch.buffer": ["none"]}).build(points, keys, label_value) is None
+    assert subset.draw(points, keys, label_value, tmp_path) == tmp_path / "sub.png"
+    assert Subset(inner, {"switch.buffer": ["none"]}).draw(points, keys, label_value, tmp_path) is None
+
+
+# --- the summary table ----------------------------------------------------------------------
+
+
+def test_the_summary_table_has_the_swept_values_the_seed_and_the_metrics(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    columns, rows = SummaryTable("t", ["aggregate", "q_mean", "drops"]).rows(points, keys, label_value)
+    assert columns == ["Gd", "switch.buffer", "seed", "aggregate (Gb/s)", "hot queue mean (KB)", "drops (frames)"]
+    assert len(rows) == 8
+    p = points[3]
+    assert rows[3] == ["Gd0", "partitioned", "2", fmt(p.row["throughput_gbps.aggregate"]),
+                       fmt(p.row["queue_bytes.hot.mean"] * 1e-3), fmt(p.row["drops.frames"])]
+    assert rows[4][:2] == ["4·Gd0", "shared"]
+    default = SummaryTable("t")
+    assert default.metrics == ["aggregate", "hot_port", "q_mean", "q_std", "drops", "paused", "cm_mbps", "jain"]
+
+
+def test_a_failed_row_says_why_and_is_padded_and_per_flow_columns_follow(kd: Path) -> None:
+    points, keys = load_points(kd)
+    failed = Point({"seed": 3, "status": "failed", "error": "boom"}, kd, {"links.delay": "50us"})
+    columns, rows = SummaryTable("t", ["drops", "jain"], per_flow=True).rows([points[0], failed], keys, kd_label)
+    flows = ["EP0->EP4", "EP1->EP4", "EP2->EP4", "EP3->EP4"]
+    assert columns == ["loop delay", "seed", "drops (frames)", "Jain (vs max-min)", *(f"{f} (Gb/s)" for f in flows)]
+    assert rows[0][4:] == [fmt(points[0].row[f"throughput_gbps.per_flow.{f}"]) for f in flows]
+    assert rows[1] == ["100 us", "3", "failed: boom", "", "", "", "", ""]
+    # a value that is not a number is shown as it is, a missing one as a dash; a bool is not scaled
+    odd = Point({**points[0].row, "paused_fraction": True, "queue_bytes.hot.mean": None}, kd, {"links.delay": "4us"})
+    _columns, (row,) = SummaryTable("t", ["paused", "q_mean"]).rows([odd], keys, kd_label)
+    assert row[2:] == ["yes", "–"]
+    # without per_flow the flows stay out; without points the table is its header
+    columns, rows = SummaryTable("t", ["drops"]).rows(points, keys, kd_label)
+    assert columns == ["loop delay", "seed", "drops (frames)"] and all(len(r) == 3 for r in rows)
+    assert SummaryTable("t", ["drops"]).rows([], keys, kd_label) == (["loop delay", "seed", "drops (frames)"], [])
