@@ -113,7 +113,8 @@ def test_flow_names_sort_by_their_numbers_and_only_numbers_are_numbers() -> None
     assert sorted(names, key=_natural) == ["2->1", "10->1", "EP0->EP4", "EP1->EP4", "H2", "H2b", "H10"]
     assert _num(3) == 3.0 and _num(0.5) == 0.5
     assert all(np.isnan(_num(v)) for v in (True, False, None, "1", [1]))
-    assert _seconds("10ms") == pytest.approx(0.01) and _seconds(0.25) == 0.25 and _seconds(1) == 1.0
+    assert sorted(["b", "a10", "a9", "10", "9", ""], key=_natural) == ["", "9", "10", "a9", "a10", "b"]
+    assert _seconds("10ms") == 0.01 and _seconds("2.5us") == 2.5e-6 and _seconds(0.25) == 0.25 and _seconds(1) == 1.0
 
 
 def test_panels_fill_a_grid_and_hide_the_spare_ones() -> None:
@@ -180,6 +181,20 @@ def test_the_hot_queue_is_drawn_in_kb_for_the_first_seed_one_curve_per_point(zhb
     (span,) = ax.patches  # the hotspot, once per panel
     assert span_x(span) == pytest.approx((0.01, 0.02))
     assert ax.get_legend() is not None and ax.get_legend()._ncols == 1
+    assert fig.dpi == 100
+
+
+def test_a_run_without_the_series_draws_an_empty_curve(zhb: Path, tmp_path: Path) -> None:
+    points, keys = load_points(zhb)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "scenario.toml").write_text((points[0].folder / "scenario.toml").read_text())
+    gone = [Point(points[0].row, bare, points[0].params), points[2]]
+    for quantity in ("hot_queue", "aggregate", "hot_port"):
+        (ax,) = TimeFigure("q", "t", quantity).build(gone, keys, label_value).axes
+        empty, drawn = ax.get_lines()
+        assert len(empty.get_xdata()) == len(empty.get_ydata()) == 0 and len(drawn.get_xdata()) > 0
+        assert len(ax.patches) == 1  # the hotspot, from the first point's scenario
 
 
 def test_another_seed_and_the_throughputs(zhb: Path) -> None:
@@ -230,6 +245,8 @@ def test_many_curves_share_a_colour_scale_and_a_two_column_legend(zhb: Path) -> 
     many = [Point(p.row, p.folder, {**p.params, "cm.gd": f"{i}*gd0"}) for i, p in enumerate(seed1 * 2)]
     (ax,) = TimeFigure("q", "eight", "hot_queue").build(many, keys, label_value).axes
     assert ax.get_legend()._ncols == 2 and len(ax.get_lines()) == 8
+    (ax,) = TimeFigure("q", "seven", "hot_queue").build(many[:7], keys, label_value).axes
+    assert ax.get_legend()._ncols == 1 and len(ax.get_lines()) == 7
 
 
 # --- a metric against a swept key -----------------------------------------------------------
@@ -301,6 +318,10 @@ def test_per_flow_bars_with_each_flows_max_min_share(kd: Path) -> None:
     assert set(fair) == set(flows) and all(v == pytest.approx(2.5) for v in fair.values())
     for (x0, y0), (x1, y1) in segments:
         assert y0 == y1 == pytest.approx(2.5) and x1 - x0 == pytest.approx(width)
+    # each segment over its bar: flow by flow, point by point
+    centres = [(x0 + x1) / 2 for (x0, _y0), (x1, _y1) in segments]
+    assert centres == pytest.approx([j + (i - 1.5) * width for j in range(2) for i in range(4)])
+    assert ax.get_legend()._ncols == 4 and fig.dpi == 100
     assert [c.get_label() for c in ax.collections].count("max-min fair share") == 1
     assert all(c.get_linestyle()[0][1] is not None for c in ax.collections)  # dashed
     assert [t.get_text() for t in ax.get_xticklabels()] == ["loop delay = 8 us", "loop delay = 100 us"]
@@ -317,6 +338,10 @@ def test_per_node_bars_sum_the_shares_of_the_flows_into_a_node(kd: Path) -> None
     # only EP4 receives: its reference is the four shares summed, 10 Gb/s
     segments = [s for c in ax.collections for s in c.get_segments()]
     assert len(segments) == 2 and all(y0 == pytest.approx(10.0) for (_x0, y0), _ in segments)
+    from cnsim.fairness import fair_shares
+
+    shares = fair_shares(Result.load(points[0].folder).scenario.resolved)
+    assert segments[0][0][1] == sum(v / 1e9 for v in shares.values())  # summed in Gb/s, as drawn
 
 
 def test_the_proportional_share_is_dotted_beside_the_max_min_one(kd: Path) -> None:
@@ -329,6 +354,11 @@ def test_the_proportional_share_is_dotted_beside_the_max_min_one(kd: Path) -> No
     assert styles["max-min fair share"] != styles["proportional share"]
     # four equal flows on one link: both references are a quarter of it
     assert all(y0 == pytest.approx(2.5) for c in ax.collections for (_x0, y0), _ in c.get_segments())
+    from cnsim.fairness import proportional_shares
+
+    prop = proportional_shares(Result.load(points[0].folder).scenario.resolved)
+    dotted = [c for c in ax.collections if c.get_linestyle()[0] == styles["proportional share"]]
+    assert [c.get_segments()[0][0][1] for c in dotted[:4]] == [prop[("EP%d" % i, "EP4")] / 1e9 for i in range(4)]
 
 
 def test_flows_without_a_result_or_without_columns(kd: Path, tmp_path: Path) -> None:

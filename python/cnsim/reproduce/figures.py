@@ -281,8 +281,10 @@ class MetricFigure:
 
 
 def _natural(name: str) -> list[Any]:
-    """Sort key: "2->1" before "10->1", "H2" before "H10"."""
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name)]
+    """Sort key: "2->1" before "10->1", "H2" before "H10". Splitting on a captured group puts the
+    runs of digits at the odd places of every name's list, so two keys compare text with text
+    and numbers with numbers."""
+    return [int(t) if i % 2 else t for i, t in enumerate(re.split(r"(\d+)", name))]
 
 
 def _num(value: Any) -> float:
