@@ -1,0 +1,322 @@
+"""The command line's parts (cnsim.cli), one by one: how each failure maps to an exit status and a
+line, the progress bars a terminal gets, the run's summary table, the checks of the benchmark
+options and output file, the folders a sweep, check or reproduction resumes, and the messages of
+an interrupted command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import cnsim
+import pytest
+import typer
+from cnsim.cli import (
+    Terminated,
+    _bench_out,
+    _bench_rounds,
+    _bench_scale,
+    _check_folder_refusal,
+    _executor_options,
+    _guard,
+    _is_run_id,
+    _progress_bar,
+    _reproduce_folder_refusal,
+    _scale_sizes,
+    _stopped,
+    _summary_table,
+    _sweep_out,
+    _sweep_progress,
+    _visible,
+    _write_bench_json,
+    app,
+)
+from cnsim.errors import EngineError, ScenarioError
+from cnsim.reproduce import get_deck
+from cnsim.runner import EngineMissing
+from cnsim.sweep import SweepSpec
+from typer.testing import CliRunner
+
+pytest.importorskip("cnsim._core")
+
+runner = CliRunner()
+
+
+def exit_of(error: BaseException, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exit status and the stderr of ``error`` raised inside the guard."""
+    with pytest.raises(typer.Exit) as caught, _guard():
+        raise error
+    return caught.value.exit_code, capsys.readouterr().err
+
+
+# --- failures to exit statuses --------------------------------------------------------------
+
+
+def test_each_failure_has_its_exit_status_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_of(ScenarioError("cm.gd: bad"), capsys) == (2, "cm.gd: bad\n")
+    assert exit_of(EngineMissing("no engine; build it"), capsys) == (1, "cnsim: no engine; build it\n")
+    assert exit_of(BrokenPipeError(), capsys) == (0, "")  # the reader of `cnsim show | head` left
+    missing = FileNotFoundError(2, "No such file or directory", "/no/such/file")
+    assert exit_of(missing, capsys) == (2, "cnsim: I/O error /no/such/file: No such file or directory\n")
+    assert exit_of(OSError("the disk said no"), capsys) == (2, "cnsim: I/O error: the disk said no\n")
+    code, err = exit_of(EngineError("queue underflow"), capsys)
+    assert code == 70 and err.startswith("cnsim: internal error: queue underflow. This is a bug in cnsim")
+    assert exit_of(KeyboardInterrupt(), capsys) == (130, "cnsim: interrupted; the run was stopped and nothing was written.\n")
+    assert exit_of(Terminated(), capsys) == (143, "cnsim: terminated (SIGTERM); the run was stopped and nothing was written.\n")
+    with _guard():  # nothing raised, nothing said
+        pass
+    assert capsys.readouterr() == ("", "")
+
+
+def test_an_interrupted_command_names_its_folder_only_when_it_wrote_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()  # made, nothing in it yet
+    _stopped(KeyboardInterrupt(), folder, "cnsim check kd")
+    assert capsys.readouterr().err == "cnsim: interrupted; nothing was written.\n"
+    (folder / "runs").mkdir()
+    _stopped(Terminated(), folder, "cnsim check kd")
+    assert capsys.readouterr().err == (f"cnsim: terminated (SIGTERM); completed runs are kept in {folder}. "
+                                       f"Resume with: cnsim check kd --out {folder}\n")
+
+
+def test_executor_options_are_checked_before_anything_is_planned() -> None:
+    for executor, workers in (("local", None), ("process", 1), ("dask", 2)):
+        _executor_options(executor, workers, None)
+    with pytest.raises(ScenarioError, match=r"^--executor: 'threads' is not an executor; allowed: local, process, dask$"):
+        _executor_options("threads", None, None)
+    with pytest.raises(ScenarioError, match=r"^--workers: must be at least 1 \(given 0\)$"):
+        _executor_options("local", 0, None)
+    with pytest.raises(ScenarioError, match="--scheduler ' ': an empty value"):
+        _executor_options("dask", None, " ")
+
+
+# --- progress bars ----------------------------------------------------------------------------
+
+
+def test_a_runs_progress_bar_only_on_a_terminal_and_in_simulated_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _progress_bar(10**12, quiet=True) == (None, None)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    assert _progress_bar(10**12, quiet=False) == (None, None)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert _progress_bar(10**12, quiet=True) == (None, None)
+    bar, update = _progress_bar(250 * 10**9, quiet=False)
+    (task,) = bar.tasks
+    assert task.total == 0.25 and task.completed == 0
+    update(125 * 10**9, 250 * 10**9)
+    assert task.completed == 0.125
+
+
+def test_a_sweeps_progress_bar_counts_runs_and_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _sweep_progress(True, "s") == (None, None)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    assert _sweep_progress(False, "s") == (None, None)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    bar, factory = _sweep_progress(False, "the label")
+    first = factory("study-a", 0)
+    factory("", 0)  # no name: the command's label
+    assert [t.description for t in bar.tasks] == ["study-a", "the label"]
+    assert bar.tasks[0].total is None
+    first(3, 10, 0)
+    assert (bar.tasks[0].completed, bar.tasks[0].total, bar.tasks[0].fields["failed"]) == (3, 10, "")
+    first(5, 10, 2)
+    assert (bar.tasks[0].completed, bar.tasks[0].fields["failed"]) == (5, "2 failed")
+
+
+# --- the run's summary table ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kd_run() -> cnsim.Result:
+    return cnsim.run("kd-symmetric-single-hs", duration="20ms", set={"metrics.window": ["5ms", "20ms"]})
+
+
+def rows(table: Any) -> dict[str, str]:
+    return dict(zip(table.columns[0]._cells, table.columns[1]._cells, strict=True))
+
+
+def test_the_run_table_shows_the_window_the_headline_and_the_folder(kd_run: cnsim.Result) -> None:
+    table = _summary_table(kd_run, Path("results/x"))
+    assert table.title == "kd-symmetric-single-hs — scheme none, seed 1"
+    shown = rows(table)
+    assert list(shown) == ["window", "aggregate (Gb/s)", "hot port (Gb/s), S1/EP4", "hot queue mean (KB)", "drops (frames)",
+                           "paused fraction", "Jain (vs max-min)", "wall time", "results"]
+    from cnsim.labels import fmt
+
+    s = kd_run.summary
+    assert shown["window"] == "[0.005, 0.02] s"
+    assert shown["hot queue mean (KB)"] == fmt(s["queue_bytes"]["hot"]["mean"] / 1000)
+    assert shown["drops (frames)"] == fmt(s["drops"]["frames"])
+    assert shown["Jain (vs max-min)"] == fmt(s["fairness"]["jain"])
+    assert shown["wall time"] == f"{fmt(kd_run.manifest['wall_s'])} s" and shown["results"] == "results/x"
+
+
+def test_the_run_table_leaves_out_what_a_run_does_not_have(kd_run: cnsim.Result) -> None:
+    summary = {**kd_run.summary, "window_s": [0.0], "fairness": {"jain": None},
+               "deadlock": {"time_s": 0.0125, "cycle": ["S1/EP0", "S2/EP1", "S1/EP0"]}}
+    shown = rows(_summary_table(cnsim.Result(kd_run.scenario, summary, manifest=kd_run.manifest), None))
+    assert "window" not in shown and "Jain (vs max-min)" not in shown and "results" not in shown
+    assert shown["PAUSE deadlock"] == "at 0.0125 s: S1/EP0 -> S2/EP1 -> S1/EP0"
+    assert shown["paused fraction"] == "0"  # a metric that is 0 is shown, not left out
+    del summary["window_s"]
+    summary["deadlock"] = None
+    shown = rows(_summary_table(cnsim.Result(kd_run.scenario, summary, manifest=kd_run.manifest), None))
+    assert "window" not in shown and "PAUSE deadlock" not in shown
+
+
+# --- the benchmark's options and file -------------------------------------------------------
+
+
+def test_the_benchmarks_file_must_be_a_writable_file_path(tmp_path: Path) -> None:
+    _bench_out(tmp_path / "new.json")
+    (tmp_path / "old.json").write_text("{}")
+    _bench_out(tmp_path / "old.json")  # a file is replaced
+    with pytest.raises(ScenarioError, match=r"^--out '\.' \(or an empty value\): names a folder"):
+        _bench_out(Path("."))
+    with pytest.raises(ScenarioError, match="is a folder; give the path of a JSON file"):
+        _bench_out(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ScenarioError, match="pipe: exists and is not a regular file"):
+        _bench_out(tmp_path / "pipe")
+    with pytest.raises(ScenarioError, match="the folder .*missing does not exist"):
+        _bench_out(tmp_path / "missing" / "b.json")
+    with pytest.raises(ScenarioError, match="cannot write into /proc"):
+        _bench_out(Path("/proc/b.json"))
+
+
+def test_scale_sizes_are_buildable_host_counts_given_once() -> None:
+    from cnsim.bench import MAX_HOSTS, SIZES
+
+    assert _scale_sizes(None) == SIZES == (16, 128, 512, 2048)
+    assert _scale_sizes("2,128,512") == (2, 128, 512)
+    with pytest.raises(ScenarioError, match="host count 1 is out of range; allowed: 2 to"):
+        _scale_sizes("1")
+    assert _scale_sizes("128") == (128,)
+    with pytest.raises(ScenarioError, match=f"host count {MAX_HOSTS + 1} is out of range"):
+        _scale_sizes(f"16,{MAX_HOSTS + 1}")
+    with pytest.raises(ScenarioError, match="expected host counts separated by commas"):
+        _scale_sizes("16;128")
+    with pytest.raises(ScenarioError, match=r"above that 2·k² \(512, 2048, 8192, \.\.\.\)"):
+        _scale_sizes("300")
+    with pytest.raises(ScenarioError, match="a size is repeated"):
+        _scale_sizes("16,16")
+    with pytest.raises(ScenarioError, match="an empty value"):
+        _scale_sizes("")
+
+
+def test_rounds_from_one_to_a_hundred() -> None:
+    _bench_rounds(1)
+    _bench_rounds(100)
+    for bad in (0, 101):
+        with pytest.raises(ScenarioError, match=rf"^--rounds {bad}: a whole number of rounds from 1 to 100$"):
+            _bench_rounds(bad)
+
+
+def test_the_scale_benchmarks_table_and_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "scale.json"
+    for bad in (999.0, 1.0001e10):
+        with pytest.raises(ScenarioError, match=re.escape(f"--events {bad:g}: about how many events per size; allowed: 1e3 to 1e10")):
+            _bench_scale("16", bad, out)
+    _bench_scale("16", 1e3, out)
+    text = capsys.readouterr().out
+    assert "scale benchmark: ~1e+03 events per size" in text and "median" not in text and "rounds" not in text
+    doc = json.loads(out.read_text())
+    assert doc["events_target"] == 1e3 and doc["rounds"] == 1 and [p["hosts"] for p in doc["sizes"]] == [16]
+    assert out.read_text().endswith("}\n") and sorted(p.name for p in tmp_path.iterdir()) == ["scale.json"]
+    _bench_scale("16,2", 2e3, out, rounds=2)
+    text = capsys.readouterr().out
+    assert "~2e+03 events per size, median of 2 interleaved rounds" in text and "M ev/s rounds" in text
+    doc = json.loads(out.read_text())
+    assert doc["rounds"] == 2 and [len(p["events_per_s_rounds"]) for p in doc["sizes"]] == [2, 2]
+
+
+def test_the_scale_benchmarks_default_event_count(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    res = runner.invoke(app, ["bench", "--scale", "--sizes", "16", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["events_target"] == 3e6
+
+
+def test_a_benchmark_file_is_written_whole_or_not_at_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "b.json"
+    _write_bench_json(out, {"a": [1, 2]})
+    assert out.read_text() == '{\n  "a": [\n    1,\n    2\n  ]\n}\n' and capsys.readouterr().out == f"results: {out}\n"
+    (tmp_path / "taken").mkdir()  # renaming over a folder fails: the partial file goes
+    with pytest.raises(OSError):
+        _write_bench_json(tmp_path / "taken", {"a": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "taken"]
+
+
+# --- the folders commands resume ------------------------------------------------------------
+
+
+def test_a_run_id_is_sixteen_lowercase_hex_digits() -> None:
+    assert _is_run_id("0123456789abcdef")
+    for name in ("0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg"):
+        assert not _is_run_id(name)
+
+
+def test_hidden_names_are_an_interrupted_commands_temporary_files(tmp_path: Path) -> None:
+    for name in ("a", ".partial", "b"):
+        (tmp_path / name).write_text("")
+    assert _visible(tmp_path) == {"a", "b"}
+
+
+def test_a_checks_folder_is_one_with_checks_json_or_only_run_folders(tmp_path: Path) -> None:
+    (tmp_path / "runs" / "0123456789abcdef").mkdir(parents=True)
+    assert _check_folder_refusal(tmp_path) is None  # interrupted before checks.json
+    (tmp_path / "runs" / "notes").mkdir()
+    assert _check_folder_refusal(tmp_path) == "it holds no checks.json and no run folders of a check"
+    (tmp_path / "checks.json").write_text("{}")
+    assert _check_folder_refusal(tmp_path) is None
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).write_text("")
+    assert _check_folder_refusal(tmp_path) == "it holds files that `cnsim check` does not write (a, b, c, ...)"
+    for name in ("b", "c", "d"):
+        (tmp_path / name).unlink()
+    assert _check_folder_refusal(tmp_path) == "it holds files that `cnsim check` does not write (a)"
+    empty = tmp_path / "e"
+    (empty / "runs").mkdir(parents=True)
+    assert _check_folder_refusal(empty) is None  # an empty runs folder: nothing but its own
+
+
+def test_a_reproductions_folder_is_its_own_decks(tmp_path: Path) -> None:
+    kd = get_deck("kd")
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds no deck.json and no study of the deck"
+    (tmp_path / "kd-qeq150-delay").mkdir()
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds no deck.json and no study of the deck"
+    (tmp_path / "kd-qeq150-delay" / "sweep.json").write_text("{}")
+    assert _reproduce_folder_refusal(tmp_path, kd, False) is None  # interrupted in its first study
+    (tmp_path / "deck.json").write_text(json.dumps({"deck": "kd", "quick": True}))
+    assert _reproduce_folder_refusal(tmp_path, kd, True) is None
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds the output of `cnsim reproduce kd --quick`, not of `cnsim reproduce kd`"
+    (tmp_path / "deck.json").write_text(json.dumps({"deck": "zhb"}))
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds the output of `cnsim reproduce zhb`, not of `cnsim reproduce kd`"
+    (tmp_path / "deck.json").write_text("[]")
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "its deck.json does not read back"
+    (tmp_path / "notes.txt").write_text("")
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds files that `cnsim reproduce kd` does not write (notes.txt)"
+
+
+def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = SweepSpec("mine", "kd-symmetric-single-hs", axes={"links.delay": ["4us"]})
+    monkeypatch.chdir(tmp_path)
+    new = _sweep_out(None, spec)
+    assert new.parent == Path("results") and new.name.startswith("mine-") and not new.exists()
+    given = tmp_path / "given"
+    assert _sweep_out(given, spec) == given  # new
+    given.mkdir()
+    assert _sweep_out(given, spec) == given  # empty
+    (given / "x").write_text("")
+    with pytest.raises(ScenarioError, match=r"the folder is not empty and holds no sweep \(sweep.json\)"):
+        _sweep_out(given, spec)
+    (given / "sweep.json").write_text(json.dumps({"spec": {**spec.to_dict(), "seeds": [1, 2]}}))
+    with pytest.raises(ScenarioError, match=r"holds another sweep \('mine', or the same name with other settings\) than 'mine'"):
+        _sweep_out(given, spec)
+    (given / "sweep.json").write_text(json.dumps({"spec": spec.to_dict()}))
+    assert _sweep_out(given, spec) == given
+    (given / "sweep.json").write_text(json.dumps({"spec": ["not", "a", "spec"]}))
+    with pytest.raises(ScenarioError, match=r"holds another sweep \(None, or"):
+        _sweep_out(given, spec)
