@@ -238,7 +238,6 @@ def reproduce(
     finally:
         if own:
             executor.close()
-    doc["wall_s"] = time.perf_counter() - started
     _write_deck(out, doc, started)
     build(out)
     write_deck_report(out)
@@ -246,6 +245,7 @@ def reproduce(
 
 
 def _write_deck(out: Path, doc: dict[str, Any], started: float) -> None:
+    """deck.json as it stands, with the wall time so far (rewritten after each study)."""
     doc["wall_s"] = time.perf_counter() - started
     (out / "deck.json").write_text(dump_json(doc), encoding="utf-8")
 
