@@ -372,6 +372,12 @@ def test_flows_without_a_result_or_without_columns(kd: Path, tmp_path: Path) -> 
     assert FlowFigure("f", "none").build(bare, keys, kd_label) is None
     empty = [Point({**p.row, **{k: None for k in p.row if "per_flow" in k}}, p.folder, p.params) for p in points]
     assert FlowFigure("f", "none").build(empty, keys, kd_label) is None
+    # a flow only the second point recorded gets its bar there, and a gap at the first
+    fewer = [Point({**points[0].row, "throughput_gbps.per_flow.EP3->EP4": None}, points[0].folder, points[0].params), points[1]]
+    (ax,) = FlowFigure("f", "some").build(fewer, keys, kd_label).axes
+    assert [c.get_label() for c in ax.containers] == ["EP0->EP4", "EP1->EP4", "EP2->EP4", "EP3->EP4"]
+    gap, bar = ax.containers[3]
+    assert np.isnan(gap.get_height()) and bar.get_height() == points[1].row["throughput_gbps.per_flow.EP3->EP4"]
     # many points widen the figure
     assert tuple(FlowFigure("f", "wide").build(points * 4, keys, kd_label).get_size_inches())[0] == pytest.approx(1.2 * 8 + 2)
 

@@ -318,7 +318,9 @@ class FlowFigure:
         if not pts:
             return None
         column = "throughput_gbps.per_node." if self.nodes else "throughput_gbps.per_flow."
-        flows = sorted((c.removeprefix(column) for c in pts[0].row if c.startswith(column) and pts[0].row.get(c) is not None),
+        # every flow any point recorded (a sweep's table holds the union of its runs' columns, None
+        # where a run has no such flow: a swept node count changes the flows)
+        flows = sorted({c.removeprefix(column) for p in pts for c, v in p.row.items() if c.startswith(column) and v is not None},
                        key=_natural)
         if not flows:
             return None
