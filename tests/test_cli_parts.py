@@ -115,8 +115,8 @@ def test_a_sweeps_progress_bar_counts_runs_and_failures(monkeypatch: pytest.Monk
     assert _sweep_progress(False, "s") == (None, None)
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     bar, factory = _sweep_progress(False, "the label")
-    first = factory("study-a", 0)
-    factory("", 0)  # no name: the command's label
+    first = factory("study-a")
+    factory("")  # no name: the command's label
     assert [t.description for t in bar.tasks] == ["study-a", "the label"]
     assert bar.tasks[0].total is None
     first(3, 10, 0)

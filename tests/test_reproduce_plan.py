@@ -5,6 +5,8 @@ anything runs, a small deck run end to end, and the report page read back sectio
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from cnsim.reproduce import (
 )
 from cnsim.reproduce.figures import SummaryTable, TimeFigure
 from cnsim.reproduce.kd import kd_label
-from cnsim.sweep import SweepSpec, count_runs, load_spec
+from cnsim.sweep import SweepSpec, count_runs, load_spec, run_sweep
 
 pytest.importorskip("cnsim._core")
 
@@ -148,28 +150,32 @@ SMALL = Deck(
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], list[tuple[str, int]], LocalExecutor]:
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], list[str], LocalExecutor]:
     """SMALL reproduced with --quick and without checks, on an executor the caller keeps."""
     out = tmp_path_factory.mktemp("deck")
-    calls: list[tuple[str, int]] = []
+    calls: list[str] = []
 
-    def progress(name: str, total: int) -> Any:
-        calls.append((name, total))
+    def progress(name: str) -> Any:
+        calls.append(name)
         return lambda done, total, failed: None
 
     executor = LocalExecutor(1)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(reproduce_module, "get_deck", lambda name: SMALL)
+        started = time.perf_counter()
         doc = reproduce("kd", out, quick=True, executor=executor, progress=progress, checks=False)
+        doc["test_elapsed_s"] = time.perf_counter() - started
     return out, doc, calls, executor
 
 
 def test_a_reproduction_runs_its_studies_and_writes_deck_json(small: Any) -> None:
     out, doc, calls, executor = small
+    elapsed = doc.pop("test_elapsed_s")
     assert json.loads((out / "deck.json").read_text()) == json.loads(json.dumps(doc))
+    assert 0 < doc["studies"][0]["wall_s"] < doc["wall_s"] < elapsed
     assert {k: doc[k] for k in ("deck", "title", "source", "quick", "notes", "executor")} == {
         "deck": "kd", "title": "a small deck", "source": "the test", "quick": True, "notes": ["a note"], "executor": "local (1 thread)"}
-    assert "checks" not in doc and doc["wall_s"] > 0
+    assert "checks" not in doc
     ran, pending = doc["studies"]
     assert (ran["status"], ran["runs"], ran["failed"], ran["reason"], ran["text"]) == ("done", 2, [], "", "two loop delays")
     assert ran["spec"]["axes"] == {"links.delay": ["4us", "50us"]} and ran["spec"]["set"]["duration"] == "20ms"
@@ -179,11 +185,43 @@ def test_a_reproduction_runs_its_studies_and_writes_deck_json(small: Any) -> Non
     assert [r[:2] for r in table["rows"]] == [["8 us", "1"], ["100 us", "1"]]
     assert pending == {"sweep": "not-yet", "title": "a later study", "text": "", "status": "pending",
                        "reason": "the sweep spec not-yet is not shipped yet", "figures": [], "tables": []}
-    assert calls == [("kd-qeq150-delay", 0)]  # a study that runs gets a progress bar, a pending one none
+    assert calls == ["kd-qeq150-delay"]  # a study that runs gets a progress bar, a pending one none
     assert (out / "catalog.duckdb").is_file() and (out / "report.html").is_file()
     # the executor given is the caller's: still open, it runs more work
-    assert list(executor.map_runs([])) == []
+    spec = SweepSpec("after", "kd-symmetric-single-hs", set={"duration": "2ms"})
+    assert not run_sweep(spec, out / "after", executor=executor, catalog=False).failed
     executor.close()
+
+
+def test_a_reproduction_makes_its_own_executor_and_closes_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deck = Deck("kd", "t", "s", [Study("kd-qeq150-delay", "one", quick_axes={"links.delay": ["4us"]})],
+                quick_set={"duration": "5ms", "metrics.window": ["0ms", "5ms"]})
+    monkeypatch.setattr(reproduce_module, "get_deck", lambda name: deck)
+    doc = reproduce("kd", tmp_path, quick=True, workers=1, checks=False)
+    assert doc["executor"] == "local (1 thread)" and doc["studies"][0]["runs"] == 1
+    assert not [t for t in threading.enumerate() if t.name.startswith("cnsim-run")]  # its workers are gone
+
+
+def test_a_study_whose_every_run_failed_is_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs made to fail (by the run's scheme) in one study entirely and in another in part."""
+    import cnsim.runner
+
+    real_run = cnsim.runner.run
+
+    def flaky(scen: Any, *args: Any, **kwargs: Any) -> Any:
+        if scen.resolved.doc.links.delay > 10**7:  # links longer than 10 us
+            raise RuntimeError("injected failure")
+        return real_run(scen, *args, **kwargs)
+
+    monkeypatch.setattr(cnsim.runner, "run", flaky)
+    deck = Deck("kd", "t", "s", [Study("kd-qeq150-delay", "all fail", quick_axes={"links.delay": ["50us", "100us"]}),
+                                 Study("kd-qeq24-delay", "one fails", quick_axes={"links.delay": ["4us", "50us"]})],
+                quick_set={"duration": "5ms", "metrics.window": ["0ms", "5ms"]})
+    monkeypatch.setattr(reproduce_module, "get_deck", lambda name: deck)
+    doc = reproduce("kd", tmp_path, quick=True, workers=1, checks=False)
+    every, some = doc["studies"]
+    assert (every["status"], len(every["failed"]), some["status"], len(some["failed"])) == ("failed", 2, "done", 1)
+    assert all("injected failure" in error for _run, error in every["failed"] + some["failed"])
 
 
 def test_the_report_page_shows_the_overview_and_each_study(small: Any) -> None:
@@ -221,7 +259,9 @@ def test_a_report_of_failed_runs_missing_figures_and_checks(tmp_path: Path) -> N
            "studies": [{"sweep": "s1", "title": "one", "status": "failed", "runs": 2, "wall_s": 3.0, "reason": "",
                         "failed": [["r1", "boom"], ["r2", "bang"]], "figures": [{"file": "s1/gone.png", "title": "g"}],
                         "tables": [{"title": "tab", "columns": ["a", "b", "c"], "rows": [["1", "2", "3"]], "keys": 2}]},
-                       {"sweep": "s2", "title": "two", "status": "done", "runs": 1, "wall_s": 1.0, "failed": [["r3", "x"]]}]}
+                       {"sweep": "s2", "title": "two", "status": "done", "runs": 1, "wall_s": 1.0, "failed": [["r3", "x"]]},
+                       {"sweep": "s3", "title": "three", "status": "done", "runs": 4, "spec": {"name": "s3", "axes": {"k": [1]}},
+                        "tables": [{"title": "no keys", "columns": ["a"], "rows": [["1"]]}]}]}
     (tmp_path / "deck.json").write_text(json.dumps(doc))
     checks = {"decks": ["kd"], "seeds": 1, "runs": 0, "wall_s": 0, "tally": {"kd": {"pass": 1, "total": 1}},
               "checks": [{"id": "T-K01", "deck": "kd", "class": "A", "verdict": "pass", "claim": "c", "expected": "e",
@@ -230,18 +270,22 @@ def test_a_report_of_failed_runs_missing_figures_and_checks(tmp_path: Path) -> N
     (tmp_path / "checks" / "checks.json").write_text(json.dumps(checks))
     page = deck_page(tmp_path)
     assert page.title == "cnsim reproduce kd — t"
-    assert page.subtitle == ["", "1 of 2 studies run · 3 runs · 12.5 s wall · executor x"]
+    assert page.subtitle == ["", "2 of 3 studies run · 7 runs · 12.5 s wall · executor x"]
     overview = page.sections[0]
-    assert [r[5] for r in overview.tables[0].rows] == ["2 failed runs", "1 failed runs"]
+    assert [r[5] for r in overview.tables[0].rows] == ["2 failed runs", "1 failed runs", ""]
     checks_part = [s.title for s in checks_sections(tmp_path / "checks", checks)]
-    assert [s.title for s in page.sections[1:-2]] == checks_part == ["Checks: tally", "Checks: kd"]
-    one, two = page.sections[-2:]
+    assert [s.title for s in page.sections[1:-3]] == checks_part == ["Checks: tally", "Checks: kd"]
+    one, two, three = page.sections[-3:]
     assert one.status == "failed" and one.text == ["run r1 failed: boom", "run r2 failed: bang"]
     assert not one.figures  # a figure whose file is gone is left out
     (table,) = one.tables
     assert table.text_columns == [0, 1] and table.rows == [["1", "2", "3"]]
     assert not one.blocks  # no spec recorded, no run folder
     assert two.text == ["run r3 failed: x"] and not two.tables
+    (table,) = three.tables
+    assert table.text_columns == []  # no swept keys recorded: every column is a number
+    (block,) = three.blocks
+    assert block.text == '{\n  "name": "s3",\n  "axes": {\n    "k": [\n      1\n    ]\n  }\n}'
 
 
 def test_the_first_runs_scenario_only_when_it_can_be_read(tmp_path: Path) -> None:

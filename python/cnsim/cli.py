@@ -545,7 +545,7 @@ def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
         TextColumn("{task.fields[failed]}"),
     )
 
-    def factory(name: str, _total: int) -> Any:
+    def factory(name: str) -> Any:
         task = bar.add_task(name or label, total=None, failed="")
 
         def update(done: int, total: int, failed: int) -> None:
@@ -677,7 +677,7 @@ def sweep(
         try:
             if bar is not None:
                 with bar:
-                    result = run_sweep(parsed, folder, executor=pool, plots=plots, progress=factory(parsed.name, 0), tasks=tasks)
+                    result = run_sweep(parsed, folder, executor=pool, plots=plots, progress=factory(parsed.name), tasks=tasks)
             else:
                 result = run_sweep(parsed, folder, executor=pool, plots=plots, tasks=tasks)
         except KeyboardInterrupt as err:
@@ -797,7 +797,7 @@ def check(
             if bar is not None:
                 with bar:
                     doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only,
-                                     progress=factory(f"check {deck}", 0), planned=planned)
+                                     progress=factory(f"check {deck}"), planned=planned)
             else:
                 doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only, planned=planned)
         except KeyboardInterrupt as err:

@@ -120,7 +120,8 @@ def study_status(study: Study) -> tuple[SweepSpec | None, str]:
         raise
 
 
-ProgressFactory = Callable[[str, int], Callable[[int, int, int], None]]
+#: a progress bar's maker: ``factory(name)`` gives the hook a sweep calls with (done, total, failed)
+ProgressFactory = Callable[[str], Callable[[int, int, int], None]]
 
 
 @dataclass
@@ -221,7 +222,7 @@ def reproduce(
                 continue
             entry["spec"] = spec.to_dict()
             t0 = time.perf_counter()
-            hook = progress(study.sweep, 0) if progress is not None else None
+            hook = progress(study.sweep) if progress is not None else None
             result = run_sweep(spec, out / study.sweep, executor=executor, progress=hook, catalog=False)
             entry["wall_s"] = time.perf_counter() - t0
             entry["runs"] = result.total
@@ -232,7 +233,7 @@ def reproduce(
         if planned.checks:
             from ..check import run_checks
 
-            hook = progress("checks", 0) if progress is not None else None
+            hook = progress("checks") if progress is not None else None
             judged = run_checks([deck.name], out / "checks", quick=quick, executor=executor, progress=hook, catalog=False)
             doc["checks"] = judged["tally"].get(deck.name, {})
     finally:
