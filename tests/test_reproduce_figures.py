@@ -28,6 +28,8 @@ from cnsim.reproduce.figures import (
     _seconds,
     label_value,
     load_points,
+    scheme_label,
+    switch_label,
 )
 from cnsim.reproduce.kd import kd_label
 from cnsim.sweep import SweepSpec, run_sweep
@@ -106,6 +108,41 @@ def test_the_kd_deck_labels_the_loop_delay() -> None:
     assert kd_label("links.delay", "250us") == "loop delay = 500 us"
     assert kd_label("links.delay", "") == kd_label("links.delay", None) == "loop delay ="
     assert kd_label("cm.w", 8) == "W = 8"
+
+
+def test_each_deck_names_schemes_switches_and_delays_its_own_way() -> None:
+    from cnsim.reproduce.e2cm import e2cm_label
+    from cnsim.reproduce.eval import eval_label
+    from cnsim.reproduce.modern import modern_label
+    from cnsim.reproduce.qcnp import qcnp_label
+
+    assert scheme_label({"bcn": "ECM"}, "bcn") == "ECM" and scheme_label({}, "qcn-plus") == "QCN-PLUS"
+    assert scheme_label({}, "") == scheme_label({}, None) == "scheme ="
+    assert switch_label("PAUSE", True) == "PAUSE on" and switch_label("PAUSE", False) == "PAUSE off"
+    assert switch_label("EFR", "") == switch_label("EFR", None) == "EFR ="
+    # S1 calls BCN "ECM-Q" and the one-way link delay "RTT"
+    assert [qcnp_label("cm.scheme", s) for s in ("none", "bcn", "qcn", "qcn-sonar", "qcn-plus", "dcqcn", "")] == [
+        "no CM", "ECM-Q", "QCN", "QCN-SONAR", "QCN+", "DCQCN", "scheme ="]
+    assert [qcnp_label("links.delay", d) for d in ("2us", "250us", "1ms", 5e-6, "")] == [
+        "RTT = 2 us", "RTT = 250 us", "RTT = 1 ms", "RTT = 5 us", "RTT ="]
+    assert qcnp_label("links.delay", "999us") == "RTT = 999 us"
+    assert [qcnp_label("switch.pause", v) for v in (True, False, None)] == ["PAUSE on", "PAUSE off", "PAUSE ="]
+    assert [qcnp_label("switch.memory_per_port", v) for v in ("150KB", "")] == ["M = 150KB", "M ="]
+    assert [qcnp_label("cm.bcn00", v) for v in (True, False, None)] == ["with (0,0)", "without (0,0)", "(0,0) ="]
+    assert qcnp_label("cm.gd", "gd0") == "Gd = Gd0"
+    # S3: ECM and E2CM, Bernoulli and bursty traffic by their mean sizes
+    assert [e2cm_label("cm.scheme", s) for s in ("none", "bcn", "e2cm", "qcn")] == ["no CM", "ECM", "E2CM", "QCN"]
+    assert [e2cm_label("traffic.mean_size", v) for v in ("1500B", "60000B", "9000B", "")] == [
+        "Bernoulli", "Bursty", "mean 9000B", "traffic ="]
+    assert e2cm_label("switch.pause", True) == "PAUSE on" and e2cm_label("cm.w", 2) == "W = 2"
+    # S4: QCN-2pt and -3pt, EFR
+    assert [eval_label("cm.scheme", s) for s in ("none", "bcn", "qcn", "qcn3pt", "")] == [
+        "no CM", "ECM", "QCN-2pt", "QCN-3pt", "scheme ="]
+    assert [eval_label("cm.efr", v) for v in (True, False, "")] == ["EFR on", "EFR off", "EFR ="]
+    assert eval_label("switch.pause", False) == "PAUSE off" and eval_label("traffic.load", 0.5) == "load = 0.5"
+    assert [modern_label("cm.scheme", s) for s in ("dcqcn-nic", "fecn", "bcn", "qcn-sonar", None)] == [
+        "DCQCN (NIC)", "FECN", "ECM", "QCN-SONAR", "scheme ="]
+    assert modern_label("switch.buffer", "shared") == "shared"
 
 
 def test_flow_names_sort_by_their_numbers_and_only_numbers_are_numbers() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import Deck, Study
-from .figures import FlowFigure, MetricFigure, Subset, SummaryTable, TimeFigure, label_value
+from .figures import FlowFigure, MetricFigure, Subset, SummaryTable, TimeFigure, label_value, scheme_label, switch_label
 
 _SCHEMES = {"none": "no CM", "bcn": "ECM", "e2cm": "E2CM"}
 _TRAFFIC = {"1500B": "Bernoulli", "60000B": "Bursty"}
@@ -24,13 +24,12 @@ _TRAFFIC = {"1500B": "Bernoulli", "60000B": "Bursty"}
 
 def e2cm_label(key: str, value: Any) -> str:
     """The deck's names: no CM / ECM / E2CM, PAUSE on/off, Bernoulli (mean 1,500 B) / Bursty (60,000 B)."""
-    empty = value in ("", None)
     if key == "cm.scheme":
-        return "scheme =" if empty else _SCHEMES.get(str(value), str(value).upper())
+        return scheme_label(_SCHEMES, value)
     if key == "switch.pause":
-        return "PAUSE =" if empty else ("PAUSE on" if value else "PAUSE off")
+        return switch_label("PAUSE", value)
     if key == "traffic.mean_size":
-        return "traffic =" if empty else _TRAFFIC.get(str(value), f"mean {value}")
+        return "traffic =" if value in ("", None) else _TRAFFIC.get(str(value), f"mean {value}")
     return label_value(key, value)
 
 

@@ -15,20 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import Deck, Study
-from .figures import MetricFigure, SummaryTable, TimeFigure, label_value
+from .figures import MetricFigure, SummaryTable, TimeFigure, label_value, scheme_label, switch_label
 
 _SCHEMES = {"none": "no CM", "bcn": "ECM", "qcn": "QCN-2pt", "qcn3pt": "QCN-3pt"}
+_SWITCHES = {"switch.pause": "PAUSE", "cm.efr": "EFR"}
 
 
 def eval_label(key: str, value: Any) -> str:
     """The deck's names: NOCM / ECM / QCN-2pt / QCN-3pt, PAUSE on/off, EFR on/off."""
-    empty = value in ("", None)
     if key == "cm.scheme":
-        return "scheme =" if empty else _SCHEMES.get(str(value), str(value).upper())
-    if key == "switch.pause":
-        return "PAUSE =" if empty else ("PAUSE on" if value else "PAUSE off")
-    if key == "cm.efr":
-        return "EFR =" if empty else ("EFR on" if value else "EFR off")
+        return scheme_label(_SCHEMES, value)
+    if key in _SWITCHES:
+        return switch_label(_SWITCHES[key], value)
     return label_value(key, value)
 
 

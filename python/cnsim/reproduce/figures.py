@@ -43,6 +43,8 @@ __all__ = [
     "Subset",
     "load_points",
     "label_value",
+    "scheme_label",
+    "switch_label",
     "METRICS",
 ]
 
@@ -81,6 +83,16 @@ def label_value(key: str, value: Any) -> str:
         text = str(value)
     name = _KEY_NAMES.get(key, key.split(".")[-1])
     return f"{name} = {text}" if name else text
+
+
+def scheme_label(names: dict[str, str], value: Any) -> str:
+    """A scheme by a deck's name for it (``names``), else upper case; "scheme =" for an axis title."""
+    return "scheme =" if value in ("", None) else names.get(str(value), str(value).upper())
+
+
+def switch_label(name: str, value: Any) -> str:
+    """A switch-like key (PAUSE, EFR …): ``"PAUSE on"`` / ``"PAUSE off"``; ``"PAUSE ="`` for an axis title."""
+    return f"{name} =" if value in ("", None) else f"{name} {'on' if value else 'off'}"
 
 
 @dataclass

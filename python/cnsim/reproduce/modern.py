@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import Deck, Study
-from .figures import FlowFigure, SummaryTable, TimeFigure, label_value
+from .figures import FlowFigure, SummaryTable, TimeFigure, label_value, scheme_label
 
 _SCHEMES = {"none": "no CM", "bcn": "ECM", "qcn": "QCN", "dcqcn": "DCQCN", "fecn": "FECN", "dcqcn-nic": "DCQCN (NIC)"}
 #: the schemes of each study's sweep beyond the default four (python/cnsim/sweeps/modern-*.toml)
@@ -25,7 +25,7 @@ _TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused"
 def modern_label(key: str, value: Any) -> str:
     """Scheme names as the literature writes them."""
     if key == "cm.scheme":
-        return "scheme =" if value in ("", None) else _SCHEMES.get(str(value), str(value).upper())
+        return scheme_label(_SCHEMES, value)
     return label_value(key, value)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..units import parse_time
 from . import Deck, Study
-from .figures import FlowFigure, MetricFigure, Subset, SummaryTable, TimeFigure, label_value
+from .figures import FlowFigure, MetricFigure, Subset, SummaryTable, TimeFigure, label_value, scheme_label, switch_label
 
 _SCHEMES = {"none": "no CM", "bcn": "ECM-Q", "qcn": "QCN", "qcn-sonar": "QCN-SONAR", "qcn-plus": "QCN+"}
 
@@ -33,11 +33,11 @@ def _us(value: Any) -> str:
 def qcnp_label(key: str, value: Any) -> str:
     """The deck's names: ECM-Q / QCN / QCN-SONAR / QCN+, "RTT" (the one-way link delay), PAUSE on/off."""
     if key == "cm.scheme":
-        return _SCHEMES.get(str(value), str(value).upper()) if value not in ("", None) else "scheme ="
+        return scheme_label(_SCHEMES, value)
     if key == "links.delay":
         return "RTT =" if value in ("", None) else f"RTT = {_us(value)}"
     if key == "switch.pause":
-        return "PAUSE =" if value in ("", None) else ("PAUSE on" if value else "PAUSE off")
+        return switch_label("PAUSE", value)
     if key == "switch.memory_per_port":
         return "M =" if value in ("", None) else f"M = {value}"
     if key == "cm.bcn00":
