@@ -360,6 +360,56 @@ def test_evaluator_pass_fail_and_not_run(tmp_path: Path) -> None:
     assert again.verdict == NOT_RUN and "has not run" in again.reason
 
 
+def test_a_failed_checks_figure_shows_each_measures_signal_or_values(tmp_path: Path) -> None:
+    from cnsim.check.report import draw_failure, failure_figure
+
+    deck = parse_deck("synth", _SYNTH)
+    runs = tmp_path / "runs"
+    plan = make_plan([deck], deck.checks, str(runs), seeds=2)
+    for task in plan.tasks:
+        _write_synthetic_run(runs / task.run_id, task, (9.5 if task.params["links.delay"] == "4us" else 8.0) + 0.1 * task.seed)
+    evaluator = Evaluator(plan, runs, [deck])
+    verdicts = {c.id: evaluator.evaluate(c) for c in deck.checks}
+    # one measure with a signal: each point's first seed over time, the window shaded once
+    fig = failure_figure(verdicts["T-K92"], evaluator)
+    (ax,) = fig.axes
+    assert fig._suptitle.get_text() == f"T-K92: {verdicts['T-K92'].reason}"[:160]
+    assert ax.get_title() == "hot = hot_port [all]"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("time (s)", "port:S1/EP4 (Gb/s)")
+    fast, slow = ax.get_lines()
+    assert (fast.get_label(), slow.get_label()) == ("delay=4us", "delay=250us")
+    assert fast.get_xdata().tolist() == pytest.approx((np.arange(1, 201) * 1e-3).tolist())
+    assert fast.get_ydata().tolist() == pytest.approx([9.6] * 200) and slow.get_ydata().tolist() == pytest.approx([8.1] * 200)  # seed 1
+    (span,) = ax.patches
+    assert span.get_label() == "window all"
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    assert (xs.min(), xs.max()) == pytest.approx((0.0, 0.2))
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["delay=4us", "window all", "delay=250us"]  # as drawn
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
+    # three measures: a grid of two by two, the queue in KB over the main window
+    fig = failure_figure(verdicts["T-K91"], evaluator)
+    assert [ax.get_title() for ax in fig.axes] == ["hot = hot_port [all]", "period = period [main]", "q = q_mean [main]"]
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.8, 7.2))
+    queue = fig.axes[2]
+    assert queue.get_ylabel() == "queue S1/EP4 (KB)" and max(queue.get_lines()[0].get_ydata()) == pytest.approx(200.0, rel=1e-3)
+    xs = queue.patches[0].get_patch_transform().transform(queue.patches[0].get_path().vertices)[:, 0]
+    assert (xs.min(), xs.max()) == pytest.approx((0.02, 0.2))
+    # measures without a signal: the values against the points, one column a line
+    fig = failure_figure(verdicts["T-K95"], evaluator)
+    share, into4 = fig.axes
+    (line,) = share.get_lines()
+    assert line.get_xdata().tolist() == [0, 1] and line.get_ydata().tolist() == pytest.approx([2.5, 2.5])
+    assert line.get_marker() == "o" and line.get_linestyle() == "-"
+    assert [t.get_text() for t in share.get_xticklabels()] == ["delay=4us", "delay=250us"]
+    assert share.get_ylabel() == "fair:EP0->EP4 (Gb/s)" and share.get_xlabel() == "" and share.get_legend() is None
+    assert len(into4.get_lines()) == 4 and into4.get_lines()[0].get_marker() == "." and into4.get_lines()[0].get_linestyle() == "None"
+    # a check that measured nothing has no figure
+    assert failure_figure(verdicts["T-K94"], evaluator) is None
+    assert draw_failure(verdicts["T-K94"], evaluator, tmp_path / "figures") is None and not (tmp_path / "figures").exists()
+    path = draw_failure(verdicts["T-K92"], evaluator, tmp_path / "figures")
+    assert path == tmp_path / "figures" / "T-K92.png" and path.read_bytes()[:4] == b"\x89PNG"
+
+
 _FLOWS_DECK = _SYNTH.split("[[checks]]")[0] + '''[[checks]]
 id = "T-K96"
 class = "Q"

@@ -15,7 +15,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,11 +25,15 @@ from ..results import dump_json
 from .evaluate import FAIL, NOT_RUN, PASS, Evaluator, Verdict
 from .extract import MetricUnavailable, metric_def
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = [
     "CHECKS_JSON",
     "CHECKS_PARQUET",
     "checks_sections",
     "draw_failure",
+    "failure_figure",
     "rows",
     "tally",
     "write_checks_report",
@@ -98,7 +102,20 @@ def _label(point: dict[str, Any]) -> str:
 
 
 def draw_failure(verdict: Verdict, evaluator: Evaluator, folder: Path) -> Path | None:
-    """``folder/<id>.png``: one panel per measure (at most four) showing why the check failed."""
+    """``folder/<id>.png`` of :func:`failure_figure`, or None when the check measured nothing."""
+    fig = failure_figure(verdict, evaluator)
+    if fig is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{verdict.check.id}.png"
+    fig.savefig(path, dpi=90)
+    return path
+
+
+def failure_figure(verdict: Verdict, evaluator: Evaluator) -> Figure | None:
+    """One panel per measure (at most four) showing why the check failed: each point's signal
+    over time (its first run) with the measured window, or, for a measure without a signal, the
+    measured values against the points."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -146,10 +163,7 @@ def draw_failure(verdict: Verdict, evaluator: Evaluator, folder: Path) -> Path |
             # a fixed corner: "best" searches every point of the 10 us series and warns about it
             ax.legend(fontsize=7, loc="upper right")
     fig.suptitle(f"{verdict.check.id}: {verdict.reason}"[:160], fontsize=9)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{verdict.check.id}.png"
-    fig.savefig(path, dpi=90)
-    return path
+    return fig
 
 
 def checks_sections(folder: Path, doc: dict[str, Any], prefix: str = "") -> list[Any]:
