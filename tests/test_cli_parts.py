@@ -182,7 +182,7 @@ def test_the_benchmarks_file_must_be_a_writable_file_path(tmp_path: Path) -> Non
         _bench_out(tmp_path / "pipe")
     with pytest.raises(ScenarioError, match="the folder .*missing does not exist"):
         _bench_out(tmp_path / "missing" / "b.json")
-    with pytest.raises(ScenarioError, match="cannot write into /proc"):
+    with pytest.raises(ScenarioError, match=r"^--out /proc/b.json: cannot write into /proc \(No such file or directory\); give another path$"):
         _bench_out(Path("/proc/b.json"))
 
 
@@ -200,6 +200,8 @@ def test_scale_sizes_are_buildable_host_counts_given_once() -> None:
         _scale_sizes("16;128")
     with pytest.raises(ScenarioError, match=r"above that 2·k² \(512, 2048, 8192, \.\.\.\)"):
         _scale_sizes("300")
+    with pytest.raises(ScenarioError, match=f"no merged-top two-level fat tree has {MAX_HOSTS} hosts"):
+        _scale_sizes(str(MAX_HOSTS))  # in range, yet no fat tree of that size
     with pytest.raises(ScenarioError, match="a size is repeated"):
         _scale_sizes("16,16")
     with pytest.raises(ScenarioError, match="an empty value"):
@@ -224,19 +226,71 @@ def test_the_scale_benchmarks_table_and_file(tmp_path: Path, capsys: pytest.Capt
     assert "scale benchmark: ~1e+03 events per size" in text and "median" not in text and "rounds" not in text
     doc = json.loads(out.read_text())
     assert doc["events_target"] == 1e3 and doc["rounds"] == 1 and [p["hosts"] for p in doc["sizes"]] == [16]
+    (p,) = doc["sizes"]
+    (cells,) = table_rows(text)
+    assert cells == ["16", p["topology"], f"{p['sim_s']:.4g}", f"{p['events']:,.0f}", f"{p['events_per_s'] / 1e6:.2f}",
+                     f"{p['frames_per_s'] / 1e6:.2f}", f"{p['sim_s_per_wall_s']:.4g}", f"{p['wall_s_per_sim_s']:.4g}",
+                     f"{p['peak_rss_mib']:.0f}", "1.00", f"{p['loop_events_per_s'] / 1e6:.2f}", "1.00"]
     assert out.read_text().endswith("}\n") and sorted(p.name for p in tmp_path.iterdir()) == ["scale.json"]
     _bench_scale("16,2", 2e3, out, rounds=2)
     text = capsys.readouterr().out
     assert "~2e+03 events per size, median of 2 interleaved rounds" in text and "M ev/s rounds" in text
     doc = json.loads(out.read_text())
     assert doc["rounds"] == 2 and [len(p["events_per_s_rounds"]) for p in doc["sizes"]] == [2, 2]
+    for cells, p in zip(table_rows(text), doc["sizes"], strict=True):
+        low, high = min(p["events_per_s_rounds"]) / 1e6, max(p["events_per_s_rounds"]) / 1e6
+        assert cells[0] == str(p["hosts"]) and cells[-1] == f"{low:.2f}–{high:.2f}"
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The body rows of a rich table as printed: cells between the vertical bars."""
+    return [[c.strip() for c in line.strip().strip("│").split("│")] for line in text.splitlines()
+            if line.strip().startswith("│") and line.strip("│ ")[:1].isdigit()]
 
 
 def test_the_scale_benchmarks_default_event_count(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
     res = runner.invoke(app, ["bench", "--scale", "--sizes", "16", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert json.loads(out.read_text())["events_target"] == 3e6
+    doc = json.loads(out.read_text())
+    assert doc["events_target"] == 3e6 and doc["rounds"] == 1
+
+
+def test_one_scenarios_benchmark_prints_its_rates() -> None:
+    res = runner.invoke(app, ["bench", "kd-symmetric-single-hs", "--duration", "5ms"])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    assert text.startswith("scenario           kd-symmetric-single-hs (scheme none, 0.005 s simulated)\n")
+    value = {line[:19].strip(): line[19:].strip() for line in text.splitlines()}  # a label, then its value from column 20
+    assert list(value) == ["scenario", "wall time", "events/s", "frames/s", "sim s per wall s", "peak memory"]
+    assert float(value["wall time"].removesuffix(" s")) > 0
+    assert int(value["events/s"].replace(",", "")) > 10**5 and int(value["frames/s"].replace(",", "")) > 10**4
+    assert float(value["sim s per wall s"]) > 0.001
+    assert 10 < float(value["peak memory"].removesuffix(" MiB")) < 4000
+
+
+def test_the_start_up_benchmark_runs_five_rounds_by_default(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    res = runner.invoke(app, ["bench", "--startup", "--duration", "1ms", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert len(doc["rounds"]) == 5 and doc["command"] == ["cnsim", "run", "zhb-og-single-hop", "--duration", "1ms", "--no-plots", "--quiet"]
+    assert res.stdout.startswith("start-up benchmark: cnsim run zhb-og-single-hop --duration 1ms --no-plots --quiet, 5 rounds ")
+    process = [r["process_s"] for r in doc["rounds"]]
+    (line,) = [line for line in res.stdout.splitlines() if line.startswith("whole process")]
+    assert line == f"whole process      {doc['median']['process_s']:.3f} s   {min(process):.3f}–{max(process):.3f}"
+
+
+def test_the_start_up_benchmark_of_a_scenario_given_once(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    res = runner.invoke(app, ["bench", "kd-symmetric-single-hs", "--startup", "--duration", "1ms", "--rounds", "1",
+                              "--set", "cm.scheme=bcn", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["command"] == ["cnsim", "run", "kd-symmetric-single-hs", "--duration", "1ms", "--set", "cm.scheme=bcn", "--no-plots", "--quiet"]
+    assert ", 1 round (a fresh interpreter" in res.stdout
+    (line,) = [line for line in res.stdout.splitlines() if line.startswith("engine")]
+    assert line == f"engine             {doc['median']['engine_s']:.3f} s   "  # one round: no range
 
 
 def test_a_benchmark_file_is_written_whole_or_not_at_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -274,7 +328,9 @@ def test_a_checks_folder_is_one_with_checks_json_or_only_run_folders(tmp_path: P
     for name in ("a", "b", "c", "d"):
         (tmp_path / name).write_text("")
     assert _check_folder_refusal(tmp_path) == "it holds files that `cnsim check` does not write (a, b, c, ...)"
-    for name in ("b", "c", "d"):
+    (tmp_path / "d").unlink()
+    assert _check_folder_refusal(tmp_path) == "it holds files that `cnsim check` does not write (a, b, c)"
+    for name in ("b", "c"):
         (tmp_path / name).unlink()
     assert _check_folder_refusal(tmp_path) == "it holds files that `cnsim check` does not write (a)"
     empty = tmp_path / "e"
@@ -298,6 +354,11 @@ def test_a_reproductions_folder_is_its_own_decks(tmp_path: Path) -> None:
     assert _reproduce_folder_refusal(tmp_path, kd, False) == "its deck.json does not read back"
     (tmp_path / "notes.txt").write_text("")
     assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds files that `cnsim reproduce kd` does not write (notes.txt)"
+    for name in ("a", "b", "c"):
+        (tmp_path / name).write_text("")
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds files that `cnsim reproduce kd` does not write (a, b, c, ...)"
+    (tmp_path / "notes.txt").unlink()
+    assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds files that `cnsim reproduce kd` does not write (a, b, c)"
 
 
 def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -320,3 +381,87 @@ def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path, monkeypatch: pyt
     (given / "sweep.json").write_text(json.dumps({"spec": ["not", "a", "spec"]}))
     with pytest.raises(ScenarioError, match=r"holds another sweep \(None, or"):
         _sweep_out(given, spec)
+
+
+# --- what the sweep and reproduce commands print and how they end ----------------------------
+
+
+def one_run_spec(tmp_path: Path) -> Path:
+    path = tmp_path / "one.toml"
+    path.write_text('name = "one"\nbase = "kd-symmetric-single-hs"\n[set]\nduration = "2ms"\n[axes]\n"links.delay" = ["4us", "50us"]\n')
+    return path
+
+
+def fail_long_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs with links longer than 10 us fail (an injected fault, as a crashed worker would)."""
+    import cnsim.runner
+
+    real_run = cnsim.runner.run
+
+    def flaky(scen: Any, *args: Any, **kwargs: Any) -> Any:
+        if scen.resolved.doc.links.delay > 10**7:
+            raise RuntimeError("injected failure")
+        return real_run(scen, *args, **kwargs)
+
+    monkeypatch.setattr(cnsim.runner, "run", flaky)
+
+
+def test_a_sweep_says_what_it_did_and_draws_each_run_with_plots(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["sweep", str(one_run_spec(tmp_path)), "--out", str(out), "--workers", "1", "--plots"])
+    assert res.exit_code == 0, res.output
+    assert re.fullmatch(rf"sweep one: 2 runs \(0 already done, 2 run, 0 failed\) in [0-9.]+ s on local \(1 thread\) → "
+                        rf"{out}/sweep.parquet, {out}/report.html\n", res.stdout)
+    runs = [p for p in (out / "runs").iterdir()]
+    assert len(runs) == 2 and all((p / "report.html").is_file() and (p / "throughput.png").is_file() for p in runs)
+    res = runner.invoke(app, ["sweep", str(one_run_spec(tmp_path)), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0 and res.stdout == ""
+
+
+def test_a_sweep_with_a_failed_run_names_it_and_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fail_long_links(monkeypatch)
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["sweep", str(one_run_spec(tmp_path)), "--out", str(out), "--workers", "1", "--quiet"])
+    assert res.exit_code == 1 and res.stdout == ""
+    (line,) = res.stderr.splitlines()
+    assert re.fullmatch(r"run [0-9a-f]{16} failed: RuntimeError: injected failure.*", line)
+    assert not list((out / "runs").glob("*/report.html"))  # no --plots: no run pages
+
+
+
+def small_deck(monkeypatch: pytest.MonkeyPatch, delays: list[str]) -> None:
+    """`cnsim reproduce kd` made a deck of one study of these link delays, 5 ms runs."""
+    import cnsim.reproduce as reproduce_module
+    from cnsim.reproduce import Deck, Study
+    from cnsim.reproduce.figures import TimeFigure
+
+    deck = Deck("kd", "small", "test", [Study("kd-qeq150-delay", "one", quick_axes={"links.delay": delays},
+                                              figures=[TimeFigure("q", "queue", "hot_queue")])],
+                quick_set={"duration": "5ms", "metrics.window": ["0ms", "5ms"]})
+    monkeypatch.setattr(reproduce_module, "get_deck", lambda name: deck)
+
+
+def test_a_reproduction_lists_its_studies_and_replaces_a_folder_with_force(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small_deck(monkeypatch, ["4us"])
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "stray.txt").write_text("")
+    args = ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "does not write (stray.txt)" in res.output
+    res = runner.invoke(app, [*args, "--force"])
+    assert res.exit_code == 0, res.output
+    assert not (out / "stray.txt").exists()
+    done, last = res.stdout.splitlines()
+    assert re.fullmatch(r"    done  kd-qeq150-delay +1 runs, 1 figures, [0-9.]+ s", done)
+    assert re.fullmatch(rf"reproduce kd: [0-9.]+ s → {out}/report.html", last)
+    res = runner.invoke(app, [*args, "--quiet"])  # resumed: its own output
+    assert res.exit_code == 0 and res.stdout == ""
+
+
+def test_a_reproduction_with_a_failed_run_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small_deck(monkeypatch, ["4us", "50us"])
+    fail_long_links(monkeypatch)
+    res = runner.invoke(app, ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 1
+    assert re.match(r"    done  kd-qeq150-delay +2 runs, 1 figures", res.stdout)
