@@ -4,11 +4,13 @@ command line on a tiny subset (exit codes 0 / 1 / 2, files written, runs reused)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import cnsim.check as check_pkg
 import numpy as np
@@ -390,12 +392,15 @@ def test_a_failed_checks_figure_shows_each_measures_signal_or_values(tmp_path: P
     fig = failure_figure(verdicts["T-K91"], evaluator)
     assert [ax.get_title() for ax in fig.axes] == ["hot = hot_port [all]", "period = period [main]", "q = q_mean [main]"]
     assert tuple(fig.get_size_inches()) == pytest.approx((12.8, 7.2))
+    assert [ax.get_subplotspec().get_geometry() for ax in fig.axes] == [(2, 2, 0, 0), (2, 2, 1, 1), (2, 2, 2, 2)]
     queue = fig.axes[2]
     assert queue.get_ylabel() == "queue S1/EP4 (KB)" and max(queue.get_lines()[0].get_ydata()) == pytest.approx(200.0, rel=1e-3)
     xs = queue.patches[0].get_patch_transform().transform(queue.patches[0].get_path().vertices)[:, 0]
     assert (xs.min(), xs.max()) == pytest.approx((0.02, 0.2))
     # measures without a signal: the values against the points, one column a line
     fig = failure_figure(verdicts["T-K95"], evaluator)
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.8, 3.6))  # two panels side by side
+    assert [ax.get_subplotspec().get_geometry() for ax in fig.axes] == [(1, 2, 0, 0), (1, 2, 1, 1)]
     share, into4 = fig.axes
     (line,) = share.get_lines()
     assert line.get_xdata().tolist() == [0, 1] and line.get_ydata().tolist() == pytest.approx([2.5, 2.5])
@@ -403,6 +408,21 @@ def test_a_failed_checks_figure_shows_each_measures_signal_or_values(tmp_path: P
     assert [t.get_text() for t in share.get_xticklabels()] == ["delay=4us", "delay=250us"]
     assert share.get_ylabel() == "fair:EP0->EP4 (Gb/s)" and share.get_xlabel() == "" and share.get_legend() is None
     assert len(into4.get_lines()) == 4 and into4.get_lines()[0].get_marker() == "." and into4.get_lines()[0].get_linestyle() == "None"
+    # at most four panels; a legend for at most twelve points; the title cut at 160 characters
+    hot = verdicts["T-K92"].values["hot"]
+    check = verdicts["T-K92"].check
+    check = dataclasses.replace(check, measures={f"m{i}": check.measures["hot"] for i in range(5)})
+    five = dataclasses.replace(verdicts["T-K92"], check=check, values={f"m{i}": hot for i in range(5)}, reason="x" * 200)
+    fig = failure_figure(five, evaluator)
+    assert [ax.get_title() for ax in fig.axes] == [f"m{i} = hot_port [all]" for i in range(4)]
+    assert fig._suptitle.get_text() == ("T-K92: " + "x" * 200)[:160]
+
+    def points(n: int) -> Any:
+        many = dataclasses.replace(hot, points=[{"links.delay": f"{i}us"} for i in range(n)], runs=[hot.runs[0]] * n,
+                                   value=np.full(n, 9.6))
+        return failure_figure(dataclasses.replace(verdicts["T-K92"], values={"hot": many}), evaluator).axes[0]
+
+    assert len(points(12).get_legend().get_texts()) == 13 and points(13).get_legend() is None
     # a check that measured nothing has no figure
     assert failure_figure(verdicts["T-K94"], evaluator) is None
     assert draw_failure(verdicts["T-K94"], evaluator, tmp_path / "figures") is None and not (tmp_path / "figures").exists()

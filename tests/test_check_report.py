@@ -65,6 +65,7 @@ def test_the_sections_are_the_tally_then_each_deck_with_its_failures_figures(tmp
     zhb, kd = sections[1], sections[2]
     assert [r[0] for r in zhb.tables[0].rows] == ["T-Z01", "T-Z02", "T-Z03"] and zhb.figures == []
     assert kd.tables[0].rows == [["T-K01", "Q", "fail", "claim T-K01", "e", "m", "reason T-K01"]]
+    assert kd.tables[0].text_columns == [0, 1, 2, 3, 4, 5, 6]  # every column is text, none a number to align
     (fig,) = kd.figures
     assert (fig.title, fig.caption) == ("T-K01", "T-K01 failed — reason T-K01 (measured: m)")
 

@@ -395,7 +395,7 @@ def test_the_proportional_share_is_dotted_beside_the_max_min_one(kd: Path) -> No
 
     prop = proportional_shares(Result.load(points[0].folder).scenario.resolved)
     dotted = [c for c in ax.collections if c.get_linestyle()[0] == styles["proportional share"]]
-    assert [c.get_segments()[0][0][1] for c in dotted[:4]] == [prop[("EP%d" % i, "EP4")] / 1e9 for i in range(4)]
+    assert [c.get_segments()[0][0][1] for c in dotted[:4]] == [prop[(f"EP{i}", "EP4")] / 1e9 for i in range(4)]
 
 
 def test_flows_without_a_result_or_without_columns(kd: Path, tmp_path: Path) -> None:
