@@ -283,14 +283,20 @@ def test_the_start_up_benchmark_runs_five_rounds_by_default(tmp_path: Path) -> N
 
 def test_the_start_up_benchmark_of_a_scenario_given_once(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    res = runner.invoke(app, ["bench", "kd-symmetric-single-hs", "--startup", "--duration", "1ms", "--rounds", "1",
+    res = runner.invoke(app, ["bench", "kd-symmetric-single-hs", "--startup", "--duration", "1ms", "--rounds", "2",
                               "--set", "cm.scheme=bcn", "--out", str(out)])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["command"] == ["cnsim", "run", "kd-symmetric-single-hs", "--duration", "1ms", "--set", "cm.scheme=bcn", "--no-plots", "--quiet"]
+    assert ", 2 rounds (a fresh interpreter" in res.stdout
+    engine = [r["engine_s"] for r in doc["rounds"]]
+    (line,) = [line for line in res.stdout.splitlines() if line.startswith("engine")]
+    assert line == f"engine             {doc['median']['engine_s']:.3f} s   {min(engine):.3f}–{max(engine):.3f}"
+    res = runner.invoke(app, ["bench", "--startup", "--duration", "1ms", "--rounds", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
     assert ", 1 round (a fresh interpreter" in res.stdout
     (line,) = [line for line in res.stdout.splitlines() if line.startswith("engine")]
-    assert line == f"engine             {doc['median']['engine_s']:.3f} s   "  # one round: no range
+    assert line == f"engine             {json.loads(out.read_text())['median']['engine_s']:.3f} s   "  # one round: no range
 
 
 def test_a_benchmark_file_is_written_whole_or_not_at_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -455,8 +461,10 @@ def test_a_reproduction_lists_its_studies_and_replaces_a_folder_with_force(tmp_p
     done, last = res.stdout.splitlines()
     assert re.fullmatch(r"    done  kd-qeq150-delay +1 runs, 1 figures, [0-9.]+ s", done)
     assert re.fullmatch(rf"reproduce kd: [0-9.]+ s → {out}/report.html", last)
-    res = runner.invoke(app, [*args, "--quiet"])  # resumed: its own output
+    manifests = {p: p.read_text() for p in out.glob("kd-qeq150-delay/runs/*/manifest.json")}
+    res = runner.invoke(app, [*args, "--quiet"])  # resumed: its own output, its runs reused
     assert res.exit_code == 0 and res.stdout == ""
+    assert len(manifests) == 1 and {p: p.read_text() for p in manifests} == manifests  # not run again
 
 
 def test_a_reproduction_with_a_failed_run_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -465,3 +473,36 @@ def test_a_reproduction_with_a_failed_run_exits_1(tmp_path: Path, monkeypatch: p
     res = runner.invoke(app, ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(tmp_path / "r")])
     assert res.exit_code == 1
     assert re.match(r"    done  kd-qeq150-delay +2 runs, 1 figures", res.stdout)
+
+
+def test_a_fluid_study_says_its_verdict_without_plots(tmp_path: Path) -> None:
+    out = tmp_path / "f"
+    res = runner.invoke(app, ["fluid", "kd-symmetric-single-hs", "--set", "cm.scheme=bcn", "--no-plots", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "fluid.json").read_text())
+    assert doc["stable"] is True and "compare" not in doc
+    assert res.stdout.splitlines() == [
+        f"kd-symmetric-single-hs — bcn fluid model: stable, phase margin {doc['phase_margin_rad']:.3f} rad at "
+        f"{doc['crossover_rad_s']:.4g} rad/s, period {doc['period_s'] * 1e3:.2f} ms",
+        f"  fluid: hot queue mean {doc['queue_mean_bytes'] / 1e3:.1f} KB, per-flow rate {doc['rate_mean_gbps']:.4g} Gb/s",
+        f"  results: {out}",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["fluid.json", "fluid.parquet"]  # no figure
+
+
+def test_show_ends_its_output_with_one_newline() -> None:
+    toml = runner.invoke(app, ["show", "kd-symmetric-single-hs"])
+    core = runner.invoke(app, ["show", "kd-symmetric-single-hs", "--core"])
+    assert toml.exit_code == core.exit_code == 0
+    assert toml.stdout.endswith("\n") and not toml.stdout.endswith("\n\n")
+    assert core.stdout.endswith("}\n") and json.loads(core.stdout)["seed"] == 1
+
+
+def test_check_options_are_read_in_order(tmp_path: Path) -> None:
+    # `all` is every deck, not an unknown one: the next refusal is the seeds'
+    res = runner.invoke(app, ["check", "all", "--seeds", "0", "--out", str(tmp_path / "c")])
+    assert res.exit_code == 2 and res.output == "--seeds: must be at least 1 (given 0)\n"
+    res = runner.invoke(app, ["check", "kd", "--seeds", "1", "--only", "T-Z03", "--out", str(tmp_path / "c")])
+    assert res.exit_code == 2 and "unknown check id(s) T-Z03" in res.output  # one seed is allowed
+    res = runner.invoke(app, ["check", "nope", "--out", str(tmp_path / "c")])
+    assert res.exit_code == 2 and res.output.startswith("unknown check deck 'nope'; decks: zhb, qcnp, kd, eval, e2cm, cross, or all")

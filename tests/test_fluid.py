@@ -772,6 +772,16 @@ def test_cnsim_fluid_compare_writes_the_contract_files(tmp_path: Path) -> None:
         assert (out / name).stat().st_size > 10_000
     assert (out / "packet" / "summary.json").exists()
     assert doc["compare"]["packet"]["queue_mean_bytes"] == pytest.approx(doc["queue_mean_bytes"], rel=0.1)
+    # what it prints: the verdict with its margin and period, the fluid and packet queues, the folder
+    pk = doc["compare"]["packet"]
+    period = "n/a" if not pk["period_s"] else f"{pk['period_s'] * 1e3:.2f} ms"
+    assert res.stdout.splitlines() == [
+        f"kd-symmetric-single-hs — bcn fluid model: unstable, phase margin {doc['phase_margin_rad']:.3f} rad at "
+        f"{doc['crossover_rad_s']:.4g} rad/s, period {doc['period_s'] * 1e3:.2f} ms",
+        f"  fluid: hot queue mean {doc['queue_mean_bytes'] / 1e3:.1f} KB, per-flow rate {doc['rate_mean_gbps']:.4g} Gb/s",
+        f"  packet: hot queue mean {pk['queue_mean_bytes'] / 1e3:.1f} KB (std {pk['queue_std_bytes'] / 1e3:.1f}), period {period}",
+        f"  results: {out}",
+    ]
 
 
 def test_the_linear_verdict_needs_both_sides_and_the_w_found_is_the_edge() -> None:

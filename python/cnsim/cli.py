@@ -226,9 +226,7 @@ def show(
             from .budget import estimate
 
             typer.echo(f"# estimate: {estimate(scen.core_config()).describe()}")
-        typer.echo(scen.core_json(indent=2) if core else scen.to_toml(), nl=not core)
-        if core:
-            typer.echo()
+        typer.echo(scen.core_json(indent=2) if core else scen.to_toml().removesuffix("\n"))  # one newline at the end
 
 
 def _progress_bar(total_ps: int, quiet: bool) -> tuple[Any, Any]:
