@@ -496,6 +496,9 @@ def test_show_ends_its_output_with_one_newline() -> None:
     assert toml.exit_code == core.exit_code == 0
     assert toml.stdout.endswith("\n") and not toml.stdout.endswith("\n\n")
     assert core.stdout.endswith("}\n") and json.loads(core.stdout)["seed"] == 1
+    from cnsim.runner import prepare
+
+    assert core.stdout == prepare("kd-symmetric-single-hs", {}).core_json(indent=2) + "\n"  # indented by two
 
 
 def test_check_options_are_read_in_order(tmp_path: Path) -> None:
