@@ -42,6 +42,68 @@ def test_full_specs_expand(deck: str) -> None:
         assert 0 < len(quick) <= len(full), study.sweep
 
 
+def _swept(spec) -> dict:  # noqa: ANN001 - a SweepSpec
+    return {**spec.axes, **spec.zip}
+
+
+@pytest.mark.parametrize("deck", [*STUDIES, "zhb", "kd"])
+def test_every_figure_of_a_subset_has_points_in_its_full_sweep(deck: str) -> None:
+    """A figure drawn for some points only (Subset) must find them in its sweep: a figure that
+    could never be drawn would silently be missing from the report."""
+    from cnsim.reproduce.figures import Subset
+
+    for study in get_deck(deck).studies:
+        spec, _ = study_status(study)
+        swept = _swept(spec)
+        for fig in study.figures:
+            if isinstance(fig, Subset):
+                for key, values in fig.where.items():
+                    if key in swept:
+                        assert set(values) & set(swept[key]), (study.sweep, fig.title, key)
+
+
+def test_a_qcnp_grids_per_flow_figure_is_at_its_smallest_rtt() -> None:
+    from cnsim.reproduce.figures import FlowFigure, Subset
+    from cnsim.units import parse_time
+
+    for study in get_deck("qcnp").studies:
+        flows = [f for f in study.figures if isinstance(f, Subset) and isinstance(f.figure, FlowFigure)]
+        if not flows:
+            continue
+        (per_flow,) = flows
+        spec, _ = study_status(study)
+        smallest = min(_swept(spec)["links.delay"], key=parse_time)
+        assert per_flow.where == {"links.delay": [smallest]}, study.sweep
+
+
+def test_e2cm_compares_schemes_in_a_summary_where_it_sweeps_them() -> None:
+    """The per-scheme summary figure (drops, completed flows, FCT against the scheme) is drawn
+    for each traffic type where the study sweeps schemes, not for the probing-only grids."""
+    from cnsim.reproduce.figures import MetricFigure, Subset
+
+    for study in get_deck("e2cm").studies:
+        spec, _ = study_status(study)
+        summaries = [f.figure.x for f in study.figures if isinstance(f, Subset) and isinstance(f.figure, MetricFigure)]
+        assert summaries == (["cm.scheme"] * 2 if "cm.scheme" in _swept(spec) else []), study.sweep
+
+
+@pytest.mark.parametrize("deck", ["eval", "modern", "qcnp"])
+def test_quick_keeps_every_scheme_it_compares(deck: str) -> None:
+    """--quick shortens runs but keeps the comparison: every scheme of the full sweep, but for the
+    largest networks (the 64-host and 2,048-host fat trees keep two)."""
+    d = get_deck(deck)
+    for study in d.studies:
+        spec, _ = study_status(study)
+        schemes = _swept(spec).get("cm.scheme")
+        if schemes is None:
+            continue
+        quick = _swept(quick_spec(spec, study, d))["cm.scheme"]
+        if study.sweep in ("eval-fat-tree-64-grid", "modern-scale-ft-2048"):
+            assert len(quick) == 2 and set(quick) < set(schemes), study.sweep
+        else:
+            assert sorted(quick) == sorted(schemes), study.sweep
+
+
 def test_grid_sizes() -> None:
     # M/PAUSE x RTT x scheme; PS-QCNP-RTT: 3 schemes x 3 W x 6 RTT; scheme x PAUSE (x traffic)
     assert len(expand(load_spec("qcnp-og-single-hop-grid"), "/x")) == 18
