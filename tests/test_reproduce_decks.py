@@ -64,6 +64,7 @@ def test_every_figure_of_a_subset_has_points_in_its_full_sweep(deck: str) -> Non
 
 def test_a_qcnp_grids_per_flow_figure_is_at_its_smallest_rtt() -> None:
     from cnsim.reproduce.figures import FlowFigure, Subset
+    from cnsim.reproduce.qcnp import qcnp_label
     from cnsim.units import parse_time
 
     for study in get_deck("qcnp").studies:
@@ -74,6 +75,7 @@ def test_a_qcnp_grids_per_flow_figure_is_at_its_smallest_rtt() -> None:
         spec, _ = study_status(study)
         smallest = min(_swept(spec)["links.delay"], key=parse_time)
         assert per_flow.where == {"links.delay": [smallest]}, study.sweep
+        assert per_flow.title.endswith(f"at {qcnp_label('links.delay', smallest)}"), per_flow.title
 
 
 def test_e2cm_compares_schemes_in_a_summary_where_it_sweeps_them() -> None:
@@ -102,6 +104,41 @@ def test_quick_keeps_every_scheme_it_compares(deck: str) -> None:
             assert len(quick) == 2 and set(quick) < set(schemes), study.sweep
         else:
             assert sorted(quick) == sorted(schemes), study.sweep
+
+
+@pytest.mark.parametrize("deck", [*STUDIES, "zhb", "kd"])
+def test_quick_runs_are_short(deck: str) -> None:
+    """--quick's runs last at most 0.3 simulated seconds (a deck in about a minute) and never
+    longer than the full ones."""
+    from cnsim.runner import prepare
+
+    def duration(spec) -> float:  # noqa: ANN001 - a SweepSpec
+        task = expand(spec, "/nonexistent/runs")[0]
+        return prepare(task.base, task.overrides, task.seed).resolved.doc.duration / 1e12
+
+    d = get_deck(deck)
+    for study in d.studies:
+        spec, _ = study_status(study)
+        quick = duration(quick_spec(spec, study, d))
+        assert quick <= min(0.3, duration(spec)), study.sweep
+
+
+def test_qcnp_quick_runs_keep_the_extremes() -> None:
+    """The grids' --quick keeps the smallest and largest RTT (the 20-stage chain, the deck's
+    largest network, only the smallest); the RTT sweep the smallest and largest W."""
+    from cnsim.units import parse_time
+
+    d = get_deck("qcnp")
+    for study in d.studies:
+        spec, _ = study_status(study)
+        swept, quick = _swept(spec), _swept(quick_spec(spec, study, d))
+        delays = sorted(swept.get("links.delay", []), key=parse_time)
+        if study.sweep == "qcnp-20-stage-grid":
+            assert quick["links.delay"] == delays[:1]
+        elif study.sweep == "qcnp-ig-rtt-sweep":
+            assert quick["cm.w"] == [min(swept["cm.w"]), max(swept["cm.w"])]
+        elif "cm.scheme" in swept and len(delays) > 2:
+            assert quick["links.delay"] == [delays[0], delays[-1]], study.sweep
 
 
 def test_grid_sizes() -> None:
