@@ -123,6 +123,13 @@ def main() -> int:
 
     text = (ROOT / "python" / args.module).read_text()
     tree = ast.parse(text)
+    if retry is not None:
+        # the keys name lines: an edit above a missed mutant moves it, and --iterate would skip it
+        gone = retry - {(line, what) for _index, _how, line, what in mutants(tree)}
+        if gone:
+            shown = ", ".join(f"line {line}: {what}" for line, what in sorted(gone)[:3])
+            print(f"--iterate: {len(gone)} missed mutant(s) of {args.iterate} are not in {args.module} as it is now "
+                  f"({shown}{', ...' if len(gone) > 3 else ''}): the module was edited since; run it whole", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="mutate-py-") as tmp:
         work = Path(tmp)
         shutil.copytree(ROOT / "python", work / "python")
