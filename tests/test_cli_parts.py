@@ -509,3 +509,58 @@ def test_check_options_are_read_in_order(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "unknown check id(s) T-Z03" in res.output  # one seed is allowed
     res = runner.invoke(app, ["check", "nope", "--out", str(tmp_path / "c")])
     assert res.exit_code == 2 and res.output.startswith("unknown check deck 'nope'; decks: zhb, qcnp, kd, eval, e2cm, cross, or all")
+
+
+# --- in a terminal: the progress bars as a user sees them -------------------------------------
+
+
+def in_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
+    """``cnsim ARGS`` with a pseudo-terminal as its stdin, stdout and stderr: its exit status and
+    what it wrote, colours and cursor moves stripped."""
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", "from cnsim.cli import main; main()", *args], cwd=cwd,
+                            stdin=slave, stdout=slave, stderr=slave, env={**os.environ, "COLUMNS": "140", "TERM": "xterm"})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    text = b"".join(chunks).decode("utf-8", "replace")
+    return proc.wait(timeout=60), re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
+
+
+def test_a_run_in_a_terminal_shows_its_progress_then_its_table(tmp_path: Path) -> None:
+    code, text = in_terminal(["run", "kd-symmetric-single-hs", "--duration", "5ms", "--no-plots", "--out", "r"], tmp_path)
+    assert code == 0, text
+    assert "simulating" in text and "/ 0.005 s" in text  # the bar, in simulated seconds
+    assert "kd-symmetric-single-hs — scheme none, seed 1" in text and "│ results" in text
+    assert (tmp_path / "r" / "summary.json").is_file()
+
+
+def test_a_sweep_and_a_check_in_a_terminal_count_their_runs(tmp_path: Path) -> None:
+    code, text = in_terminal(["sweep", str(one_run_spec(tmp_path)), "--out", "s", "--workers", "1"], tmp_path)
+    assert code == 0, text
+    assert re.search(r"one +━+ 2/2 runs", text) and "sweep one: 2 runs (0 already done, 2 run, 0 failed)" in text
+    code, text = in_terminal(["check", "kd", "--only", "T-K16", "--quick", "--workers", "1", "--out", "c"], tmp_path)
+    assert code == 0, text
+    done = json.loads((tmp_path / "c" / "checks.json").read_text())["runs"]
+    assert re.search(rf"check kd +━+ {done}/{done} runs", text) and "kd: 1 pass, 0 fail, 0 not_run (1 checks)" in text
+
+
+def test_a_reproduction_in_a_terminal_has_a_bar_per_study(tmp_path: Path) -> None:
+    code, text = in_terminal(["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", "d"], tmp_path)
+    assert code == 0, text
+    doc = json.loads((tmp_path / "d" / "deck.json").read_text())
+    for study in doc["studies"]:
+        assert re.search(rf"{study['sweep']} +━+ {study['runs']}/{study['runs']} runs", text), study["sweep"]
+        assert re.search(rf"done  {study['sweep']} +{study['runs']} runs, 3 figures", text)
