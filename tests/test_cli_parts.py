@@ -14,6 +14,7 @@ from typing import Any
 import cnsim
 import pytest
 import typer
+from _faults import fail_runs, long_links
 from cnsim.cli import (
     Terminated,
     _bench_out,
@@ -398,20 +399,6 @@ def one_run_spec(tmp_path: Path) -> Path:
     return path
 
 
-def fail_long_links(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs with links longer than 10 us fail (an injected fault, as a crashed worker would)."""
-    import cnsim.runner
-
-    real_run = cnsim.runner.run
-
-    def flaky(scen: Any, *args: Any, **kwargs: Any) -> Any:
-        if scen.resolved.doc.links.delay > 10**7:
-            raise RuntimeError("injected failure")
-        return real_run(scen, *args, **kwargs)
-
-    monkeypatch.setattr(cnsim.runner, "run", flaky)
-
-
 def test_a_sweep_says_what_it_did_and_draws_each_run_with_plots(tmp_path: Path) -> None:
     out = tmp_path / "o"
     res = runner.invoke(app, ["sweep", str(one_run_spec(tmp_path)), "--out", str(out), "--workers", "1", "--plots"])
@@ -425,7 +412,7 @@ def test_a_sweep_says_what_it_did_and_draws_each_run_with_plots(tmp_path: Path) 
 
 
 def test_a_sweep_with_a_failed_run_names_it_and_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fail_long_links(monkeypatch)
+    fail_runs(monkeypatch, long_links)
     out = tmp_path / "o"
     res = runner.invoke(app, ["sweep", str(one_run_spec(tmp_path)), "--out", str(out), "--workers", "1", "--quiet"])
     assert res.exit_code == 1 and res.stdout == ""
@@ -469,7 +456,7 @@ def test_a_reproduction_lists_its_studies_and_replaces_a_folder_with_force(tmp_p
 
 def test_a_reproduction_with_a_failed_run_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     small_deck(monkeypatch, ["4us", "50us"])
-    fail_long_links(monkeypatch)
+    fail_runs(monkeypatch, long_links)
     res = runner.invoke(app, ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(tmp_path / "r")])
     assert res.exit_code == 1
     assert re.match(r"    done  kd-qeq150-delay +2 runs, 1 figures", res.stdout)

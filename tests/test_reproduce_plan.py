@@ -12,6 +12,7 @@ from typing import Any
 
 import cnsim.reproduce as reproduce_module
 import pytest
+from _faults import fail_runs, long_links
 from cnsim.errors import ScenarioError
 from cnsim.executors import LocalExecutor
 from cnsim.reproduce import (
@@ -203,17 +204,8 @@ def test_a_reproduction_makes_its_own_executor_and_closes_it(tmp_path: Path, mon
 
 
 def test_a_study_whose_every_run_failed_is_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs made to fail (by the run's scheme) in one study entirely and in another in part."""
-    import cnsim.runner
-
-    real_run = cnsim.runner.run
-
-    def flaky(scen: Any, *args: Any, **kwargs: Any) -> Any:
-        if scen.resolved.doc.links.delay > 10**7:  # links longer than 10 us
-            raise RuntimeError("injected failure")
-        return real_run(scen, *args, **kwargs)
-
-    monkeypatch.setattr(cnsim.runner, "run", flaky)
+    """Runs made to fail (by their link delay) in one study entirely and in another in part."""
+    fail_runs(monkeypatch, long_links)
     deck = Deck("kd", "t", "s", [Study("kd-qeq150-delay", "all fail", quick_axes={"links.delay": ["50us", "100us"]}),
                                  Study("kd-qeq24-delay", "one fails", quick_axes={"links.delay": ["4us", "50us"]})],
                 quick_set={"duration": "5ms", "metrics.window": ["0ms", "5ms"]})

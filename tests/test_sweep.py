@@ -21,6 +21,7 @@ import cnsim.catalog
 import cnsim.runner
 import pyarrow.parquet as pq
 import pytest
+from _faults import fail_runs
 from cnsim import ScenarioError
 from cnsim.cli import app
 from cnsim.sweep import expand, load_spec, parse_spec, points, run_id_of, run_sweep, shipped_sweeps
@@ -216,14 +217,7 @@ def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
 
 def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _small_spec(tmp_path)
-    real_run = cnsim.runner.run
-
-    def flaky(scen: Any, *args: Any, **kwargs: Any) -> Any:
-        if scen.resolved.cm.get("w") == 8.0:
-            raise RuntimeError("injected failure")
-        return real_run(scen, *args, **kwargs)
-
-    monkeypatch.setattr(cnsim.runner, "run", flaky)
+    real_run = fail_runs(monkeypatch, lambda scen: scen.resolved.cm.get("w") == 8.0)
     out = tmp_path / "out"
     result = run_sweep(spec, out, workers=2)
     assert result.total == 4 and len(result.failed) == 2 and not result.ok
