@@ -45,8 +45,8 @@ use serde::{Deserialize, Serialize};
 
 use super::qcn::{Feedback, Wake};
 use super::{
-    msg, CmPayload, CongestionPoint, NotificationPoint, NpOutput, RateLimiter, ReactionPoint,
-    RpOutput, SchemeSpec, NODE_CPID,
+    fraction, msg, positive, CmPayload, CongestionPoint, NotificationPoint, NpOutput, RateLimiter,
+    ReactionPoint, RpOutput, SchemeSpec, NODE_CPID,
 };
 use crate::engine::SimRng;
 use crate::frame::{Frame, FrameKind};
@@ -135,23 +135,14 @@ impl DcqcnParams {
         params: &serde_json::Map<String, serde_json::Value>,
     ) -> crate::error::Result<Self> {
         let p: DcqcnParams = super::parse_params(Self::NAME, params)?;
-        p.check().map_err(|e| {
-            crate::error::Error::config("cm (dcqcn)", e, "the parameters of that scheme")
-        })?;
+        p.check().map_err(|e| super::params_error(Self::NAME, e))?;
         Ok(p)
     }
 
     fn check(&self) -> Result<(), String> {
-        let frac = |k: &str, v: f64| {
-            if (0.0..=1.0).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{k} = {v}: must be in [0, 1]"))
-            }
-        };
-        frac("pmax", self.pmax)?;
-        frac("g", self.g)?;
-        frac("alpha_init", self.alpha_init)?;
+        fraction("pmax", self.pmax)?;
+        fraction("g", self.g)?;
+        fraction("alpha_init", self.alpha_init)?;
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return Err(format!(
                 "rate_on_first_cnp = {}: must be in (0, 1]",
@@ -164,15 +155,8 @@ impl DcqcnParams {
                 self.kmax, self.kmin
             ));
         }
-        let pos = |k: &str, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(())
-            } else {
-                Err(format!("{k} = {v}: must be > 0"))
-            }
-        };
-        pos("bc", self.bc)?;
-        pos("rmin", self.rmin_bps)?;
+        positive("bc", self.bc)?;
+        positive("rmin", self.rmin_bps)?;
         if self.f == 0 {
             return Err("f = 0: must be >= 1".into());
         }

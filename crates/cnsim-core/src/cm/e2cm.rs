@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::bcn::{fbmax, quantize_fb, BcnParams, BcnRp};
 use super::{msg, CmPayload, RateLimiter, ReactionPoint, RpOutput, NODE_CPID};
 use crate::engine::SimRng;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,8 +72,7 @@ impl E2cmParams {
             .clone()
             .into_iter()
             .partition(|(k, _)| PROBE_KEYS.contains(&k.as_str()));
-        let err =
-            |e: serde_json::Error| Error::config("cm (e2cm)", e, "the parameters of that scheme");
+        let err = |e: serde_json::Error| super::params_error(<Self as super::SchemeSpec>::NAME, e);
         Ok(E2cmParams {
             bcn: serde_json::from_value(serde_json::Value::Object(bcn)).map_err(err)?,
             probe: serde_json::from_value(serde_json::Value::Object(probe)).map_err(err)?,

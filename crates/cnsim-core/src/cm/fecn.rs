@@ -96,9 +96,7 @@ impl FecnParams {
             ("rmin", self.rmin_bps),
         ];
         for (k, v) in positive {
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(format!("{k} = {v}: must be > 0"));
-            }
+            super::positive(k, v)?;
         }
         if self.a <= 1.0 || self.b <= 1.0 {
             return Err(format!(
@@ -349,9 +347,7 @@ impl SchemeSpec for FecnParams {
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         let p: FecnParams = super::parse_params(Self::NAME, params)?;
-        p.check().map_err(|e| {
-            crate::error::Error::config("cm (fecn)", e, "the parameters of that scheme")
-        })?;
+        p.check().map_err(|e| super::params_error(Self::NAME, e))?;
         Ok(p)
     }
     fn new_cp(self: &Arc<Self>, _cpid: u32, line_rate_bps: f64, _rng: &mut SimRng) -> FecnCp {

@@ -240,7 +240,35 @@ pub(crate) fn parse_params<T: serde::de::DeserializeOwned>(
     params: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<T> {
     serde_json::from_value(serde_json::Value::Object(params.clone()))
-        .map_err(|e| Error::config(format!("cm ({scheme})"), e, "the parameters of that scheme"))
+        .map_err(|e| params_error(scheme, e))
+}
+
+/// The error for a scheme's parameters that do not parse or do not hold together: it names the
+/// scheme's table, `cm (<scheme>)`.
+pub(crate) fn params_error(scheme: &str, reason: impl std::fmt::Display) -> Error {
+    Error::config(
+        format!("cm ({scheme})"),
+        reason,
+        "the parameters of that scheme",
+    )
+}
+
+/// A parameter check of the schemes' own `check`s: `v` is a finite number above zero.
+pub(crate) fn positive(key: &str, v: f64) -> std::result::Result<(), String> {
+    if v > 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(format!("{key} = {v}: must be > 0"))
+    }
+}
+
+/// A parameter check of the schemes' own `check`s: `v` lies in [0, 1].
+pub(crate) fn fraction(key: &str, v: f64) -> std::result::Result<(), String> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{key} = {v}: must be in [0, 1]"))
+    }
 }
 
 /// The scheme registry: one line per scheme (`Variant => parameter type`). It generates the
@@ -458,5 +486,66 @@ pub(crate) mod tests {
         assert!(!Scheme::from_config(&cfg("none", serde_json::json!({})))
             .unwrap()
             .needs_sink_events());
+    }
+
+    #[test]
+    fn parameter_checks_name_the_key_and_the_bound() {
+        assert_eq!(positive("qeq", 1e-9), Ok(()));
+        for v in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(positive("qeq", v), Err(format!("qeq = {v}: must be > 0")));
+        }
+        for v in [0.0, 0.5, 1.0] {
+            assert_eq!(fraction("g", v), Ok(()));
+        }
+        for v in [-1e-9, 1.0 + 1e-9, f64::NAN] {
+            assert_eq!(fraction("g", v), Err(format!("g = {v}: must be in [0, 1]")));
+        }
+    }
+
+    #[test]
+    fn every_scheme_names_its_table_when_a_parameter_is_wrong() {
+        // each scheme's own check, reached through the registry as a scenario reaches it
+        let with = |base: serde_json::Value, over: serde_json::Value| {
+            let mut m = base.as_object().cloned().unwrap();
+            m.extend(over.as_object().cloned().unwrap());
+            serde_json::Value::Object(m)
+        };
+        let qcn = qcn::tests::json;
+        for (scheme, params, key) in [
+            (
+                "qcn",
+                with(qcn(), serde_json::json!({"qeq": 0.0})),
+                "qeq = 0",
+            ),
+            (
+                "qcn",
+                with(qcn(), serde_json::json!({"min_dec": 2.0})),
+                "min_dec = 2",
+            ),
+            (
+                "qcn3pt",
+                with(
+                    qcn(),
+                    serde_json::json!({"refp": 2.0, "de_rule": "q_above_qeq"}),
+                ),
+                "refp = 2",
+            ),
+            (
+                "dcqcn",
+                with(dcqcn::tests::json(), serde_json::json!({"g": 2.0})),
+                "g = 2",
+            ),
+            (
+                "dcqcn",
+                with(dcqcn::tests::json(), serde_json::json!({"bc": -1.0})),
+                "bc = -1",
+            ),
+        ] {
+            let e = Scheme::from_config(&cfg(scheme, params))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(&format!("cm ({scheme}) = {key}")), "{e}");
+            assert!(e.ends_with(": the parameters of that scheme"), "{e}");
+        }
     }
 }

@@ -19,7 +19,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::sampling::{SamplePoint, Sampler, SamplingMode, SamplingParams};
-use super::{msg, CmPayload, CongestionPoint, RateLimiter, ReactionPoint, RpOutput};
+use super::{
+    fraction, msg, positive, CmPayload, CongestionPoint, RateLimiter, ReactionPoint, RpOutput,
+};
 use crate::engine::SimRng;
 use crate::frame::{Frame, FrameKind};
 use crate::time::SimTime;
@@ -156,17 +158,10 @@ impl QcnParams {
     }
 
     fn check(&self) -> Result<(), String> {
-        let pos = |k: &str, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(())
-            } else {
-                Err(format!("{k} = {v}: must be > 0"))
-            }
-        };
-        pos("qeq", self.qeq)?;
-        pos("bc", self.bc)?;
-        pos("ai_byte_count", self.ai_byte_count)?;
-        pos("rmin_bps", self.rmin_bps)?;
+        positive("qeq", self.qeq)?;
+        positive("bc", self.bc)?;
+        positive("ai_byte_count", self.ai_byte_count)?;
+        positive("rmin_bps", self.rmin_bps)?;
         if self.w.is_nan() || self.w < 0.0 {
             return Err(format!("w = {}: must be >= 0", self.w));
         }
@@ -188,9 +183,7 @@ impl QcnParams {
                 self.efr_first_cycle
             ));
         }
-        if !(0.0..=1.0).contains(&self.min_dec) {
-            return Err(format!("min_dec = {}: must be in [0, 1]", self.min_dec));
-        }
+        fraction("min_dec", self.min_dec)?;
         if self.bcn00 && !(self.qsc >= 0.0 && self.qsc.is_finite()) {
             return Err(format!("qsc = {}: must be >= 0 with bcn00", self.qsc));
         }
@@ -750,9 +743,8 @@ impl super::SchemeSpec for QcnParams {
         self.sample_at == SamplePoint::Departure
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
-        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
-            crate::error::Error::config("cm (qcn)", e, "the parameters of that scheme")
-        })
+        Self::parse(serde_json::Value::Object(params.clone()))
+            .map_err(|e| super::params_error(Self::NAME, e))
     }
     fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> QcnCp {
         QcnCp::new(self, rng)

@@ -60,12 +60,8 @@ pub struct Qcn3ptParams {
 impl Qcn3ptParams {
     pub fn parse(value: serde_json::Value) -> serde_json::Result<Self> {
         let (qcn, ext): (QcnParams, Qcn3ptExtra) = split_params(value, &Qcn3ptExtra::KEYS)?;
-        if !(0.0..=1.0).contains(&ext.refp) {
-            return Err(<serde_json::Error as serde::de::Error>::custom(format!(
-                "refp = {}: must be in [0, 1]",
-                ext.refp
-            )));
-        }
+        super::fraction("refp", ext.refp)
+            .map_err(<serde_json::Error as serde::de::Error>::custom)?;
         Ok(Qcn3ptParams {
             qcn: Arc::new(qcn),
             ext,
@@ -197,9 +193,8 @@ impl super::SchemeSpec for Qcn3ptParams {
         self.qcn.sample_at == super::sampling::SamplePoint::Departure
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
-        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
-            crate::error::Error::config("cm (qcn3pt)", e, "the parameters of that scheme")
-        })
+        Self::parse(serde_json::Value::Object(params.clone()))
+            .map_err(|e| super::params_error(Self::NAME, e))
     }
     fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> Qcn3ptCp {
         Qcn3ptCp::new(self, rng)

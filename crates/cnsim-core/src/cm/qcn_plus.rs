@@ -338,9 +338,8 @@ impl super::SchemeSpec for PlusParams {
         self.qcn.sample_at == super::sampling::SamplePoint::Departure
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
-        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
-            crate::error::Error::config("cm (qcn-plus)", e, "the parameters of that scheme")
-        })
+        Self::parse(serde_json::Value::Object(params.clone()))
+            .map_err(|e| super::params_error(Self::NAME, e))
     }
     fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> PlusCp {
         PlusCp::new(self, rng)

@@ -335,9 +335,8 @@ impl super::SchemeSpec for SonarParams {
         true // the not-congested test follows departures (§5.6)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
-        Self::parse(serde_json::Value::Object(params.clone())).map_err(|e| {
-            crate::error::Error::config("cm (qcn-sonar)", e, "the parameters of that scheme")
-        })
+        Self::parse(serde_json::Value::Object(params.clone()))
+            .map_err(|e| super::params_error(Self::NAME, e))
     }
     fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, rng: &mut SimRng) -> SonarCp {
         SonarCp::new(self, rng)
