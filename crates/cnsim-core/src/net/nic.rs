@@ -213,17 +213,25 @@ pub(crate) struct Blocked {
     pub(crate) flow: u32,
 }
 
-/// VOQ lookup by destination: a dense table for networks of up to `DENSE_VOQ_INDEX` nodes (4·N
-/// bytes per NIC), a hash map of the live VOQs beyond (so that 2,048+ hosts stay linear in what
-/// is used and the working set stays in cache).
+/// VOQ lookup by destination. Networks of up to `DENSE_VOQ_INDEX` nodes use a dense table (4·N
+/// bytes per NIC). Beyond, the index stays linear in what is used and in cache:
+/// - while the NIC has made at most `FEW_VOQ_SLOTS` VOQ slots, the destination of each slot
+///   (`NO_DST` where it is free) is kept inline and scanned. Below saturation a NIC of the
+///   2,048-host tree never holds two VOQs at once, and a hash map would insert and remove an
+///   entry for every frame (docs/performance.md);
+/// - once it needs more, a hash map of the live VOQs, for good.
 #[derive(Debug)]
 enum VoqIndex {
     Dense(Vec<u32>),
+    Few([u32; FEW_VOQ_SLOTS]),
     Sparse(FxHashMap<u32, u32>),
 }
 
 const DENSE_VOQ_INDEX: usize = 256;
+const FEW_VOQ_SLOTS: usize = 8;
 const NO_VOQ: u32 = u32::MAX;
+/// [`VoqIndex::Few`]'s entry of a free slot (no node has this index).
+const NO_DST: u32 = u32::MAX;
 
 /// A NIC. Laid out for the per-frame path (`repr(C)`, 64-byte aligned): everything a frame's
 /// way through the adapter reads — the generator, the VOQ index and ring, the OB state, the
@@ -282,7 +290,7 @@ impl Nic {
             voq_of_dst: if n_nodes <= DENSE_VOQ_INDEX {
                 VoqIndex::Dense(vec![NO_VOQ; n_nodes])
             } else {
-                VoqIndex::Sparse(FxHashMap::default())
+                VoqIndex::Few([NO_DST; FEW_VOQ_SLOTS])
             },
             free_voqs: Vec::new(),
             ready: VecDeque::new(),
@@ -347,6 +355,16 @@ impl Nic {
         };
         match &mut self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize] = v,
+            VoqIndex::Few(t) => match t.get_mut(v as usize) {
+                Some(slot) => *slot = dst,
+                None => {
+                    // the first slot beyond the inline table: the live ones move to a map
+                    let live = (0..).zip(*t).filter(|&(_, d)| d != NO_DST);
+                    let mut m: FxHashMap<u32, u32> = live.map(|(v, d)| (d, v)).collect();
+                    m.insert(dst, v);
+                    self.voq_of_dst = VoqIndex::Sparse(m);
+                }
+            },
             VoqIndex::Sparse(m) => {
                 m.insert(dst, v);
             }
@@ -369,6 +387,7 @@ impl Nic {
         voq.live = false;
         match &mut self.voq_of_dst {
             VoqIndex::Dense(t) => t[voq.dst as usize] = NO_VOQ,
+            VoqIndex::Few(t) => t[v as usize] = NO_DST,
             VoqIndex::Sparse(m) => {
                 m.remove(&voq.dst);
             }
@@ -392,6 +411,7 @@ impl Nic {
     fn indexed(&self, dst: u32) -> u32 {
         match &self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize],
+            VoqIndex::Few(t) => t.iter().position(|&d| d == dst).map_or(NO_VOQ, |v| v as u32),
             VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
         }
     }
@@ -569,6 +589,43 @@ mod tests {
             }
             assert_eq!(nic.voqs.len(), 1, "{n_nodes} nodes");
         }
+    }
+
+    #[test]
+    fn a_large_network_scans_a_few_slots_and_maps_many() {
+        // beyond DENSE_VOQ_INDEX nodes: the destinations of up to FEW_VOQ_SLOTS slots inline,
+        // then a map of the live VOQs that keeps every one findable
+        let mut nic = nic(1000);
+        let mut store = VoqStore::new();
+        let dsts: Vec<u32> = (0..20).map(|i| 999 - 37 * i).collect();
+        let mut slots = Vec::new();
+        for (i, &dst) in dsts.iter().enumerate() {
+            let (v, found) = nic.voq_index(dst);
+            assert_eq!((v, found), (i as u32, VoqLookup::Fresh));
+            nic.voqs[v as usize].push_frame(&mut store, SimTime(1), NO_FLOW, 0);
+            slots.push(v);
+            let inline = matches!(nic.voq_of_dst, VoqIndex::Few(_));
+            assert_eq!(inline, i < FEW_VOQ_SLOTS, "slot {i}");
+            for (&d, &s) in dsts.iter().zip(&slots) {
+                assert_eq!(nic.find_voq(d), Some(s), "destination {d} after slot {i}");
+            }
+        }
+        assert_eq!(nic.find_voq(1), None);
+        // a recycled slot leaves the index, and the next new flow takes it
+        nic.voqs[slots[3] as usize].pop_frame(&mut store);
+        nic.maybe_recycle(slots[3]);
+        assert_eq!(nic.find_voq(dsts[3]), None);
+        assert_eq!(nic.voq_index(5), (slots[3], VoqLookup::Fresh));
+        assert_eq!(nic.voq_index(dsts[4]), (slots[4], VoqLookup::Live));
+        // inline, a freed slot is free for every destination, the one it served included
+        let mut small = self::nic(1000);
+        let (a, _) = small.voq_index(7);
+        let (b, _) = small.voq_index(8);
+        small.maybe_recycle(a);
+        assert_eq!(small.find_voq(7), None);
+        assert_eq!(small.find_voq(8), Some(b));
+        assert_eq!(small.voq_index(8), (b, VoqLookup::Live));
+        assert_eq!(small.voq_index(7), (a, VoqLookup::Fresh));
     }
 
     #[test]
