@@ -357,13 +357,7 @@ impl Nic {
             VoqIndex::Dense(t) => t[dst as usize] = v,
             VoqIndex::Few(t) => match t.get_mut(v as usize) {
                 Some(slot) => *slot = dst,
-                None => {
-                    // the first slot beyond the inline table: the live ones move to a map
-                    let live = (0..).zip(*t).filter(|&(_, d)| d != NO_DST);
-                    let mut m: FxHashMap<u32, u32> = live.map(|(v, d)| (d, v)).collect();
-                    m.insert(dst, v);
-                    self.voq_of_dst = VoqIndex::Sparse(m);
-                }
+                None => self.index_in_map(dst, v),
             },
             VoqIndex::Sparse(m) => {
                 m.insert(dst, v);
@@ -372,7 +366,22 @@ impl Nic {
         (v, VoqLookup::Fresh)
     }
 
-    #[inline]
+    /// The first VOQ slot beyond [`VoqIndex::Few`]'s inline table (slot `v`, toward `dst`): the
+    /// live VOQs move to a hash map, for the rest of the run. Out of line: the hot path that
+    /// calls it stays small.
+    #[cold]
+    #[inline(never)]
+    fn index_in_map(&mut self, dst: u32, v: u32) {
+        let VoqIndex::Few(t) = &self.voq_of_dst else {
+            unreachable!("only the inline index moves to a map");
+        };
+        let live = (0..).zip(*t).filter(|&(_, d)| d != NO_DST);
+        let mut m: FxHashMap<u32, u32> = live.map(|(v, d)| (d, v)).collect();
+        m.insert(dst, v);
+        self.voq_of_dst = VoqIndex::Sparse(m);
+    }
+
+    #[inline(always)]
     /// Free VOQ `v` if it holds no frame and no limiter (its flow has nothing the NIC must keep):
     /// its slot leaves the index and goes back to the free list.
     pub(crate) fn maybe_recycle(&mut self, v: u32) {
