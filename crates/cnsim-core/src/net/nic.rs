@@ -420,7 +420,10 @@ impl Nic {
     fn indexed(&self, dst: u32) -> u32 {
         match &self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize],
-            VoqIndex::Few(t) => t.iter().position(|&d| d == dst).map_or(NO_VOQ, |v| v as u32),
+            VoqIndex::Few(t) => t
+                .iter()
+                .position(|&d| d == dst)
+                .map_or(NO_VOQ, |v| v as u32),
             VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
         }
     }

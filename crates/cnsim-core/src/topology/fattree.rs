@@ -160,27 +160,45 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
                     local[slot(topo.ports[p as usize].peer)] = i as u32;
                 }
                 let w_digits: Vec<u32> = (0..sh.n).map(|i| sh.digit(w, i)).collect();
-                // the word of the switch one level down (up) whose digit l−1 (l) is v, per v
-                let words = |i: u32| (0..sh.k).map(|v| sh.with_digit(w, i, v)).collect();
-                let down: Vec<u32> = if l > 0 { words(l - 1) } else { Vec::new() };
-                let up: Vec<u32> = if l + 1 < sh.n { words(l) } else { Vec::new() };
-                for q in 0..sh.hosts() {
-                    let (hq, d) = (q / sh.half_hosts(), q % sh.half_hosts());
-                    let dd = &host_digits[d as usize * n..][..n];
-                    let ancestor = (sh.halves(l) == 1 || h == hq)
-                        && (li..n - 1).all(|i| w_digits[i] == dd[i + 1]);
-                    let next = if ancestor && l == 0 {
-                        Device::Nic(q)
-                    } else if ancestor {
+                // the port to the switch one level down (up) whose digit l−1 (l) is v, per v
+                // (u32::MAX where this switch has no such neighbour)
+                let neighbours = |level: u32, half: u32, i: u32| -> Vec<u32> {
+                    (0..sh.k)
+                        .map(|v| {
+                            let next = sh.index(level, half, sh.with_digit(w, i, v));
+                            local[slot(Device::Switch(next))]
+                        })
+                        .collect()
+                };
+                let up: Vec<u32> = if l + 1 < sh.n {
+                    let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
+                    neighbours(l + 1, up_half, l)
+                } else {
+                    Vec::new()
+                };
+                let half_hosts = sh.half_hosts();
+                for hq in 0..sh.hosts() / half_hosts {
+                    let down: Vec<u32> = if l > 0 {
                         let down_half = if sh.halves(l - 1) == 1 { 0 } else { hq };
-                        Device::Switch(sh.index(l - 1, down_half, down[dd[li] as usize]))
+                        neighbours(l - 1, down_half, l - 1)
                     } else {
-                        let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
-                        Device::Switch(sh.index(l + 1, up_half, up[dd[li] as usize]))
+                        Vec::new()
                     };
-                    let port = local[slot(next)];
-                    assert!(port != u32::MAX, "the tree is wired");
-                    routes.set(s as usize, q as usize, port);
+                    let in_my_half = sh.halves(l) == 1 || h == hq;
+                    for d in 0..half_hosts {
+                        let q = hq * half_hosts + d;
+                        let dd = &host_digits[d as usize * n..][..n];
+                        let ancestor = in_my_half && (li..n - 1).all(|i| w_digits[i] == dd[i + 1]);
+                        let port = if ancestor && l == 0 {
+                            local[slot(Device::Nic(q))]
+                        } else if ancestor {
+                            down[dd[li] as usize]
+                        } else {
+                            up[dd[li] as usize]
+                        };
+                        assert!(port != u32::MAX, "the tree is wired");
+                        routes.set(s as usize, q as usize, port);
+                    }
                 }
                 for &p in ports {
                     local[slot(topo.ports[p as usize].peer)] = u32::MAX;
