@@ -78,7 +78,7 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     """16 sources at 85 % of 10 Gb/s for 0.6 s in 12 000-bit frames: 6.8 M frames, each 2·2 + 1
     events. 600 bins of 62 series: 16 nodes, 15 recorded flows × 2, (1 queue + the hot port) × 2
     and 12 totals. Memory: 120 MiB of interpreter, 2 KiB a node, 512 B a port, 56 B a series
-    value, 2.5 KiB a recorded flow, 4 B per (source, destination), and the frames generated
+    value, 2.5 KiB a recorded flow, 8 B per (source, destination), and the frames generated
     after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait in unlimited VOQs.
     The wall time is the events at 15 M/s and 50 us a recorded flow."""
     est = budget.estimate(zhb)
@@ -87,7 +87,7 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames, rel=1e-12)
     backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 24)
     assert est.backlog_bytes == backlog
-    memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 4 + backlog
+    memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 8 + backlog
     assert est.memory_bytes == int(memory)
     assert est.wall_s == pytest.approx(5 * frames / 15e6 + 15 * 50e-6, rel=1e-12)
     assert est.describe() == (
@@ -195,13 +195,45 @@ def _star(zhb: dict, n: int) -> dict:
     return core
 
 
-def test_the_dense_voq_index_is_counted_up_to_4096_nodes(zhb: dict) -> None:
-    """nodes² × 4 B: 64 MiB at 4 096 nodes; none at 4 097 (the engine keeps a sparse index
-    there). A node adds 2 KiB, two ports of 512 B and a throughput series of 600 bins × 56 B."""
-    at, above = budget.estimate(_star(zhb, 4096)), budget.estimate(_star(zhb, 4097))
+def test_the_dense_tables_are_counted_up_to_256_nodes(zhb: dict) -> None:
+    """nodes² × 8 B — the adapters' VOQ index (4 B per destination) and the recorder's flow
+    slots (4 B per pair) — up to 256 nodes; none at 257, where the engine keeps the live VOQs
+    inline or in a map and the recorded flows in a map (`net/nic.rs`, `metrics/recorder.rs`).
+    A node adds 2 KiB, two ports of 512 B and a throughput series of 600 bins × 56 B."""
+    at, above = budget.estimate(_star(zhb, 256)), budget.estimate(_star(zhb, 257))
     per_node = 2048 + 2 * 512 + 600 * 56
-    assert at.memory_bytes == 120 * MIB + 4096 * per_node + 600 * 14 * 56 + 4096**2 * 4
-    assert above.memory_bytes == 120 * MIB + 4097 * per_node + 600 * 14 * 56
+    assert at.memory_bytes == 120 * MIB + 256 * per_node + 600 * 14 * 56 + 256**2 * 8
+    assert above.memory_bytes == 120 * MIB + 257 * per_node + 600 * 14 * 56
+
+
+def test_e2cm_probing_only_keeps_a_limiter_for_every_pair_it_reaches(zhb: dict) -> None:
+    """With E2CM probing only every flow gets a limiter with its first frame and keeps it (D17),
+    so the pairs the arrivals reach stay in memory: d·(1 − (1 − 1/d)^a) for a uniform source of a
+    arrivals over d destinations, at 768 B a pair. The same run with BCN on, or another scheme,
+    keeps none; a source with one destination reaches one pair; a finite-flow source's arrivals
+    are its flows."""
+    plain = budget.estimate(zhb)
+    assert plain.limited_flows == 0
+    zhb["cm"] = {"scheme": "e2cm", "bcn": False}
+    est = budget.estimate(zhb)
+    a = 0.85 * 1e10 * 0.6 / 12_000  # each source's frames
+    assert est.limited_flows == pytest.approx(16 * 15 * (1 - (1 - 1 / 15) ** a), rel=1e-12)
+    assert est.limited_flows == pytest.approx(16 * 15, rel=1e-9)  # every pair, long before 0.6 s
+    assert est.memory_bytes == pytest.approx(plain.memory_bytes + est.limited_flows * 768, abs=1)
+    assert "about 240 rate-limited flows" in est.describe()
+    zhb["cm"]["bcn"] = True
+    assert budget.estimate(zhb).limited_flows == 0
+    zhb["cm"]["bcn"] = False
+    zhb["duration_ps"] = 10**8  # 0.1 ms: about 71 arrivals a source over 15 destinations
+    a = 0.85 * 1e10 * 1e-4 / 12_000
+    assert budget.estimate(zhb).limited_flows == pytest.approx(16 * 15 * (1 - (14 / 15) ** a), rel=1e-12)
+    for src in zhb["traffic"]["sources"]:
+        src["sizes"], src["mean_frames"] = "geometric", 40.0
+    flows = a / 40  # about 1.8 flows a source
+    assert budget.estimate(zhb).limited_flows == pytest.approx(16 * 15 * (1 - (14 / 15) ** flows), rel=1e-12)
+    for i, src in enumerate(zhb["traffic"]["sources"]):
+        src["dst"] = str((i + 1) % 16)
+    assert budget.estimate(zhb).limited_flows == pytest.approx(16 * min(flows, 1.0), rel=1e-12)
 
 
 def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:

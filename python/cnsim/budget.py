@@ -18,11 +18,16 @@ exhaust memory *before* it starts, in well under a second:
   all on a loaded machine);
 * **wall time**: events at the engine's speed, which falls as the network outgrows the caches
   (:func:`events_per_s`), plus the recorded flows' post-processing;
-* **engine memory**: per node and per port state, the dense (source, destination) VOQ index
-  (nodes² × 4 B, used up to 4,096 nodes), and — with unlimited NIC ingress — the VOQ store's
-  bytes for every frame that could wait in a VOQ (with a hotspot, every frame generated after it
-  starts: the worst case of total hogging; without one, none): 64/24 B per frame where the
-  generators' grids put 24 times in a cache line, as in every shipped scenario, else 64/11.
+* **engine memory**: per node and per port state, the dense (source, destination) tables of
+  the adapters' VOQ index and the recorder's flow slots (nodes² × 8 B, used up to 256 nodes),
+  and — with unlimited NIC ingress — the VOQ store's bytes for every frame that could wait in a
+  VOQ (with a hotspot, every frame generated after it starts: the worst case of total hogging;
+  without one, none): 64/24 B per frame where the generators' grids put 24 times in a cache
+  line, as in every shipped scenario, else 64/11;
+* **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
+  only, ``bcn = false``, algorithms.md D17) keeps each (source, destination) pair's VOQ, limiter
+  and reaction point for the rest of the run, about 700 B a pair: the expected number of pairs
+  the sources' arrivals reach (a uniform source's arrivals over the other nodes).
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
@@ -56,7 +61,11 @@ MAX_WALL_S = MAX_EVENTS / EVENTS_PER_S
 _PS_PER_S = 10**12
 _NODE_BYTES = 2048  # NIC, generator, recorder state per node
 _PORT_BYTES = 512  # transmitter, output queue and CP state per port
-_DENSE_VOQ_NODES = 4096  # the engine's dense VOQ index is used up to this many nodes
+_DENSE_NODES = 256  # up to here the engine's VOQ index and flow slots are dense tables
+_DENSE_PAIR_BYTES = 8  # of them, per (source, destination): a VOQ slot and a recorder slot
+#: a (source, destination) pair that keeps a rate limiter: its VOQ slot (256 B), limiter and
+#: reaction point, its index entry and the allocator's slack (700–713 B measured on 2,048 hosts)
+_LIMITED_FLOW_BYTES = 768
 _ENGINE_VALUE_BYTES = 8
 _PYTHON_ROW_BYTES = 48
 _FLOW_BYTES = 32  # a completion time (8 B) with a growing vector's slack, and its flow slot
@@ -82,6 +91,8 @@ class Estimate:
     backlog_bytes: int
     #: flows whose throughput is recorded (``metrics.per_flow``)
     recorded_flows: int
+    #: (source, destination) pairs that keep a rate limiter for the rest of the run (expected)
+    limited_flows: float = 0.0
 
     @property
     def wall_s(self) -> float:
@@ -92,6 +103,8 @@ class Estimate:
     def describe(self) -> str:
         """One line: the estimate in human units."""
         flows = f", {self.recorded_flows:,} recorded flows" if self.recorded_flows else ""
+        if self.limited_flows:
+            flows += f", about {self.limited_flows:.3g} rate-limited flows"
         return (
             f"{self.nodes:,} nodes, {self.ports:,} ports, {self.bins:,} bins x series = {self.series_rows:,} series rows{flows}, "
             f"about {self.frames:.3g} frames and {self.events:.3g} events (~{human_time(self.wall_s)} at "
@@ -238,15 +251,20 @@ def estimate(core: dict[str, Any]) -> Estimate:
     node_rate = int(ft["rate_bps"]) if ft else max(rates, default=0)
     frames = 0.0
     flows = 0.0  # finite flows (TG-GEO): each completed one keeps its completion time
+    pairs = 0.0  # (source, destination) pairs that carry traffic, expected
     for src in core["traffic"]["sources"]:
         start = int(src.get("start_ps") or 0)
         stop = src.get("stop_ps")
         active_ps = max(0, min(duration, int(stop) if stop is not None else duration) - start)
         n = float(src["load"]) * node_rate * active_ps / _PS_PER_S / frame_bits
         frames += n
+        arrivals = n
         if src.get("sizes") == "geometric":
-            flows += n / max(float(src.get("mean_frames") or 1.0), 1.0)
+            arrivals = n / max(float(src.get("mean_frames") or 1.0), 1.0)
+            flows += arrivals
+        pairs += _pairs_reached(arrivals, nodes - 1 if src.get("dst") is None else 1)
     events = frames * (2 * path + 1)
+    limited = pairs if _limits_every_flow(core["cm"]) else 0.0
 
     metrics = core["metrics"]
     entities = (
@@ -261,8 +279,9 @@ def estimate(core: dict[str, Any]) -> Estimate:
     memory += flows * _FLOW_BYTES
     recorded = len(metrics.get("per_flow", []))
     memory += recorded * _RECORDED_FLOW_BYTES
-    if nodes <= _DENSE_VOQ_NODES:
-        memory += nodes * nodes * 4
+    if nodes <= _DENSE_NODES:
+        memory += nodes * nodes * _DENSE_PAIR_BYTES
+    memory += limited * _LIMITED_FLOW_BYTES
     backlog = 0
     if core["nic"].get("ingress") == "unlimited":
         backlog = int(_backlog_bytes(core, node_rate, frame_bits))
@@ -277,7 +296,24 @@ def estimate(core: dict[str, Any]) -> Estimate:
         memory_bytes=int(memory),
         backlog_bytes=backlog,
         recorded_flows=recorded,
+        limited_flows=limited,
     )
+
+
+def _pairs_reached(arrivals: float, destinations: int) -> float:
+    """The expected number of distinct destinations ``arrivals`` arrivals reach when each picks
+    one of ``destinations`` uniformly: d·(1 − (1 − 1/d)^a)."""
+    if destinations <= 0 or arrivals <= 0:
+        return 0.0
+    if destinations == 1:
+        return min(arrivals, 1.0)
+    return destinations * -math.expm1(arrivals * math.log1p(-1.0 / destinations))
+
+
+def _limits_every_flow(cm: dict[str, Any]) -> bool:
+    """Whether the scheme gives every flow a rate limiter with its first frame and keeps it: E2CM
+    probing only (algorithms.md D17; ``SchemeSpec::limiter_from_start`` in the engine)."""
+    return cm.get("scheme") == "e2cm" and cm.get("bcn") is False
 
 
 #: what :func:`check` tells a ``cnsim run`` user to do to run a refused run anyway
