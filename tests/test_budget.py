@@ -265,6 +265,20 @@ def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:
         budget.check(slow, memory=0)
 
 
+def test_e2cm_probing_only_on_8192_hosts_is_refused_on_a_24_gib_machine() -> None:
+    """20 ms of E2CM probing only on a radix-128 tree: 8,192 hosts whose limiters reach 55 M
+    pairs, about 40 GiB, which the estimate counted as 0 before stop 48 (the engine would have
+    run out of memory). Without the scheme the same run fits."""
+    core = prepare("scale-ft-2048", {"topology.fat_tree": {"radix": 128, "levels": 2, "merged_top": True},
+                                     "cm.scheme": "e2cm", "cm.bcn": False}, None, "20ms").lower()
+    est = budget.estimate(core)
+    assert est.nodes == 8192 and 5.4e7 < est.limited_flows < 5.6e7
+    with pytest.raises(ResourceError, match=r"peak memory would exceed 80% .* about 5.52e\+07 rate-limited flows"):
+        budget.check(core, memory=24 * 2**30)
+    core["cm"] = {"scheme": "none"}
+    assert budget.check(core, memory=24 * 2**30).limited_flows == 0
+
+
 def test_parallel_runs_are_checked_only_against_a_known_memory_and_one_worker_too() -> None:
     """With the machine's memory unknown (0), or no worker, nothing is checked; one worker whose
     run does not fit in 80 % of the machine is refused with the advice of one worker (the run
