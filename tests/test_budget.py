@@ -265,6 +265,15 @@ def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:
         budget.check(slow, memory=0)
 
 
+def test_the_pairs_a_uniform_source_reaches() -> None:
+    """d·(1 − (1 − 1/d)^a): none without arrivals, one per arrival while they are few, never more
+    than d; one destination is reached by the first arrival, none without a destination."""
+    reached = budget._pairs_reached
+    assert reached(0.0, 15) == 0.0 and reached(1.0, 15) == pytest.approx(1.0)
+    assert reached(2.0, 15) == pytest.approx(15 * (1 - (14 / 15) ** 2)) and reached(1e6, 15) == pytest.approx(15.0)
+    assert reached(0.5, 1) == 0.5 and reached(3.0, 1) == 1.0 and reached(3.0, 0) == 0.0
+
+
 def test_e2cm_probing_only_on_8192_hosts_is_refused_on_a_24_gib_machine() -> None:
     """20 ms of E2CM probing only on a radix-128 tree: 8,192 hosts whose limiters reach 55 M
     pairs, about 40 GiB, which the estimate counted as 0 before stop 48 (the engine would have

@@ -92,7 +92,7 @@ class Estimate:
     #: flows whose throughput is recorded (``metrics.per_flow``)
     recorded_flows: int
     #: (source, destination) pairs that keep a rate limiter for the rest of the run (expected)
-    limited_flows: float = 0.0
+    limited_flows: float
 
     @property
     def wall_s(self) -> float:
@@ -303,10 +303,8 @@ def estimate(core: dict[str, Any]) -> Estimate:
 def _pairs_reached(arrivals: float, destinations: int) -> float:
     """The expected number of distinct destinations ``arrivals`` arrivals reach when each picks
     one of ``destinations`` uniformly: d·(1 − (1 − 1/d)^a)."""
-    if destinations <= 0 or arrivals <= 0:
-        return 0.0
-    if destinations == 1:
-        return min(arrivals, 1.0)
+    if destinations <= 1:
+        return min(arrivals, float(destinations))
     return destinations * -math.expm1(arrivals * math.log1p(-1.0 / destinations))
 
 
