@@ -272,6 +272,7 @@ def test_the_pairs_a_uniform_source_reaches() -> None:
     assert reached(0.0, 15) == 0.0 and reached(1.0, 15) == pytest.approx(1.0)
     assert reached(2.0, 15) == pytest.approx(15 * (1 - (14 / 15) ** 2)) and reached(1e6, 15) == pytest.approx(15.0)
     assert reached(0.5, 1) == 0.5 and reached(3.0, 1) == 1.0 and reached(3.0, 0) == 0.0
+    assert reached(2.0, 2) == pytest.approx(1.5)  # two arrivals over two destinations: 1.5 of them
 
 
 def test_e2cm_probing_only_on_8192_hosts_is_refused_on_a_24_gib_machine() -> None:
