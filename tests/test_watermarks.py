@@ -119,3 +119,22 @@ def test_adapter_output_buffer_watermarks_follow_the_switch_rule() -> None:
     with pytest.raises(ScenarioError, match="needs 0 <= egress_xon <= egress_xoff <= egress_buffer \\(150000 B\\)"):
         nic(nic__egress_buffer="150KB", nic__egress_xoff="150001B")
 
+
+
+def test_a_problem_alike_at_many_switches_is_said_once_naming_where() -> None:
+    """5,000 B of memory against 5,500 B of headroom at every switch: one message per problem,
+    naming the switch, up to three by name, or their count with the first two and the last (the
+    2,048-host tree used to print its 96 alike paragraphs)."""
+    def message(scenario: str) -> str:
+        with pytest.raises(ScenarioError) as err:
+            load(scenario).set("switch.memory_per_port", "5000B").lower()
+        return str(err.value)
+
+    two = message("zhb-dual-cp-heavy-light")
+    assert "M - rtt*bw is -500 B at switches S1, S2: the memory leaves no room" in two
+    assert two.count("M - rtt*bw") == 1
+    five = message("zhb-og-multi-hop")
+    assert "M - rtt*bw is -500 B at 5 switches (S1, S2, …, S5): the memory" in five
+    assert five.count("M - rtt*bw") == 1
+    tree = message("zhb-ft-3stage")
+    assert "at 12 switches (L0.0, L0.1, …, L1.3)" in tree and tree.count("M - rtt*bw") == 1

@@ -90,13 +90,20 @@ class Watermarks:
         sw = self.doc.switch
         switches = self.net.switches if self.net is not None else []
         out: dict[str, dict[str, int]] = {}
+        # a problem that holds alike at many switches (a fat tree's are all alike) is said once,
+        # naming where: (key, value, message with {at}) -> the switches
+        alike: dict[tuple[str, object, str], list[str]] = {}
+
+        def problem(name: str, key: str, value: object, text: str) -> None:
+            alike.setdefault((key, value, text), []).append(name)
+
         for name in switches:
             n = self.net.port_count(name) if self.net is not None else 1
             capacity = memory * n if sw.buffer == "shared" else memory
             if sw.xoff == "auto":
                 exact = self.switch_xoff(res, name)
                 if exact <= 0 and sw.pause:
-                    self.problems.append(Problem("switch.xoff", "auto", f"M - rtt*bw is {float(exact):g} B at switch {name}: the memory leaves no room for PAUSE headroom; give a larger switch.memory_per_port or an explicit xoff"))
+                    problem(name, "switch.xoff", "auto", f"M - rtt*bw is {float(exact):g} B at {{at}}: the memory leaves no room for PAUSE headroom; give a larger switch.memory_per_port or an explicit xoff")
                 xoff = max(0, math.floor(exact))
             elif per_switch(sw.xoff):
                 try:
@@ -109,7 +116,7 @@ class Watermarks:
             if sw.xon == "auto":
                 xon = xoff // 2 if sw.xon_rule == "half" else xoff - 10_000
                 if xon < 0 and sw.pause:
-                    self.problems.append(Problem("switch.xon", "auto", f"XOFF - 10KB is negative at switch {name} (XOFF = {xoff} B); give an explicit xon"))
+                    problem(name, "switch.xon", "auto", f"XOFF - 10KB is negative at {{at}} (XOFF = {xoff} B); give an explicit xon")
                 xon = max(0, xon)
             elif isinstance(sw.xon, Expr):
                 try:
@@ -126,10 +133,12 @@ class Watermarks:
             else:
                 xon = sw.xon
             if sw.pause and not 0 <= xon <= xoff <= capacity:
-                self.problems.append(Problem("switch.xon" if xon > xoff else "switch.xoff", f"xoff={xoff}, xon={xon}", f"PAUSE needs 0 <= xon <= xoff <= capacity ({capacity} B at switch {name})"))
+                problem(name, "switch.xon" if xon > xoff else "switch.xoff", f"xoff={xoff}, xon={xon}", f"PAUSE needs 0 <= xon <= xoff <= capacity ({capacity} B at {{at}})")
             if not sw.pause:
                 xoff, xon = min(xoff, capacity), min(xon, xoff, capacity)
             out[name] = {"capacity": capacity, "xoff": xoff, "xon": xon}
+        for (key, value, text), names in alike.items():
+            self.problems.append(Problem(key, value, text.format(at=_at_switches(names))))
         rule = "auto (half)" if sw.xon_rule == "half" else "auto (xoff - 10KB)"
         xoff_note = "auto: M - rtt*bw" + (" summed over the ports" if sw.buffer == "shared" else "") if sw.xoff == "auto" else ""
         xon_note = rule if sw.xon == "auto" else ""
@@ -157,3 +166,12 @@ class Watermarks:
             self.problems.append(Problem("nic.egress_xoff", f"egress_xoff={xoff}, egress_xon={xon}", f"needs 0 <= egress_xon <= egress_xoff <= egress_buffer ({ob} B)"))
         return ob, xoff, xon
 
+
+def _at_switches(names: list[str]) -> str:
+    """Where a problem holds: one switch or up to three by name, more by their count, the first
+    two and the last."""
+    if len(names) == 1:
+        return f"switch {names[0]}"
+    if len(names) <= 3:
+        return "switches " + ", ".join(names)
+    return f"{len(names)} switches ({names[0]}, {names[1]}, …, {names[-1]})"
