@@ -78,7 +78,8 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     """16 sources at 85 % of 10 Gb/s for 0.6 s in 12 000-bit frames: 6.8 M frames, each 2·2 + 1
     events. 600 bins of 62 series: 16 nodes, 15 recorded flows × 2, (1 queue + the hot port) × 2
     and 12 totals. Memory: 120 MiB of interpreter, 2 KiB a node, 512 B a port, 56 B a series
-    value, 2.5 KiB a recorded flow, 8 B per (source, destination), and the frames generated
+    value, 2.5 KiB a recorded flow, 8 B per (source, destination), 256 B a frame on the wires
+    (1.67 a link each way), and the frames generated
     after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait in unlimited VOQs.
     The wall time is the events at 15 M/s and 50 us a recorded flow."""
     est = budget.estimate(zhb)
@@ -87,8 +88,9 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames, rel=1e-12)
     backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 24)
     assert est.backlog_bytes == backlog
-    memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 8 + backlog
-    assert est.memory_bytes == int(memory)
+    wires = 16 * 2 * 1e10 * 1e-6 / 12_000  # frames on 16 busy links of 1 us, both ways
+    memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 8 + wires * 256 + backlog
+    assert est.memory_bytes == pytest.approx(int(memory), abs=1)
     assert est.wall_s == pytest.approx(5 * frames / 15e6 + 15 * 50e-6, rel=1e-12)
     assert est.describe() == (
         "16 nodes, 32 ports, 600 bins x series = 37,200 series rows, 15 recorded flows, about 6.8e+06 frames and "
@@ -201,9 +203,9 @@ def test_the_dense_tables_are_counted_up_to_256_nodes(zhb: dict) -> None:
     inline or in a map and the recorded flows in a map (`net/nic.rs`, `metrics/recorder.rs`).
     A node adds 2 KiB, two ports of 512 B and a throughput series of 600 bins × 56 B."""
     at, above = budget.estimate(_star(zhb, 256)), budget.estimate(_star(zhb, 257))
-    per_node = 2048 + 2 * 512 + 600 * 56
-    assert at.memory_bytes == 120 * MIB + 256 * per_node + 600 * 14 * 56 + 256**2 * 8
-    assert above.memory_bytes == 120 * MIB + 257 * per_node + 600 * 14 * 56
+    per_node = 2048 + 2 * 512 + 600 * 56 + 2 * 1e10 * 1e-6 / 12_000 * 256  # and its link's frames
+    assert at.memory_bytes == pytest.approx(120 * MIB + 256 * per_node + 600 * 14 * 56 + 256**2 * 8, abs=1)
+    assert above.memory_bytes == pytest.approx(120 * MIB + 257 * per_node + 600 * 14 * 56, abs=1)
 
 
 def test_e2cm_probing_only_keeps_a_limiter_for_every_pair_it_reaches(zhb: dict) -> None:
@@ -263,6 +265,21 @@ def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:
     assert slow_est.events < 1e11 and slow_est.wall_s > budget.MAX_WALL_S
     with pytest.raises(ResourceError, match=r"it would take about 2.6 h, more than 111 min"):
         budget.check(slow, memory=0)
+
+
+def test_long_links_hold_their_frames_on_the_wires() -> None:
+    """Every link busy both ways: 2 · rate · delay / frame bits frames a link at 256 B. The
+    2,048-host tree has 4,096 links; with 1 ms links that is 6.83 M frames, 1.6 GiB (a 4 ms
+    `cnsim run` of it peaked at 1.33 GB where the estimate said 128 MiB before stop 48); with
+    1 us links 6,827 frames, under 2 MiB."""
+    long = prepare("scale-ft-2048", {"links.delay": "1ms", "switch.memory_per_port": "4MB"}, None, "4ms").lower()
+    short = prepare("scale-ft-2048", None, None, "4ms").lower()
+    per_link = 2 * 1e10 * 1e-3 / 12_000
+    assert budget._frames_on_wires(long["topology"], 12_000) == pytest.approx(4096 * per_link, rel=1e-12)
+    assert budget._frames_on_wires(short["topology"], 12_000) == pytest.approx(4096 * per_link / 1000, rel=1e-12)
+    gap = budget.estimate(long).memory_bytes - budget.estimate(short).memory_bytes
+    assert gap == pytest.approx(4096 * per_link * 0.999 * 256, rel=1e-6)
+    assert budget.estimate(long).memory_bytes > 1.5 * 2**30
 
 
 def test_the_pairs_a_uniform_source_reaches() -> None:

@@ -24,6 +24,9 @@ exhaust memory *before* it starts, in well under a second:
   VOQ (with a hotspot, every frame generated after it starts: the worst case of total hogging;
   without one, none): 64/24 B per frame where the generators' grids put 24 times in a cache
   line, as in every shipped scenario, else 64/11;
+* **frames on the wires**: every link busy both ways, rate × delay / frame bits frames each,
+  at 256 B a frame (the frame, its arrival event and the tables' growth; 230 B measured with
+  1 ms links on the 2,048-host tree);
 * **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
   only, ``bcn = false``, algorithms.md D17) keeps each (source, destination) pair's VOQ, limiter
   and reaction point for the rest of the run, about 700 B a pair: the expected number of pairs
@@ -66,6 +69,7 @@ _DENSE_PAIR_BYTES = 8  # of them, per (source, destination): a VOQ slot and a re
 #: a (source, destination) pair that keeps a rate limiter: its VOQ slot (256 B), limiter and
 #: reaction point, its index entry and the allocator's slack (700–713 B measured on 2,048 hosts)
 _LIMITED_FLOW_BYTES = 768
+_IN_FLIGHT_FRAME_BYTES = 256  # a frame on a wire: the frame (128 B), its event, the tables' slack
 _ENGINE_VALUE_BYTES = 8
 _PYTHON_ROW_BYTES = 48
 _FLOW_BYTES = 32  # a completion time (8 B) with a growing vector's slack, and its flow slot
@@ -282,6 +286,7 @@ def estimate(core: dict[str, Any]) -> Estimate:
     if nodes <= _DENSE_NODES:
         memory += nodes * nodes * _DENSE_PAIR_BYTES
     memory += limited * _LIMITED_FLOW_BYTES
+    memory += _frames_on_wires(core["topology"], frame_bits) * _IN_FLIGHT_FRAME_BYTES
     backlog = 0
     if core["nic"].get("ingress") == "unlimited":
         backlog = int(_backlog_bytes(core, node_rate, frame_bits))
@@ -298,6 +303,17 @@ def estimate(core: dict[str, Any]) -> Estimate:
         recorded_flows=recorded,
         limited_flows=limited,
     )
+
+
+def _frames_on_wires(topo: dict[str, Any], frame_bits: int) -> float:
+    """Frames in flight when every link is busy both ways: 2 · rate · delay / frame bits a link
+    (a thousand and more a link with links of a millisecond)."""
+    ft = topo.get("fat_tree")
+    if ft:
+        links = [(int(ft["rate_bps"]), int(ft["delay_ps"]))] * _fat_tree_size(ft)[2]
+    else:
+        links = [(int(link.get("rate_bps", 0)), int(link.get("delay_ps", 0))) for link in topo.get("links", [])]
+    return sum(2 * rate * delay for rate, delay in links) / _PS_PER_S / frame_bits
 
 
 def _pairs_reached(arrivals: float, destinations: int) -> float:

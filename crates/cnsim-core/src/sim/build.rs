@@ -302,7 +302,8 @@ pub(super) fn notification_points(scheme: &Scheme, nics: &[Nic]) -> Vec<AnyNp> {
 /// The events a run starts with: the first deadlock check (with PAUSE), the CPs' first
 /// measurement intervals (schemes with a CP clock), the hotspot windows. The queue's wheel
 /// reaches twice the longest hop (a data frame's transmission plus its link's propagation), so
-/// that nearly every event is scheduled into it, not beyond (`engine::queue`).
+/// that nearly every event is scheduled into it, not beyond, unless that would make its slots
+/// wider than a quarter of the shortest transmission (`engine::queue`).
 pub(super) fn first_events(
     cfg: &CoreConfig,
     scheme: &Scheme,
@@ -311,13 +312,17 @@ pub(super) fn first_events(
     ports: &[Port],
 ) -> EventQueue {
     let frame = u64::from(cfg.traffic.frame_size);
-    let hop = ports
-        .iter()
-        .filter(|p| p.data_rate.0 > 0)
+    let sending = ports.iter().filter(|p| p.data_rate.0 > 0);
+    let hop = sending
+        .clone()
         .map(|p| tx_time(frame, p.data_rate).0.saturating_add(p.delay.0))
         .max()
         .unwrap_or(0);
-    let mut queue = EventQueue::with_reach(SimTime(hop.saturating_mul(2)));
+    let shortest = sending
+        .map(|p| tx_time(frame, p.data_rate))
+        .min()
+        .unwrap_or(SimTime::NEVER);
+    let mut queue = EventQueue::with_reach(SimTime(hop.saturating_mul(2)), shortest);
     if cfg.switch.pause {
         queue.push(
             SimTime(cfg.metrics.deadlock_threshold_ps),
