@@ -138,3 +138,11 @@ def test_a_problem_alike_at_many_switches_is_said_once_naming_where() -> None:
     assert five.count("M - rtt*bw") == 1
     tree = message("zhb-ft-3stage")
     assert "at 12 switches (L0.0, L0.1, …, L1.3)" in tree and tree.count("M - rtt*bw") == 1
+
+
+def test_where_a_problem_holds_is_named_in_full_up_to_three_switches() -> None:
+    from cnsim.scenario.watermarks import _at_switches
+
+    assert _at_switches(["S1"]) == "switch S1"
+    assert _at_switches(["S1", "S2", "S3"]) == "switches S1, S2, S3"
+    assert _at_switches(["S1", "S2", "S3", "S4"]) == "4 switches (S1, S2, …, S4)"
