@@ -29,8 +29,8 @@ exhaust memory *before* it starts, in well under a second:
   1 ms links on the 2,048-host tree);
 * **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
   only, ``bcn = false``, algorithms.md D17) keeps each (source, destination) pair's VOQ, limiter
-  and reaction point for the rest of the run, about 700 B a pair: the expected number of pairs
-  the sources' arrivals reach (a uniform source's arrivals over the other nodes).
+  and reaction point for the rest of the run, 768 B a pair (700–713 B measured): the expected
+  number of pairs the sources' arrivals reach (a uniform source's arrivals over the other nodes).
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
@@ -309,11 +309,11 @@ def _frames_on_wires(topo: dict[str, Any], frame_bits: int) -> float:
     """Frames in flight when every link is busy both ways: 2 · rate · delay / frame bits a link
     (a thousand and more a link with links of a millisecond)."""
     ft = topo.get("fat_tree")
-    if ft:
-        links = [(int(ft["rate_bps"]), int(ft["delay_ps"]))] * _fat_tree_size(ft)[2]
+    if ft:  # uniform links
+        bits = _fat_tree_size(ft)[2] * int(ft["rate_bps"]) * int(ft["delay_ps"])
     else:
-        links = [(int(link.get("rate_bps", 0)), int(link.get("delay_ps", 0))) for link in topo.get("links", [])]
-    return sum(2 * rate * delay for rate, delay in links) / _PS_PER_S / frame_bits
+        bits = sum(int(link.get("rate_bps", 0)) * int(link.get("delay_ps", 0)) for link in topo.get("links", []))
+    return 2 * bits / _PS_PER_S / frame_bits
 
 
 def _pairs_reached(arrivals: float, destinations: int) -> float:

@@ -138,7 +138,7 @@ class Watermarks:
                 xoff, xon = min(xoff, capacity), min(xon, xoff, capacity)
             out[name] = {"capacity": capacity, "xoff": xoff, "xon": xon}
         for (key, value, text), names in alike.items():
-            self.problems.append(Problem(key, value, text.format(at=_at_switches(names))))
+            self.problems.append(Problem(key, value, text.replace("{at}", _at_switches(names))))
         rule = "auto (half)" if sw.xon_rule == "half" else "auto (xoff - 10KB)"
         xoff_note = "auto: M - rtt*bw" + (" summed over the ports" if sw.buffer == "shared" else "") if sw.xoff == "auto" else ""
         xon_note = rule if sw.xon == "auto" else ""
