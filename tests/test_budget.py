@@ -11,6 +11,7 @@ import math
 
 import pytest
 from cnsim import budget
+from cnsim.cmparams import SIMULATED_SCHEMES
 from cnsim.errors import ResourceError
 from cnsim.runner import prepare
 from cnsim.topology import FatTree, Network
@@ -208,6 +209,12 @@ def test_the_dense_tables_are_counted_up_to_256_nodes(zhb: dict) -> None:
     assert above.memory_bytes == pytest.approx(120 * MIB + 257 * per_node + 600 * 14 * 56, abs=1)
 
 
+def _cm(scheme: str, **params: object) -> dict:
+    """The lowered ``[cm]`` table of zhb-og-single-hop with ``scheme`` and ``params`` set."""
+    overrides: dict[str, object] = {"cm.scheme": scheme, **{f"cm.{k}": v for k, v in params.items()}}
+    return prepare("zhb-og-single-hop", overrides).lower()["cm"]
+
+
 def test_e2cm_probing_only_keeps_a_limiter_for_every_pair_it_reaches(zhb: dict) -> None:
     """With E2CM probing only every flow gets a limiter with its first frame and keeps it (D17),
     so the pairs the arrivals reach stay in memory: d·(1 − (1 − 1/d)^a) for a uniform source of a
@@ -216,7 +223,7 @@ def test_e2cm_probing_only_keeps_a_limiter_for_every_pair_it_reaches(zhb: dict) 
     are its flows."""
     plain = budget.estimate(zhb)
     assert plain.limited_flows == 0
-    zhb["cm"] = {"scheme": "e2cm", "bcn": False}
+    zhb["cm"] = _cm("e2cm", bcn=False)
     est = budget.estimate(zhb)
     a = 0.85 * 1e10 * 0.6 / 12_000  # each source's frames
     assert est.limited_flows == pytest.approx(16 * 15 * (1 - (1 - 1 / 15) ** a), rel=1e-12)
@@ -236,6 +243,39 @@ def test_e2cm_probing_only_keeps_a_limiter_for_every_pair_it_reaches(zhb: dict) 
     for i, src in enumerate(zhb["traffic"]["sources"]):
         src["dst"] = str((i + 1) % 16)
     assert budget.estimate(zhb).limited_flows == pytest.approx(16 * min(flows, 1.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("scheme", SIMULATED_SCHEMES)
+def test_the_schemes_that_limit_every_flow_and_probe_are_the_engines(scheme: str, zhb: dict) -> None:
+    """The budget asks the engine which schemes keep a limiter for every flow from its first
+    frame — FECN (§6) and E2CM probing only (D17) — and which probe every period whatever the
+    congestion: FECN, every T. Neither was counted for FECN before stop 49 (1 ms on the
+    2,048-host tree held 730 MB for its pairs and ran 29 M events, estimated 130 MiB and 13 M)."""
+    plain = budget.estimate(zhb)
+    zhb["cm"] = _cm(scheme)
+    est = budget.estimate(zhb)
+    if scheme != "fecn":
+        assert (est.limited_flows, est.probes, est.events) == (0, 0, plain.events)
+        return
+    assert est.limited_flows == pytest.approx(16 * 15, rel=1e-9)
+    # 0.6 s of 1 ms periods, each with 708 arrivals a source over 15 destinations: all 15 probe
+    a = 0.85 * 1e10 * 1e-3 / 12_000
+    assert est.probes == pytest.approx(16 * 600 * 15 * (1 - (14 / 15) ** a), rel=1e-9)
+    assert est.events == pytest.approx(plain.events + 2 * est.probes * 5, rel=1e-12)
+    assert "about 1.44e+05 probes" in est.describe()
+    zhb["cm"]["interval_ps"] = 10**6  # 1 us: under one arrival a period, about one probe per frame
+    few = budget.estimate(zhb).probes
+    assert few == pytest.approx(plain.frames, rel=1e-9)  # one probe a frame: no more than its arrivals
+
+
+def test_a_scheme_table_the_engine_refuses_has_no_traits() -> None:
+    """A table the engine cannot parse counts nothing here: the engine's build reports it, with
+    the scenario's name, as for any run (test_robustness.py)."""
+    assert budget._scheme_traits(_cm("fecn")) == {"limits_every_flow": True, "probe_period_ps": 10**9}
+    assert budget._scheme_traits(_cm("qcn")) == {"limits_every_flow": False, "probe_period_ps": None}
+    assert budget._scheme_traits({**_cm("fecn"), "n0": "two hundred"}) == {}
+    assert budget._scheme_traits({"scheme": "fecn"}) == {}
+    assert budget._scheme_traits({"scheme": "no-such-scheme"}) == {}
 
 
 def test_check_refuses_by_memory_by_events_or_by_time(zhb: dict) -> None:
@@ -290,6 +330,7 @@ def test_the_pairs_a_uniform_source_reaches() -> None:
     assert reached(2.0, 15) == pytest.approx(15 * (1 - (14 / 15) ** 2)) and reached(1e6, 15) == pytest.approx(15.0)
     assert reached(0.5, 1) == 0.5 and reached(3.0, 1) == 1.0 and reached(3.0, 0) == 0.0
     assert reached(2.0, 2) == pytest.approx(1.5)  # two arrivals over two destinations: 1.5 of them
+    assert reached(0.7, 15) == 0.7 and 15 * (1 - (14 / 15) ** 0.7) > 0.7  # never more than its arrivals
 
 
 def test_e2cm_probing_only_on_8192_hosts_is_refused_on_a_24_gib_machine() -> None:

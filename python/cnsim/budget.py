@@ -8,6 +8,10 @@ exhaust memory *before* it starts, in well under a second:
 * **frames** = Σ over sources of load × link rate × active time / frame bits (Bernoulli slots);
 * **events** ≈ frames × (2 events per link crossed + 1), with the path length of the topology
   (2 links through a star, up to 2·levels in a fat tree, 1 + switches in a general graph);
+  with a scheme whose flows probe their path every period T whatever the congestion (FECN,
+  §6), each probe and its reply cross the path too: one probe a period for every pair that
+  sends in it, Σ over the sources of (t/T) · d·(1 − (1 − 1/d)^(a·T/t)) for a source active
+  for t with a frames over d destinations;
 * **series memory**: every bin × every recorded entity, in the engine (8 B per value) and in
   the long-format tables Python builds from them (about 48 B per row);
 * **finite flows** (TG-GEO): every completed flow keeps its completion time for the exact FCT
@@ -28,9 +32,11 @@ exhaust memory *before* it starts, in well under a second:
   at 256 B a frame (the frame, its arrival event and the tables' growth; 230 B measured with
   1 ms links on the 2,048-host tree);
 * **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
-  only, ``bcn = false``, algorithms.md D17) keeps each (source, destination) pair's VOQ, limiter
-  and reaction point for the rest of the run, 768 B a pair (700–713 B measured): the expected
-  number of pairs the sources' arrivals reach (a uniform source's arrivals over the other nodes).
+  only, ``bcn = false``, algorithms.md D17; FECN, §6 — the engine says which) keeps each
+  (source, destination) pair's VOQ, limiter and reaction point for the rest of the run, 768 B
+  a pair (measured on the 2,048-host tree: E2CM 460–492 B, FECN 595–637 B with its probes'
+  timers and frames): the expected number of pairs the sources' arrivals reach (a uniform
+  source's arrivals over the other nodes).
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the
@@ -42,12 +48,13 @@ refuses a worker count whose runs in flight would together exceed the same share
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ResourceError
+from .errors import EngineMissing, ResourceError
 
 __all__ = ["Estimate", "estimate", "events_per_s", "check", "check_parallel", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT", "human_time", "human_bytes"]
 
@@ -66,8 +73,8 @@ _NODE_BYTES = 2048  # NIC, generator, recorder state per node
 _PORT_BYTES = 512  # transmitter, output queue and CP state per port
 _DENSE_NODES = 256  # up to here the engine's VOQ index and flow slots are dense tables
 _DENSE_PAIR_BYTES = 8  # of them, per (source, destination): a VOQ slot and a recorder slot
-#: a (source, destination) pair that keeps a rate limiter: its VOQ slot (256 B), limiter and
-#: reaction point, its index entry and the allocator's slack (700–713 B measured on 2,048 hosts)
+#: a (source, destination) pair that keeps a rate limiter: its VOQ slot (320 B), limiter and
+#: reaction point, its index entry and the VOQ vector's slack (460–637 B measured on 2,048 hosts)
 _LIMITED_FLOW_BYTES = 768
 _IN_FLIGHT_FRAME_BYTES = 256  # a frame on a wire: the frame (128 B), its event, the tables' slack
 _ENGINE_VALUE_BYTES = 8
@@ -97,6 +104,8 @@ class Estimate:
     recorded_flows: int
     #: (source, destination) pairs that keep a rate limiter for the rest of the run (expected)
     limited_flows: float
+    #: periodic probes sent (each with its reply, counted in ``events``)
+    probes: float = 0.0
 
     @property
     def wall_s(self) -> float:
@@ -109,6 +118,8 @@ class Estimate:
         flows = f", {self.recorded_flows:,} recorded flows" if self.recorded_flows else ""
         if self.limited_flows:
             flows += f", about {self.limited_flows:.3g} rate-limited flows"
+        if self.probes:
+            flows += f", about {self.probes:.3g} probes"
         return (
             f"{self.nodes:,} nodes, {self.ports:,} ports, {self.bins:,} bins x series = {self.series_rows:,} series rows{flows}, "
             f"about {self.frames:.3g} frames and {self.events:.3g} events (~{human_time(self.wall_s)} at "
@@ -253,9 +264,12 @@ def estimate(core: dict[str, Any]) -> Estimate:
     rates = [int(link.get("rate_bps", 0)) for link in core["topology"].get("links", [])]
     ft = core["topology"].get("fat_tree")
     node_rate = int(ft["rate_bps"]) if ft else max(rates, default=0)
+    traits = _scheme_traits(core["cm"])
+    probe_ps = int(traits.get("probe_period_ps") or 0)
     frames = 0.0
     flows = 0.0  # finite flows (TG-GEO): each completed one keeps its completion time
     pairs = 0.0  # (source, destination) pairs that carry traffic, expected
+    probes = 0.0  # periodic probes: one a period for every pair that sends in it
     for src in core["traffic"]["sources"]:
         start = int(src.get("start_ps") or 0)
         stop = src.get("stop_ps")
@@ -266,9 +280,14 @@ def estimate(core: dict[str, Any]) -> Estimate:
         if src.get("sizes") == "geometric":
             arrivals = n / max(float(src.get("mean_frames") or 1.0), 1.0)
             flows += arrivals
-        pairs += _pairs_reached(arrivals, nodes - 1 if src.get("dst") is None else 1)
-    events = frames * (2 * path + 1)
-    limited = pairs if _limits_every_flow(core["cm"]) else 0.0
+        destinations = nodes - 1 if src.get("dst") is None else 1
+        pairs += _pairs_reached(arrivals, destinations)
+        if probe_ps and active_ps:
+            periods = active_ps / probe_ps
+            probes += periods * _pairs_reached(n / max(periods, 1.0), destinations)
+    # a probe and its reply cross the path as a data frame does
+    events = (frames + 2 * probes) * (2 * path + 1)
+    limited = pairs if traits.get("limits_every_flow") else 0.0
 
     metrics = core["metrics"]
     entities = (
@@ -302,6 +321,7 @@ def estimate(core: dict[str, Any]) -> Estimate:
         backlog_bytes=backlog,
         recorded_flows=recorded,
         limited_flows=limited,
+        probes=probes,
     )
 
 
@@ -318,16 +338,30 @@ def _frames_on_wires(topo: dict[str, Any], frame_bits: int) -> float:
 
 def _pairs_reached(arrivals: float, destinations: int) -> float:
     """The expected number of distinct destinations ``arrivals`` arrivals reach when each picks
-    one of ``destinations`` uniformly: d·(1 − (1 − 1/d)^a)."""
+    one of ``destinations`` uniformly: d·(1 − (1 − 1/d)^a), and never more than a (the closed
+    form exceeds a fractional a below one: a period of a periodic probe with under one arrival)."""
     if destinations <= 1:
         return min(arrivals, float(destinations))
-    return destinations * -math.expm1(arrivals * math.log1p(-1.0 / destinations))
+    return min(arrivals, destinations * -math.expm1(arrivals * math.log1p(-1.0 / destinations)))
 
 
-def _limits_every_flow(cm: dict[str, Any]) -> bool:
-    """Whether the scheme gives every flow a rate limiter with its first frame and keeps it: E2CM
-    probing only (algorithms.md D17; ``SchemeSpec::limiter_from_start`` in the engine)."""
-    return cm.get("scheme") == "e2cm" and cm.get("bcn") is False
+def _scheme_traits(cm: dict[str, Any]) -> dict[str, Any]:
+    """What the engine says of the scheme (``cnsim._core.scheme_traits``): whether it gives every
+    flow a rate limiter with its first frame and keeps it (``limits_every_flow``: E2CM probing
+    only, algorithms.md D17; FECN, §6), and how often a sending flow probes its path
+    (``probe_period_ps``: FECN's T). Asked of the engine, so that a scheme added there is
+    counted here. A table the engine refuses has no traits: the engine's build reports it, with
+    the scenario's name, as for any run; without an engine there is no run to bound."""
+    from .engine import engine  # lazily: `cnsim --help` and the like never load the engine
+
+    try:
+        core = engine()
+    except EngineMissing:
+        return {}
+    try:
+        return dict(core.scheme_traits(json.dumps(cm)))
+    except (core.ConfigError, core.EngineError):
+        return {}
 
 
 #: what :func:`check` tells a ``cnsim run`` user to do to run a refused run anyway

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import budget
 from ._version import __version__
+from .engine import engine
 from .errors import EngineError, EngineMissing, Problem, ScenarioError
 from .results import Result
 from .scenario import Scenario, load, measurement_window
@@ -36,18 +37,6 @@ __all__ = ["run", "prepare", "engine", "EngineMissing"]
 
 Progress = Callable[[int, int], None]
 _POLL_S = 0.1
-
-
-def engine() -> ModuleType:
-    """Import the compiled engine, or raise :class:`EngineMissing` with what to do."""
-    try:
-        from . import _core
-    except ImportError as err:
-        raise EngineMissing(
-            f"the cnsim engine (cnsim._core) is not built or not importable ({err}); "
-            "install the package with `pip install .` (needs a Rust toolchain)"
-        ) from None
-    return _core
 
 
 def prepare(

@@ -69,13 +69,9 @@ class FatTree:
 
     @cached_property
     def _engine(self) -> Any:
-        from .errors import EngineMissing
+        from .engine import engine
 
-        try:
-            from . import _core
-        except ImportError as err:
-            raise EngineMissing(f"fat trees are built by the cnsim engine, which is not importable ({err})") from None
-        return _core.FatTree(self.radix, self.levels, self.merged_top)
+        return engine().FatTree(self.radix, self.levels, self.merged_top)
 
     def host_names(self) -> list[str]:
         return list(self._engine.host_names())

@@ -236,6 +236,24 @@ fn version() -> &'static str {
     cnsim_core::VERSION
 }
 
+/// What the run budget (`cnsim.budget`) needs to know of the scheme of a core config's `[cm]`
+/// table (JSON), in the engine's own words: `limits_every_flow` — every flow gets a rate
+/// limiter with its first frame and keeps it (`SchemeSpec::limiter_from_start`); and
+/// `probe_period_ps` — a sending flow probes its path this often (`SchemeSpec::probe_period`),
+/// or `None`.
+#[pyfunction]
+fn scheme_traits(py: Python<'_>, cm: String) -> PyResult<Bound<'_, PyDict>> {
+    let scheme = guarded(|| {
+        let cfg: cnsim_core::cm::CmConfig =
+            serde_json::from_str(&cm).map_err(|e| Error::Parse(e.to_string()))?;
+        cnsim_core::cm::Scheme::from_config(&cfg)
+    })?;
+    let traits = PyDict::new(py);
+    traits.set_item("limits_every_flow", scheme.limiter_from_start())?;
+    traits.set_item("probe_period_ps", scheme.probe_period().map(|t| t.0))?;
+    Ok(traits)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
@@ -244,5 +262,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Interrupted", m.py().get_type::<Interrupted>())?;
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_traits, m)?)?;
     Ok(())
 }

@@ -286,8 +286,9 @@ def _engine_check(scen: Scenario) -> None:
     """What the engine itself refuses when it builds the simulation (no run; about a
     millisecond), as :func:`cnsim.run` would report it. Skipped without a built engine: the
     fluid model is pure numpy."""
+    from ..engine import engine
     from ..errors import EngineMissing
-    from ..runner import _front_end_error, engine
+    from ..runner import _front_end_error
 
     try:
         core = engine()

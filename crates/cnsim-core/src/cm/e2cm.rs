@@ -51,7 +51,9 @@ pub struct ProbeParams {
 
 #[derive(Clone, Debug)]
 pub struct E2cmParams {
-    pub bcn: BcnParams,
+    /// Shared by every RP and CP: a flow's RP is made with its first frame in probing-only
+    /// mode, so a copy per RP would cost two allocations per flow (docs/performance.md).
+    pub bcn: Arc<BcnParams>,
     pub probe: ProbeParams,
 }
 
@@ -74,7 +76,7 @@ impl E2cmParams {
             .partition(|(k, _)| PROBE_KEYS.contains(&k.as_str()));
         let err = |e: serde_json::Error| super::params_error(<Self as super::SchemeSpec>::NAME, e);
         Ok(E2cmParams {
-            bcn: serde_json::from_value(serde_json::Value::Object(bcn)).map_err(err)?,
+            bcn: Arc::new(serde_json::from_value(serde_json::Value::Object(bcn)).map_err(err)?),
             probe: serde_json::from_value(serde_json::Value::Object(probe)).map_err(err)?,
         })
     }
@@ -94,7 +96,7 @@ pub struct E2cmRp {
 
 impl E2cmRp {
     pub fn new(p: Arc<E2cmParams>, line_rate_bps: f64) -> Self {
-        let bcn = BcnRp::new(Arc::new(p.bcn.clone()), line_rate_bps);
+        let bcn = BcnRp::new(p.bcn.clone(), line_rate_bps);
         let gi_flow = p.probe.gi_flow * line_rate_bps / p.bcn.gi_rate_bps;
         E2cmRp {
             p,
@@ -225,7 +227,7 @@ impl super::SchemeSpec for E2cmParams {
         _line_rate_bps: f64,
         rng: &mut SimRng,
     ) -> super::bcn::BcnCp {
-        super::bcn::BcnCp::new(Arc::new(self.bcn.clone()), cpid, rng)
+        super::bcn::BcnCp::new(self.bcn.clone(), cpid, rng)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> E2cmRp {
         E2cmRp::new(self.clone(), line_rate_bps)
@@ -358,7 +360,7 @@ mod tests {
     #[test]
     fn probe_feedback_is_quantised_like_the_cps() {
         let mut p = params(true);
-        p.bcn.fb_bits = 6;
+        Arc::make_mut(&mut p.bcn).fb_bits = 6;
         p.probe.gd_flow = 0.0079;
         p.probe.gi_flow = 0.01;
         let mut rp = E2cmRp::new(Arc::new(p), 1e10);
@@ -435,6 +437,7 @@ mod tests {
             // probing only (D17): no CPs, every flow limited from its first frame
             assert_eq!(s.has_congestion_points(), bcn);
             assert_eq!(s.limiter_from_start(), !bcn);
+            assert_eq!(s.probe_period(), None, "E2CM probes by bytes sent");
             assert!(!s.cp_on_dequeue());
             assert!(s.signed_feedback());
             assert_eq!(s.frame_bytes(), 64);

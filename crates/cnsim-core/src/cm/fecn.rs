@@ -373,6 +373,10 @@ impl SchemeSpec for FecnParams {
     fn limiter_from_start(&self) -> bool {
         true
     }
+    /// A sending flow probes once every T (the RP's `next_probe`).
+    fn probe_period(&self) -> Option<SimTime> {
+        Some(SimTime(self.interval_ps))
+    }
     /// §6 source step 3: the destination returns the probe with its rate field.
     fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
         Some(CmPayload {
@@ -431,6 +435,9 @@ mod tests {
     fn parameters_are_checked_by_name() {
         let p = params(serde_json::json!({}));
         assert_eq!(p.cp_period(), Some(SimTime::ms(1)));
+        // every flow limited from its first frame and probing every T: the run budget's terms
+        assert!(p.limiter_from_start());
+        assert_eq!(p.probe_period(), Some(SimTime::ms(1)));
         // feedback out of band after its delay, through the registry's trait
         assert_eq!(<FecnParams as SchemeSpec>::oob_delay(&p), None);
         let oob = params(serde_json::json!({"feedback": "oob", "feedback_delay_ps": 7_000_000u64}));

@@ -222,6 +222,12 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     fn limiter_from_start(&self) -> bool {
         false
     }
+    /// How often a flow that sends probes its path (FECN's T, §6), whatever the congestion:
+    /// the run budget counts those probes' events. `None`: probes, if any, follow the bytes
+    /// sent (E2CM's `probe_bytes`) or the congestion.
+    fn probe_period(&self) -> Option<SimTime> {
+        None
+    }
     /// Whether a `FEEDBACK` message carries a signed Fb (BCN/ECM, §1.2: negative = congestion,
     /// positive = a rate increase). Otherwise every `FEEDBACK` message is a congestion
     /// notification and its `fb` a magnitude (QCN's QntzFb) or a rate (E-FECN), never a sign.
@@ -337,6 +343,9 @@ macro_rules! registry {
             }
             pub fn limiter_from_start(&self) -> bool {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::limiter_from_start(p)),* }
+            }
+            pub fn probe_period(&self) -> Option<SimTime> {
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::probe_period(p)),* }
             }
             pub fn signed_feedback(&self) -> bool {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::signed_feedback(p)),* }

@@ -1778,6 +1778,7 @@ mod scheme_tests {
             let d = Scheme::from_config(&cfg(name, at_departure)).unwrap();
             assert!(d.cp_on_dequeue(), "{name}");
             assert!(!s.limiter_from_start());
+            assert_eq!(s.probe_period(), None);
             assert!(s.creates_limiter(&cnm));
             assert!(!s.creates_limiter(&refl));
             assert_eq!(s.frame_bytes(), 64);
