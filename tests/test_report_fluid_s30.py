@@ -338,7 +338,7 @@ def test_kmin_above_kmax_is_refused_by_cnsim_fluid(tmp_path: Path) -> None:
 
 def test_what_the_engine_refuses_when_it_builds_is_refused_by_the_fluid_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The catch-all: the engine builds the simulation (no run) and its ConfigError is exit 2."""
-    import cnsim.runner as runner_mod
+    import cnsim.engine as engine_mod
     from cnsim.fluid import fluid_params
 
     class ConfigError(ValueError):
@@ -356,7 +356,7 @@ def test_what_the_engine_refuses_when_it_builds_is_refused_by_the_fluid_model(mo
 
     core = Core()
     core.ConfigError, core.EngineError, core.Simulation = ConfigError, EngineError, Simulation  # type: ignore[attr-defined]
-    monkeypatch.setattr(runner_mod, "engine", lambda: core)
+    monkeypatch.setattr(engine_mod, "engine", lambda: core)
     with pytest.raises(ScenarioError, match="the engine refused it: something the engine wants"):
         fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn"})
     fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn"}, engine_check=False)
