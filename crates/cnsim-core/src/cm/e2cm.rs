@@ -251,6 +251,9 @@ impl super::SchemeSpec for E2cmParams {
     fn limiter_from_start(&self) -> bool {
         !self.probe.bcn
     }
+    fn probes_carry_base_delay(&self) -> bool {
+        self.probe.d0 == D0Rule::Known
+    }
     fn sink_probe(&self, now: SimTime, probe: &CmPayload) -> Option<CmPayload> {
         Some(return_probe(now, probe))
     }
@@ -438,6 +441,9 @@ mod tests {
             assert_eq!(s.has_congestion_points(), bcn);
             assert_eq!(s.limiter_from_start(), !bcn);
             assert_eq!(s.probe_period(), None, "E2CM probes by bytes sent");
+            assert!(s.probes_carry_base_delay(), "d0 = \"known\" by default");
+            let min_seen = build(bcn, serde_json::json!({"d0": "min_seen"}));
+            assert!(!min_seen.probes_carry_base_delay());
             assert!(!s.cp_on_dequeue());
             assert!(s.signed_feedback());
             assert_eq!(s.frame_bytes(), 64);

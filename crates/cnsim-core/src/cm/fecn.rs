@@ -438,6 +438,7 @@ mod tests {
         // every flow limited from its first frame and probing every T: the run budget's terms
         assert!(p.limiter_from_start());
         assert_eq!(p.probe_period(), Some(SimTime::ms(1)));
+        assert!(!p.probes_carry_base_delay(), "FECN's probes carry rates, not delays");
         // feedback out of band after its delay, through the registry's trait
         assert_eq!(<FecnParams as SchemeSpec>::oob_delay(&p), None);
         let oob = params(serde_json::json!({"feedback": "oob", "feedback_delay_ps": 7_000_000u64}));

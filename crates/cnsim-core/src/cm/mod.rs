@@ -222,6 +222,12 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     fn limiter_from_start(&self) -> bool {
         false
     }
+    /// Whether the source writes into each probe the forward delay of its path without queueing
+    /// (`CmPayload::base_delay`, E2CM's known D0, D17): a walk along the route per probe, which
+    /// the other schemes' probes do not read.
+    fn probes_carry_base_delay(&self) -> bool {
+        false
+    }
     /// How often a flow that sends probes its path (FECN's T, §6), whatever the congestion:
     /// the run budget counts those probes' events. `None`: probes, if any, follow the bytes
     /// sent (E2CM's `probe_bytes`) or the congestion.
@@ -343,6 +349,9 @@ macro_rules! registry {
             }
             pub fn limiter_from_start(&self) -> bool {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::limiter_from_start(p)),* }
+            }
+            pub fn probes_carry_base_delay(&self) -> bool {
+                match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::probes_carry_base_delay(p)),* }
             }
             pub fn probe_period(&self) -> Option<SimTime> {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::probe_period(p)),* }

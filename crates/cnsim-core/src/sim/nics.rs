@@ -519,7 +519,9 @@ impl Simulator {
             probe.msg = crate::cm::msg::PROBE;
             probe.flow_src = nic.node;
             probe.flow_dst = dst;
-            probe.base_delay = self.base_delay(nic.node, dst, self.cm_frame_bytes as u64).0;
+            if self.scheme.probes_carry_base_delay() {
+                probe.base_delay = self.base_delay(nic.node, dst, self.cm_frame_bytes as u64).0;
+            }
             let mut frame = Frame::data(nic.node, dst, self.cm_frame_bytes, now);
             frame.kind = FrameKind::Probe;
             frame.cm = probe;
