@@ -387,8 +387,8 @@ impl super::SchemeSpec for BcnParams {
     type Cp = BcnCp;
     type Rp = BcnRp;
     type Np = ();
-    fn cp_on_dequeue(&self) -> bool {
-        self.sample_at == SamplePoint::Departure
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::every_if(self.sample_at == SamplePoint::Departure)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         super::parse_params(Self::NAME, params)
@@ -779,7 +779,7 @@ pub(crate) mod tests {
         assert!(s.has_congestion_points());
         assert!(!s.needs_sink_events());
         assert!(!s.limiter_from_start());
-        assert!(!s.cp_on_dequeue());
+        assert_eq!(s.cp_on_dequeue(), crate::cm::OnDequeue::Nothing);
         assert!(s.signed_feedback(), "BCN's Fb travels with its sign");
         assert_eq!(s.frame_bytes(), 64);
         assert_eq!(s.oob_delay(), None);
@@ -792,7 +792,7 @@ pub(crate) mod tests {
         assert!(!s.creates_limiter(&fb(msg::PROBE_REPLY, -1.0)));
         let s = cfg(serde_json::json!({"sample_at": "departure", "cnm_size": 80,
             "feedback": "oob", "feedback_delay_ps": 5000000}));
-        assert!(s.cp_on_dequeue());
+        assert_eq!(s.cp_on_dequeue(), crate::cm::OnDequeue::Every);
         assert_eq!(s.frame_bytes(), 80);
         assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
     }

@@ -709,8 +709,8 @@ impl SchemeSpec for DcqcnParams {
     type Cp = DcqcnCp;
     type Rp = DcqcnRp;
     type Np = DcqcnNp;
-    fn cp_on_dequeue(&self) -> bool {
-        self.mark == MarkAt::Dequeue
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::every_if(self.mark == MarkAt::Dequeue)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         DcqcnParams::parse(params)

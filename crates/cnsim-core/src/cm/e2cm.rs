@@ -215,8 +215,8 @@ impl super::SchemeSpec for E2cmParams {
     type Cp = super::bcn::BcnCp;
     type Rp = E2cmRp;
     type Np = ();
-    fn cp_on_dequeue(&self) -> bool {
-        self.bcn.sample_at == super::sampling::SamplePoint::Departure
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::every_if(self.bcn.sample_at == super::sampling::SamplePoint::Departure)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
         Self::from_map(params)
@@ -444,7 +444,7 @@ mod tests {
             assert!(s.probes_carry_base_delay(), "d0 = \"known\" by default");
             let min_seen = build(bcn, serde_json::json!({"d0": "min_seen"}));
             assert!(!min_seen.probes_carry_base_delay());
-            assert!(!s.cp_on_dequeue());
+            assert_eq!(s.cp_on_dequeue(), crate::cm::OnDequeue::Nothing);
             assert!(s.signed_feedback());
             assert_eq!(s.frame_bytes(), 64);
             assert_eq!(s.oob_delay(), None);
@@ -469,7 +469,7 @@ mod tests {
             serde_json::json!({"sample_at": "departure", "cnm_size": 80,
             "feedback": "oob", "feedback_delay_ps": 5000000}),
         );
-        assert!(s.cp_on_dequeue());
+        assert_eq!(s.cp_on_dequeue(), crate::cm::OnDequeue::Every);
         assert_eq!(s.frame_bytes(), 80);
         assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
     }

@@ -342,8 +342,8 @@ impl SchemeSpec for FecnParams {
     type Cp = FecnCp;
     type Rp = FecnRp;
     type Np = ();
-    fn cp_on_dequeue(&self) -> bool {
-        true // probes are stamped as they leave (§6)
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::Probes // probes are stamped as they leave (§6)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         let p: FecnParams = super::parse_params(Self::NAME, params)?;
@@ -438,7 +438,12 @@ mod tests {
         // every flow limited from its first frame and probing every T: the run budget's terms
         assert!(p.limiter_from_start());
         assert_eq!(p.probe_period(), Some(SimTime::ms(1)));
-        assert!(!p.probes_carry_base_delay(), "FECN's probes carry rates, not delays");
+        assert!(
+            !p.probes_carry_base_delay(),
+            "FECN's probes carry rates, not delays"
+        );
+        // its CPs stamp probes as they leave, and see no data frame then
+        assert_eq!(p.cp_on_dequeue(), crate::cm::OnDequeue::Probes);
         // feedback out of band after its delay, through the registry's trait
         assert_eq!(<FecnParams as SchemeSpec>::oob_delay(&p), None);
         let oob = params(serde_json::json!({"feedback": "oob", "feedback_delay_ps": 7_000_000u64}));

@@ -62,6 +62,30 @@ impl RateLimiter {
     }
 }
 
+/// Which frames a scheme's CPs act on as they start leaving their queue
+/// ([`SchemeSpec::cp_on_dequeue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnDequeue {
+    /// None: the engine never calls the hook.
+    Nothing,
+    /// Probes only (FECN stamps its rate into them, §6): a data frame costs no call and leaves
+    /// the CP's line alone.
+    Probes,
+    /// Every counted frame (marking, sampling at departure, SONAR's queue watch).
+    Every,
+}
+
+impl OnDequeue {
+    /// `Every` when `yes`, else `Nothing`.
+    pub fn every_if(yes: bool) -> Self {
+        if yes {
+            OnDequeue::Every
+        } else {
+            OnDequeue::Nothing
+        }
+    }
+}
+
 /// What an RP hook asks of the NIC besides changing the limiter.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RpOutput {
@@ -208,10 +232,10 @@ pub trait SchemeSpec: Sized + std::fmt::Debug + Send + Sync + 'static {
     fn needs_sink_events(&self) -> bool {
         false
     }
-    /// Whether its CPs act on frames leaving their queue ([`CongestionPoint::on_dequeue`]):
-    /// otherwise the engine does not call them at every transmission start.
-    fn cp_on_dequeue(&self) -> bool {
-        false
+    /// Which frames its CPs act on as they leave their queue ([`CongestionPoint::on_dequeue`]):
+    /// the engine calls them for those only.
+    fn cp_on_dequeue(&self) -> OnDequeue {
+        OnDequeue::Nothing
     }
     /// Every CP's measurement interval (FECN's T, §6): the engine calls
     /// [`CongestionPoint::on_tick`] at every multiple of it; `None`: CPs have no clock.
@@ -341,7 +365,7 @@ macro_rules! registry {
             pub fn needs_sink_events(&self) -> bool {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::needs_sink_events(p)),* }
             }
-            pub fn cp_on_dequeue(&self) -> bool {
+            pub fn cp_on_dequeue(&self) -> OnDequeue {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::cp_on_dequeue(p)),* }
             }
             pub fn cp_period(&self) -> Option<SimTime> {

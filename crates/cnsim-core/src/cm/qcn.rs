@@ -739,8 +739,8 @@ impl super::SchemeSpec for QcnParams {
     type Cp = QcnCp;
     type Rp = QcnReaction;
     type Np = ();
-    fn cp_on_dequeue(&self) -> bool {
-        self.sample_at == SamplePoint::Departure
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::every_if(self.sample_at == SamplePoint::Departure)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone()))
@@ -1714,7 +1714,7 @@ pub(crate) mod tests {
 #[cfg(test)]
 mod scheme_tests {
     use super::tests::json;
-    use crate::cm::{msg, CmConfig, CmPayload, Scheme};
+    use crate::cm::{msg, CmConfig, CmPayload, OnDequeue, Scheme};
     use crate::engine::rng::{stream, StreamKind};
     use crate::frame::Frame;
     use crate::time::SimTime;
@@ -1772,11 +1772,12 @@ mod scheme_tests {
             assert!(s.has_congestion_points());
             assert_eq!(s.needs_sink_events(), sink, "{name}");
             // only SONAR's CP watches departures, unless the CP samples there (§1.2)
-            assert_eq!(s.cp_on_dequeue(), name == "qcn-sonar", "{name}");
+            let every = name == "qcn-sonar";
+            assert_eq!(s.cp_on_dequeue(), OnDequeue::every_if(every), "{name}");
             let mut at_departure = extra.clone();
             at_departure["sample_at"] = serde_json::json!("departure");
             let d = Scheme::from_config(&cfg(name, at_departure)).unwrap();
-            assert!(d.cp_on_dequeue(), "{name}");
+            assert_eq!(d.cp_on_dequeue(), OnDequeue::Every, "{name}");
             assert!(!s.limiter_from_start());
             assert_eq!(s.probe_period(), None);
             assert!(s.creates_limiter(&cnm));

@@ -189,8 +189,8 @@ impl super::SchemeSpec for Qcn3ptParams {
     type Cp = Qcn3ptCp;
     type Rp = Qcn3ptRp;
     type Np = Qcn3ptNp;
-    fn cp_on_dequeue(&self) -> bool {
-        self.qcn.sample_at == super::sampling::SamplePoint::Departure
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::every_if(self.qcn.sample_at == super::sampling::SamplePoint::Departure)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone()))

@@ -334,8 +334,8 @@ impl super::SchemeSpec for PlusParams {
     type Cp = PlusCp;
     type Rp = PlusRp;
     type Np = ();
-    fn cp_on_dequeue(&self) -> bool {
-        self.qcn.sample_at == super::sampling::SamplePoint::Departure
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::every_if(self.qcn.sample_at == super::sampling::SamplePoint::Departure)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone()))

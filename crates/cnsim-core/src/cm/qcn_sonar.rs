@@ -331,8 +331,8 @@ impl super::SchemeSpec for SonarParams {
     type Cp = SonarCp;
     type Rp = SonarRp;
     type Np = ();
-    fn cp_on_dequeue(&self) -> bool {
-        true // the not-congested test follows departures (§5.6)
+    fn cp_on_dequeue(&self) -> super::OnDequeue {
+        super::OnDequeue::Every // the not-congested test follows departures (§5.6)
     }
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         Self::parse(serde_json::Value::Object(params.clone()))

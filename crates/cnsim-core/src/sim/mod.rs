@@ -11,7 +11,7 @@ mod switches;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::cm::{AnyCp, AnyNp, Scheme};
+use crate::cm::{AnyCp, AnyNp, OnDequeue, Scheme};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::frame::FramePool;
@@ -80,8 +80,8 @@ pub struct Simulator {
     pub(crate) cps: Vec<Option<AnyCp>>,
     pub(crate) cp_rngs: Vec<SimRng>,
     pub(crate) cps_active: bool,
-    /// The CPs act on frames leaving their queue (`cps_active` and the scheme says so).
-    pub(crate) cps_dequeue: bool,
+    /// Which frames the CPs act on as they leave their queue (`Nothing` without CPs).
+    pub(crate) cps_dequeue: OnDequeue,
     /// The scheme acts on frames reaching a sink (reflections, probes): arrivals need events.
     pub(crate) sink_events: bool,
     /// One notification point per NIC (indexed by NIC), when `sink_events`.
@@ -168,7 +168,11 @@ impl Simulator {
             gens,
             hotspots,
             cps_active: scheme.has_congestion_points(),
-            cps_dequeue: scheme.has_congestion_points() && scheme.cp_on_dequeue(),
+            cps_dequeue: if scheme.has_congestion_points() {
+                scheme.cp_on_dequeue()
+            } else {
+                OnDequeue::Nothing
+            },
             sink_events: scheme.needs_sink_events(),
             cm_frame_bytes: scheme.frame_bytes(),
             scheme,

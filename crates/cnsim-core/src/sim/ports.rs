@@ -2,6 +2,7 @@
 //! next frame, schedules what the port says (transmission end, wake-up), calls the congestion
 //! point on a dequeue, records departures and hands arrivals to the receiving switch or NIC.
 
+use crate::cm::OnDequeue;
 use crate::engine::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::net::port::{PauseChange, Start};
@@ -23,7 +24,7 @@ impl Simulator {
             Start::WakeAt(t) => self.queue.push(t, Event::PortWake { port: p }),
             Start::Sent { frame: f, done } => {
                 self.queue.push(done, Event::TxDone { port: p, frame: f });
-                if self.cps_dequeue {
+                if self.cps_dequeue != OnDequeue::Nothing {
                     if let Device::Switch(s) = port.owner.get() {
                         self.cp_dequeue(s, p, f);
                     }
@@ -38,14 +39,17 @@ impl Simulator {
     /// schemes reach it.
     #[inline(never)]
     fn cp_dequeue(&mut self, s: u32, p: u32, f: FrameId) {
+        // the frame's line (which the transmission's end reads anyway) before the CP's: a data
+        // frame of a scheme that stamps probes only never loads the CP
+        let frame = self.pool.get_mut(f);
+        let probes_only = self.cps_dequeue == OnDequeue::Probes;
+        if !frame.counted || (probes_only && frame.kind != FrameKind::Probe) {
+            return;
+        }
         let q = self.ports[p as usize].q_bytes;
         let Some(cp) = self.cps[p as usize].as_mut() else {
             return;
         };
-        let frame = self.pool.get_mut(f);
-        if !frame.counted {
-            return;
-        }
         if let Some(msg) = cp.on_dequeue(self.now, q, frame, &mut self.cp_rngs[p as usize]) {
             let (src, dst) = (frame.src, frame.dst);
             self.send_cp_message(s, p, src, dst, msg);
