@@ -219,16 +219,26 @@ pub(crate) struct Blocked {
 ///   (`NO_DST` where it is free) is kept inline and scanned. Below saturation a NIC of the
 ///   2,048-host tree never holds two VOQs at once, and a hash map would insert and remove an
 ///   entry for every frame (docs/performance.md);
-/// - once it needs more, a hash map of the live VOQs, for good.
+/// - once it needs more, a hash map of the live VOQs;
+/// - once that map holds a `DENSE_SHARE`-th of the nodes, the dense table, which is then no
+///   larger and costs one load a lookup: a scheme that limits every flow keeps a VOQ for every
+///   destination a NIC has sent to (E2CM probing only, FECN).
+///
+/// Each step is for good: a slot, once made, is never given back.
 #[derive(Debug)]
 enum VoqIndex {
     Dense(Vec<u32>),
-    Few([u32; FEW_VOQ_SLOTS]),
-    Sparse(FxHashMap<u32, u32>),
+    /// The destination of each slot, and the number of nodes (for the next steps).
+    Few([u32; FEW_VOQ_SLOTS], u32),
+    /// The live VOQs by destination, and the number of nodes (the dense table's length).
+    Sparse(FxHashMap<u32, u32>, u32),
 }
 
 const DENSE_VOQ_INDEX: usize = 256;
 const FEW_VOQ_SLOTS: usize = 8;
+/// A hash map of N/4 entries takes 2.6–4.5 bytes a node (9 bytes a bucket, 8/7 to 16/7 buckets
+/// an entry), the dense table 4.
+const DENSE_SHARE: usize = 4;
 const NO_VOQ: u32 = u32::MAX;
 /// [`VoqIndex::Few`]'s entry of a free slot (no node has this index).
 const NO_DST: u32 = u32::MAX;
@@ -290,7 +300,7 @@ impl Nic {
             voq_of_dst: if n_nodes <= DENSE_VOQ_INDEX {
                 VoqIndex::Dense(vec![NO_VOQ; n_nodes])
             } else {
-                VoqIndex::Few([NO_DST; FEW_VOQ_SLOTS])
+                VoqIndex::Few([NO_DST; FEW_VOQ_SLOTS], n_nodes as u32)
             },
             free_voqs: Vec::new(),
             ready: VecDeque::new(),
@@ -355,12 +365,15 @@ impl Nic {
         };
         match &mut self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize] = v,
-            VoqIndex::Few(t) => match t.get_mut(v as usize) {
+            VoqIndex::Few(t, _) => match t.get_mut(v as usize) {
                 Some(slot) => *slot = dst,
                 None => self.index_in_map(dst, v),
             },
-            VoqIndex::Sparse(m) => {
+            VoqIndex::Sparse(m, nodes) => {
                 m.insert(dst, v);
+                if m.len() * DENSE_SHARE >= *nodes as usize {
+                    self.index_densely();
+                }
             }
         }
         (v, VoqLookup::Fresh)
@@ -372,13 +385,28 @@ impl Nic {
     #[cold]
     #[inline(never)]
     fn index_in_map(&mut self, dst: u32, v: u32) {
-        let VoqIndex::Few(t) = &self.voq_of_dst else {
+        let VoqIndex::Few(t, nodes) = &self.voq_of_dst else {
             unreachable!("only the inline index moves to a map");
         };
         let live = (0..).zip(*t).filter(|&(_, d)| d != NO_DST);
         let mut m: FxHashMap<u32, u32> = live.map(|(v, d)| (d, v)).collect();
         m.insert(dst, v);
-        self.voq_of_dst = VoqIndex::Sparse(m);
+        self.voq_of_dst = VoqIndex::Sparse(m, *nodes);
+    }
+
+    /// The map of live VOQs reached a `DENSE_SHARE`-th of the nodes: they move to the dense
+    /// table, for the rest of the run. Out of line, as [`Nic::index_in_map`].
+    #[cold]
+    #[inline(never)]
+    fn index_densely(&mut self) {
+        let VoqIndex::Sparse(m, nodes) = &self.voq_of_dst else {
+            unreachable!("only the map moves to the dense table");
+        };
+        let mut t = vec![NO_VOQ; *nodes as usize];
+        for (&d, &v) in m {
+            t[d as usize] = v;
+        }
+        self.voq_of_dst = VoqIndex::Dense(t);
     }
 
     #[inline(always)]
@@ -396,8 +424,8 @@ impl Nic {
         voq.live = false;
         match &mut self.voq_of_dst {
             VoqIndex::Dense(t) => t[voq.dst as usize] = NO_VOQ,
-            VoqIndex::Few(t) => t[v as usize] = NO_DST,
-            VoqIndex::Sparse(m) => {
+            VoqIndex::Few(t, _) => t[v as usize] = NO_DST,
+            VoqIndex::Sparse(m, _) => {
                 m.remove(&voq.dst);
             }
         }
@@ -420,11 +448,11 @@ impl Nic {
     fn indexed(&self, dst: u32) -> u32 {
         match &self.voq_of_dst {
             VoqIndex::Dense(t) => t[dst as usize],
-            VoqIndex::Few(t) => t
+            VoqIndex::Few(t, _) => t
                 .iter()
                 .position(|&d| d == dst)
                 .map_or(NO_VOQ, |v| v as u32),
-            VoqIndex::Sparse(m) => m.get(&dst).copied().unwrap_or(NO_VOQ),
+            VoqIndex::Sparse(m, _) => m.get(&dst).copied().unwrap_or(NO_VOQ),
         }
     }
 
@@ -616,7 +644,7 @@ mod tests {
             assert_eq!((v, found), (i as u32, VoqLookup::Fresh));
             nic.voqs[v as usize].push_frame(&mut store, SimTime(1), NO_FLOW, 0);
             slots.push(v);
-            let inline = matches!(nic.voq_of_dst, VoqIndex::Few(_));
+            let inline = matches!(nic.voq_of_dst, VoqIndex::Few(..));
             assert_eq!(inline, i < FEW_VOQ_SLOTS, "slot {i}");
             for (&d, &s) in dsts.iter().zip(&slots) {
                 assert_eq!(nic.find_voq(d), Some(s), "destination {d} after slot {i}");
@@ -638,6 +666,46 @@ mod tests {
         assert_eq!(small.find_voq(8), Some(b));
         assert_eq!(small.voq_index(8), (b, VoqLookup::Live));
         assert_eq!(small.voq_index(7), (a, VoqLookup::Fresh));
+    }
+
+    #[test]
+    fn a_map_of_a_quarter_of_the_nodes_becomes_the_dense_table() {
+        // 1,000 nodes: inline up to 8 slots, mapped up to 249 live VOQs, dense from the 250th
+        let mut nic = nic(1000);
+        let mut store = VoqStore::new();
+        let dsts: Vec<u32> = (0..300).map(|i| (7 * i + 3) % 1000).collect();
+        for (i, &dst) in dsts.iter().enumerate() {
+            let (v, found) = nic.voq_index(dst);
+            assert_eq!((v, found), (i as u32, VoqLookup::Fresh));
+            nic.voqs[v as usize].push_frame(&mut store, SimTime(1), NO_FLOW, 0);
+            let step = match nic.voq_of_dst {
+                VoqIndex::Few(..) => 0,
+                VoqIndex::Sparse(..) => 1,
+                VoqIndex::Dense(_) => 2,
+            };
+            assert_eq!(
+                step,
+                usize::from(i >= 8) + usize::from(i >= 249),
+                "slot {i}"
+            );
+            if matches!(i, 7 | 8 | 248 | 249 | 299) {
+                for (s, &d) in dsts[..=i].iter().enumerate() {
+                    assert_eq!(
+                        nic.find_voq(d),
+                        Some(s as u32),
+                        "destination {d} after slot {i}"
+                    );
+                }
+                assert_eq!(nic.find_voq(1), None);
+            }
+        }
+        // dense, a recycled slot leaves the index and the next new flow takes it
+        nic.voqs[17].pop_frame(&mut store);
+        nic.maybe_recycle(17);
+        assert_eq!(nic.find_voq(dsts[17]), None);
+        assert_eq!(nic.voq_index(1), (17, VoqLookup::Fresh));
+        assert_eq!(nic.voq_index(dsts[18]), (18, VoqLookup::Live));
+        assert!(matches!(&nic.voq_of_dst, VoqIndex::Dense(t) if t.len() == 1000));
     }
 
     #[test]
