@@ -406,6 +406,11 @@ impl Nic {
         for (&d, &v) in m {
             t[d as usize] = v;
         }
+        // room for a VOQ per destination at once: the slots keep growing toward that, and a
+        // vector that doubles copies them and leaves the old copies to the allocator. Pages
+        // nothing writes to stay unmapped, and the address space taken is at most four times
+        // the N/4 slots already written
+        self.voqs.reserve_exact(*nodes as usize - self.voqs.len());
         self.voq_of_dst = VoqIndex::Dense(t);
     }
 
