@@ -34,7 +34,8 @@ exhaust memory *before* it starts, in well under a second:
 * **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
   only, ``bcn = false``, algorithms.md D17; FECN, §6 — the engine says which) keeps each
   (source, destination) pair's VOQ, limiter and reaction point for the rest of the run, 768 B
-  a pair (measured on the 2,048-host tree: E2CM 460–492 B, FECN 595–637 B with its probes'
+  a pair (measured on the 2,048-host tree after 1 and 3 ms: E2CM 551 and 401 B, FECN 631 and
+  462 B with its probes'
   timers and frames): the expected number of pairs the sources' arrivals reach (a uniform
   source's arrivals over the other nodes).
 
@@ -74,7 +75,7 @@ _PORT_BYTES = 512  # transmitter, output queue and CP state per port
 _DENSE_NODES = 256  # up to here the engine's VOQ index and flow slots are dense tables
 _DENSE_PAIR_BYTES = 8  # of them, per (source, destination): a VOQ slot and a recorder slot
 #: a (source, destination) pair that keeps a rate limiter: its VOQ slot (320 B), limiter and
-#: reaction point, its index entry and the VOQ vector's slack (460–637 B measured on 2,048 hosts)
+#: reaction point, its index entry and the VOQ vector's slack (401–631 B measured on 2,048 hosts)
 _LIMITED_FLOW_BYTES = 768
 _IN_FLIGHT_FRAME_BYTES = 256  # a frame on a wire: the frame (128 B), its event, the tables' slack
 _ENGINE_VALUE_BYTES = 8
