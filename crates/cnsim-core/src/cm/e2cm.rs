@@ -470,6 +470,9 @@ mod tests {
             "feedback": "oob", "feedback_delay_ps": 5000000}),
         );
         assert_eq!(s.cp_on_dequeue(), crate::cm::OnDequeue::Every);
+        // probing only has no CPs: nothing to call at departure, however they would sample
+        let probing = build(false, serde_json::json!({"sample_at": "departure"}));
+        assert_eq!(probing.cp_on_dequeue(), crate::cm::OnDequeue::Nothing);
         assert_eq!(s.frame_bytes(), 80);
         assert_eq!(s.oob_delay(), Some(SimTime::us(5)));
     }

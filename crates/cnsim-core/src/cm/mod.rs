@@ -365,7 +365,11 @@ macro_rules! registry {
             pub fn needs_sink_events(&self) -> bool {
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::needs_sink_events(p)),* }
             }
+            /// Which frames the CPs act on as they leave (`Nothing` where the scheme has none).
             pub fn cp_on_dequeue(&self) -> OnDequeue {
+                if !self.has_congestion_points() {
+                    return OnDequeue::Nothing;
+                }
                 match self { $(Scheme::$variant(p) => <$spec as SchemeSpec>::cp_on_dequeue(p)),* }
             }
             pub fn cp_period(&self) -> Option<SimTime> {

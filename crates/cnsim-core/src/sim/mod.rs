@@ -168,11 +168,7 @@ impl Simulator {
             gens,
             hotspots,
             cps_active: scheme.has_congestion_points(),
-            cps_dequeue: if scheme.has_congestion_points() {
-                scheme.cp_on_dequeue()
-            } else {
-                OnDequeue::Nothing
-            },
+            cps_dequeue: scheme.cp_on_dequeue(),
             sink_events: scheme.needs_sink_events(),
             cm_frame_bytes: scheme.frame_bytes(),
             scheme,
