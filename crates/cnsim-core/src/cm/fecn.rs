@@ -567,7 +567,30 @@ mod tests {
         let out = rp.on_send(SimTime::us(5), 1500, &mut rl, &mut r);
         assert_eq!(rl.rate_bps, 5e7);
         let probe = out.probe.unwrap();
-        assert_eq!((probe.fb, probe.seq), (NO_RATE, 1));
+        let expected = CmPayload {
+            fb: NO_RATE,
+            cpid: NODE_CPID,
+            seq: 1,
+            ..CmPayload::default()
+        };
+        assert_eq!(probe, expected);
+        // the destination returns it whole, stamped, for the flow's destination's CP id
+        let sent = CmPayload {
+            msg: msg::PROBE,
+            fb: 2.5e9,
+            stamp: 7,
+            flow_src: 3,
+            flow_dst: 9,
+            ..probe
+        };
+        let reply = <FecnParams as SchemeSpec>::sink_probe(&p, SimTime(40), &sent).unwrap();
+        let expected = CmPayload {
+            msg: msg::PROBE_REPLY,
+            cpid: NODE_CPID | 9,
+            stamp2: 40,
+            ..sent
+        };
+        assert_eq!(reply, expected);
         assert_eq!(out.timer, Some(SimTime::us(1005)));
         // more frames within the interval: no probe
         assert!(rp

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
-use crate::frame::Frame;
+use crate::frame::{Frame, FrameKind};
 use crate::time::SimTime;
 pub use crate::wire::{msg, CmPayload};
 
@@ -76,6 +76,18 @@ pub enum OnDequeue {
 }
 
 impl OnDequeue {
+    /// Whether a CP acts on `frame` as it leaves: only a frame charged to the buffer (data and
+    /// probes; PAUSE and CM messages pass uncounted), and of the kinds the scheme asked for.
+    #[inline]
+    pub fn acts_on(self, frame: &Frame) -> bool {
+        frame.counted
+            && match self {
+                OnDequeue::Nothing => false,
+                OnDequeue::Probes => frame.kind == FrameKind::Probe,
+                OnDequeue::Every => true,
+            }
+    }
+
     /// `Every` when `yes`, else `Nothing`.
     pub fn every_if(yes: bool) -> Self {
         if yes {
@@ -507,6 +519,35 @@ pub(crate) mod tests {
             params,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn a_cp_acts_on_the_departures_of_charged_frames_of_the_kinds_asked() {
+        let frame = |kind: FrameKind, counted: bool| Frame {
+            kind,
+            counted,
+            ..Frame::data(1, 2, 1500, SimTime::ZERO)
+        };
+        let pause = FrameKind::Pause {
+            xoff: true,
+            class: 0,
+        };
+        // (kind, counted): what Every, Probes and Nothing act on
+        for (kind, counted, every, probes) in [
+            (FrameKind::Data, true, true, false),
+            (FrameKind::Probe, true, true, true),
+            (FrameKind::Data, false, false, false),
+            (FrameKind::Probe, false, false, false),
+            (FrameKind::Control, false, false, false),
+            (pause, false, false, false),
+        ] {
+            let f = frame(kind, counted);
+            assert_eq!(OnDequeue::Every.acts_on(&f), every, "{kind:?} {counted}");
+            assert_eq!(OnDequeue::Probes.acts_on(&f), probes, "{kind:?} {counted}");
+            assert!(!OnDequeue::Nothing.acts_on(&f), "{kind:?} {counted}");
+        }
+        assert_eq!(OnDequeue::every_if(true), OnDequeue::Every);
+        assert_eq!(OnDequeue::every_if(false), OnDequeue::Nothing);
     }
 
     fn cfg(scheme: &str, params: serde_json::Value) -> CmConfig {

@@ -42,8 +42,7 @@ impl Simulator {
         // the frame's line (which the transmission's end reads anyway) before the CP's: a data
         // frame of a scheme that stamps probes only never loads the CP
         let frame = self.pool.get_mut(f);
-        let probes_only = self.cps_dequeue == OnDequeue::Probes;
-        if !frame.counted || (probes_only && frame.kind != FrameKind::Probe) {
+        if !self.cps_dequeue.acts_on(frame) {
             return;
         }
         let q = self.ports[p as usize].q_bytes;
