@@ -266,6 +266,8 @@ def test_the_schemes_that_limit_every_flow_and_probe_are_the_engines(scheme: str
     zhb["cm"]["interval_ps"] = 10**6  # 1 us: under one arrival a period, about one probe per frame
     few = budget.estimate(zhb).probes
     assert few == pytest.approx(plain.frames, rel=1e-9)  # one probe a frame: no more than its arrivals
+    zhb["cm"]["interval_ps"] = 10**13  # 10 s, longer than the run: every pair reached probes once
+    assert budget.estimate(zhb).probes == pytest.approx(16 * 15, rel=1e-9)
 
 
 def test_a_scheme_table_the_engine_refuses_has_no_traits() -> None:

@@ -10,8 +10,9 @@ exhaust memory *before* it starts, in well under a second:
   (2 links through a star, up to 2·levels in a fat tree, 1 + switches in a general graph);
   with a scheme whose flows probe their path every period T whatever the congestion (FECN,
   §6), each probe and its reply cross the path too: one probe a period for every pair that
-  sends in it, Σ over the sources of (t/T) · d·(1 − (1 − 1/d)^(a·T/t)) for a source active
-  for t with a frames over d destinations;
+  sends in it, Σ over the sources of k · d·(1 − (1 − 1/d)^(a/k)), k = max(t/T, 1) periods
+  (a pair probes with its first frame), for a source active for t with a frames over d
+  destinations;
 * **series memory**: every bin × every recorded entity, in the engine (8 B per value) and in
   the long-format tables Python builds from them (about 48 B per row);
 * **finite flows** (TG-GEO): every completed flow keeps its completion time for the exact FCT
@@ -106,7 +107,7 @@ class Estimate:
     #: (source, destination) pairs that keep a rate limiter for the rest of the run (expected)
     limited_flows: float
     #: periodic probes sent (each with its reply, counted in ``events``)
-    probes: float = 0.0
+    probes: float
 
     @property
     def wall_s(self) -> float:
@@ -284,8 +285,10 @@ def estimate(core: dict[str, Any]) -> Estimate:
         destinations = nodes - 1 if src.get("dst") is None else 1
         pairs += _pairs_reached(arrivals, destinations)
         if probe_ps and active_ps:
-            periods = active_ps / probe_ps
-            probes += periods * _pairs_reached(n / max(periods, 1.0), destinations)
+            # a pair that sends probes with its first frame, so a run shorter than a period
+            # still probes once a pair
+            periods = max(active_ps / probe_ps, 1.0)
+            probes += periods * _pairs_reached(n / periods, destinations)
     # a probe and its reply cross the path as a data frame does
     events = (frames + 2 * probes) * (2 * path + 1)
     limited = pairs if traits.get("limits_every_flow") else 0.0
