@@ -36,9 +36,8 @@ exhaust memory *before* it starts, in well under a second:
   only, ``bcn = false``, algorithms.md D17; FECN, §6 — the engine says which) keeps each
   (source, destination) pair's VOQ, limiter and reaction point for the rest of the run, 768 B
   a pair (measured on the 2,048-host tree after 1 and 3 ms: E2CM 551 and 401 B, FECN 631 and
-  462 B with its probes'
-  timers and frames): the expected number of pairs the sources' arrivals reach (a uniform
-  source's arrivals over the other nodes).
+  462 B with its probes' timers and frames): the expected number of pairs the sources'
+  arrivals reach (a uniform source's arrivals over the other nodes).
 
 A run is refused when its memory estimate exceeds :data:`MEMORY_SHARE` of the machine's
 physical memory, or its event estimate exceeds :data:`MAX_EVENTS` (several hours at the

@@ -1,6 +1,6 @@
 """The compiled engine (``cnsim._core``, crates/cnsim-py), imported on first use and only here:
-``cnsim --help``, scenario checks and the fluid model never load it, and a missing build is
-one clear error (:class:`~cnsim.errors.EngineMissing`) wherever it is first needed."""
+``cnsim --help`` and the scenario checks never load it, and a missing build is one clear error
+(:class:`~cnsim.errors.EngineMissing`) wherever it is first needed."""
 
 from __future__ import annotations
 
