@@ -5,6 +5,7 @@ adapters' output-buffer watermarks (D15). Problems are collected, not raised."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from fractions import Fraction
 
 from ..errors import Problem
@@ -38,10 +39,13 @@ class Watermarks:
         else:
             sw = switch or self.net.switches[0]
             links = [link for _, link in self.net.neighbours(sw)]
-        heads = [rtt_bw(link.delay_ps, proc, link.rate_bps, frame) for link in links]
+        # a fat tree's switch has 64 links alike: each kind of link is computed once (exact
+        # fractions cost microseconds each)
+        kinds = Counter((link.delay_ps, link.rate_bps) for link in links)
+        heads = {kind: rtt_bw(kind[0], proc, kind[1], frame) for kind in kinds}
         if doc.switch.buffer == "shared":
-            return sum((memory - h for h in heads), Fraction(0))
-        return memory - max(heads)
+            return sum(((memory - heads[kind]) * n for kind, n in kinds.items()), Fraction(0))
+        return memory - max(heads.values())
 
     def global_xoff(self, res: Resolver) -> int:
         return max(0, math.floor(self.switch_xoff(res, None)))

@@ -22,9 +22,10 @@ use crate::topology::{Device, PackedDevice, PortSpec};
 /// start and end read and write (busy, the frame in service, queue bytes, the serialisation
 /// memo, counts that say whether the control FIFOs or PFC FIFOs need looking at, which recorders
 /// watch the port) and, copied from `spec`, what the end of a transmission needs of the link (its
-/// owner, the receiver and the input it arrives on, the propagation delay). The second line is
-/// the link (`spec`, its name last); the third the recorder slots, the data FIFO and the start
-/// time; the wake-up time, the control and PFC FIFOs and the PAUSE bookkeeping come last. At
+/// owner, the receiver and the input it arrives on, the propagation delay). The second line
+/// holds the recorder slots, the data FIFO, the start time and the wake-up time; the link
+/// (`spec`, read for control frames and PAUSE only), the control and PFC FIFOs and the PAUSE
+/// bookkeeping come last. At
 /// 2,048 hosts the ports do not fit in L2 and thousands of events pass between two visits to one
 /// port, so each line a hop touches is a likely miss (docs/performance.md).
 #[derive(Debug)]
@@ -58,7 +59,6 @@ pub struct Port {
     records: u8,
     /// Frames may have to wait for their `Frame::ready_at` (a switch with a processing delay).
     holds: bool,
-    pub spec: PortSpec,
     /// Index of this port's queue recorder (with [`RECORD_QUEUE`]).
     queue_rec: u32,
     /// Index of this port's throughput recorder (with [`RECORD_TPUT`]).
@@ -69,6 +69,7 @@ pub struct Port {
     pub tx_start: SimTime,
     /// Pending `PortWake` instant, `NEVER` if none (a processing delay: rare).
     pub wake_at: SimTime,
+    pub spec: PortSpec,
     /// MAC control frames (PAUSE) waiting: sent first, never paused ([`Port::push_mac`]).
     mac: VecDeque<FrameId>,
     /// CM class (a) backward messages: strict priority over data ([`Port::push_ctrl`]).
@@ -435,25 +436,21 @@ mod tests {
         ] {
             assert_eq!(line(off), 0, "offset {off}");
         }
-        // line 1: the link
-        let spec = offset_of!(Port, spec);
-        for off in [
-            offset_of!(PortSpec, owner),
-            offset_of!(PortSpec, rate),
-            offset_of!(PortSpec, reverse),
-        ] {
-            assert_eq!(line(spec + off), 1, "spec offset {off}");
-        }
-        // line 2: the recorder slots, the data FIFO and the start of the frame in service
+        // line 1: the recorder slots, the data FIFO, the start of the frame in service and the
+        // wake-up time
         let oq_end = offset_of!(Port, oq) + std::mem::size_of::<VecDeque<QueuedFrame>>() - 1;
         for off in [
             offset_of!(Port, queue_rec),
             offset_of!(Port, tput_rec),
+            offset_of!(Port, oq),
             oq_end,
             offset_of!(Port, tx_start) + 7,
+            offset_of!(Port, wake_at) + 7,
         ] {
-            assert_eq!(line(off), 2, "offset {off}");
+            assert_eq!(line(off), 1, "offset {off}");
         }
+        // the link itself after them: a data frame's start and end never read it
+        assert!(offset_of!(Port, spec) > offset_of!(Port, wake_at));
     }
 
     #[test]
@@ -501,7 +498,6 @@ mod tests {
 
     fn port(owner: Device) -> Port {
         Port::new(PortSpec {
-            name: "S1/1".into(),
             owner,
             local: 0,
             peer: Device::Nic(1),

@@ -30,9 +30,11 @@ pub(super) fn check_connected(topo: &Topology) -> Result<()> {
     Ok(())
 }
 
-fn node(topo: &Topology, key: String, name: &str) -> Result<u32> {
+/// The node `name`; `key` says where the name comes from, spelled out only for an error (a
+/// 2,048-host run names 2,048 sources).
+fn node(topo: &Topology, key: impl FnOnce() -> String, name: &str) -> Result<u32> {
     topo.node_by_name(name)
-        .ok_or_else(|| Error::config(key, name, "a node name"))
+        .ok_or_else(|| Error::config(key(), name, "a node name"))
 }
 
 /// One switch per topology switch, with its capacity and PAUSE watermarks.
@@ -78,10 +80,10 @@ pub(super) fn generators(
 ) -> Result<Vec<Generator>> {
     let mut gens = Vec::new();
     for (i, src) in cfg.traffic.sources.iter().enumerate() {
-        let n = node(topo, format!("traffic.sources.{i}.node"), &src.node)?;
+        let n = node(topo, || format!("traffic.sources.{i}.node"), &src.node)?;
         let dst = match &src.dst {
             Some(d) => {
-                let d = node(topo, format!("traffic.sources.{i}.dst"), d)?;
+                let d = node(topo, || format!("traffic.sources.{i}.dst"), d)?;
                 if d == n {
                     return Err(Error::config(
                         format!("traffic.sources.{i}.dst"),
@@ -126,7 +128,7 @@ pub(super) fn hotspots(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<Hotspot>
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            let n = node(topo, format!("hotspots.{i}.node"), &h.node)?;
+            let n = node(topo, || format!("hotspots.{i}.node"), &h.node)?;
             Ok(Hotspot {
                 port: topo.port_toward_node(n),
                 rate: h.rate,
@@ -202,8 +204,8 @@ pub(super) fn recorder(
     };
     let mut flows = Vec::new();
     for (i, [s, d]) in cfg.metrics.per_flow.iter().enumerate() {
-        let sn = node(topo, format!("metrics.per_flow.{i}"), s)?;
-        let dn = node(topo, format!("metrics.per_flow.{i}"), d)?;
+        let sn = node(topo, || format!("metrics.per_flow.{i}"), s)?;
+        let dn = node(topo, || format!("metrics.per_flow.{i}"), d)?;
         flows.push((sn, dn, format!("{s}->{d}")));
     }
     let mut rec = Recorder::new(bins.clone(), window, topo.nodes.len(), &flows);
@@ -242,7 +244,7 @@ pub(super) fn recorder(
         }
     }
     for p in recorded {
-        let name = topo.ports[p as usize].name.clone();
+        let name = topo.port_name(p);
         ports[p as usize].record_queue(rec.queues.len() as u32);
         rec.queues.push(LevelTracker::new(name.clone()));
         ports[p as usize].record_tput(rec.ports.len() as u32);
@@ -256,7 +258,7 @@ pub(super) fn recorder(
 pub(super) fn hot_nodes(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<bool>> {
     let mut hot = vec![false; topo.nodes.len()];
     for (i, name) in cfg.metrics.hot_nodes.iter().enumerate() {
-        hot[node(topo, format!("metrics.hot_nodes.{i}"), name)? as usize] = true;
+        hot[node(topo, || format!("metrics.hot_nodes.{i}"), name)? as usize] = true;
     }
     Ok(hot)
 }

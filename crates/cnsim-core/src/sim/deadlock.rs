@@ -40,10 +40,7 @@ impl Simulator {
             if let Some(cycle) = self.paused_cycle(class) {
                 self.deadlock = Some(Deadlock {
                     time_s: self.now.0 as f64 / PS_PER_S as f64,
-                    cycle: cycle
-                        .iter()
-                        .map(|&p| self.ports[p as usize].spec.name.clone())
-                        .collect(),
+                    cycle: cycle.iter().map(|&p| self.topo.port_name(p)).collect(),
                     class: class.into(),
                 });
                 return true;

@@ -180,7 +180,7 @@ impl Simulator {
             .filter(|(_, c)| c.0 > 0)
             .map(|(i, &c)| {
                 let name = if i < n_ports {
-                    self.topo.ports[i].name.clone()
+                    self.topo.port_name(i as u32)
                 } else {
                     format!("node:{}", self.topo.nodes[i - n_ports])
                 };

@@ -9,10 +9,11 @@
 //! i.e. to the level-(l+1) switch whose digit l is d_l (d-mod-k: destinations spread evenly over
 //! the up-links). Down: from an ancestor at level l to the level-(l−1) switch with digit l−1 := d_l.
 
-use super::{FatTreeConfig, LinkConfig, Routing, TopologyConfig};
+use super::{
+    devices_by_name, Device, FatTreeConfig, RouteTable, Routing, Topology, TopologyConfig, Wiring,
+};
 use crate::error::{Error, Result};
-
-use super::{Device, RouteTable, Topology};
+use crate::time::{BitRate, SimTime};
 
 /// The tree's shape.
 #[derive(Clone, Copy, Debug)]
@@ -85,21 +86,19 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
             }
         }
     }
-    let link = |a: &str, b: &str| LinkConfig {
-        a: a.into(),
-        b: b.into(),
-        rate_bps: ft.rate_bps,
-        delay_ps: ft.delay_ps,
+    let devices = devices_by_name(&cfg.nodes, &names)?;
+    let mut wiring = Wiring::new(&cfg.nodes, &names, sh.hosts() as usize * sh.n as usize);
+    let (rate, delay) = (BitRate(ft.rate_bps), SimTime(ft.delay_ps));
+    let mut links = 0..;
+    let mut link = |a: u32, b: Device| {
+        let i = links.next().expect("unbounded");
+        wiring.link(i, Device::Switch(a), b, rate, delay)
     };
-    let mut links = Vec::with_capacity(sh.hosts() as usize * sh.n as usize);
     // hosts first, then level by level upward: every switch lists its down ports before its up
     // ports, in digit order
     for q in 0..sh.hosts() {
         let (h, d) = (q / sh.half_hosts(), q % sh.half_hosts());
-        links.push(link(
-            &names[sh.index(0, h, d / sh.k) as usize],
-            &cfg.nodes[q as usize],
-        ));
+        link(sh.index(0, h, d / sh.k), Device::Nic(q))?;
     }
     for l in 0..sh.n - 1 {
         for h in 0..sh.halves(l) {
@@ -107,23 +106,12 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
                 for j in 0..sh.k {
                     let up_half = if sh.halves(l + 1) == 1 { 0 } else { h };
                     let up = sh.index(l + 1, up_half, sh.with_digit(w, l, j));
-                    links.push(link(
-                        &names[sh.index(l, h, w) as usize],
-                        &names[up as usize],
-                    ));
+                    link(sh.index(l, h, w), Device::Switch(up))?;
                 }
             }
         }
     }
-    let graph = TopologyConfig {
-        switches: names,
-        nodes: cfg.nodes.clone(),
-        links,
-        legacy: cfg.legacy.clone(),
-        routing: Routing::Shortest,
-        fat_tree: None,
-    };
-    let mut topo = Topology::build_graph(&graph)?;
+    let mut topo = wiring.into_topology(devices, &cfg.legacy)?;
     topo.routes = match cfg.routing {
         Routing::Dmodk => dmodk_routes(&topo, sh),
         Routing::Shortest => topo.shortest_path_routes(),
@@ -145,13 +133,17 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
     let mut local = vec![u32::MAX; switches + sh.hosts() as usize];
     // the n base-k digits of every host index within its half, computed once (divisions
     // dominated this loop)
-    let n = sh.n as usize;
-    let host_digits: Vec<u32> = (0..sh.half_hosts())
+    let (n, half_hosts) = (sh.n as usize, sh.half_hosts());
+    let host_digits: Vec<u32> = (0..half_hosts)
         .flat_map(|d| (0..sh.n).map(move |i| sh.digit(d, i)))
         .collect();
     let mut routes = topo.empty_routes();
+    let mut row = vec![u32::MAX; sh.hosts() as usize];
     for l in 0..sh.n {
         let li = l as usize;
+        // the hosts below a level-l switch of word w (in its half): those whose digits above
+        // d_l are w's from digit l up, a run of k^(l+1) host indices
+        let below = sh.k.pow(l + 1);
         for h in 0..sh.halves(l) {
             for w in 0..sh.per_level() {
                 let s = sh.index(l, h, w);
@@ -159,7 +151,6 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
                 for (i, &p) in ports.iter().enumerate() {
                     local[slot(topo.ports[p as usize].peer)] = i as u32;
                 }
-                let w_digits: Vec<u32> = (0..sh.n).map(|i| sh.digit(w, i)).collect();
                 // the port to the switch one level down (up) whose digit l−1 (l) is v, per v
                 // (u32::MAX where this switch has no such neighbour)
                 let neighbours = |level: u32, half: u32, i: u32| -> Vec<u32> {
@@ -176,7 +167,8 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
                 } else {
                     Vec::new()
                 };
-                let half_hosts = sh.half_hosts();
+                let first_below = w / sh.k.pow(l) * below;
+                let mine = first_below..first_below + below;
                 for hq in 0..sh.hosts() / half_hosts {
                     let down: Vec<u32> = if l > 0 {
                         let down_half = if sh.halves(l - 1) == 1 { 0 } else { hq };
@@ -187,19 +179,19 @@ fn dmodk_routes(topo: &Topology, sh: Shape) -> RouteTable {
                     let in_my_half = sh.halves(l) == 1 || h == hq;
                     for d in 0..half_hosts {
                         let q = hq * half_hosts + d;
-                        let dd = &host_digits[d as usize * n..][..n];
-                        let ancestor = in_my_half && (li..n - 1).all(|i| w_digits[i] == dd[i + 1]);
-                        let port = if ancestor && l == 0 {
+                        let digit = host_digits[d as usize * n + li] as usize;
+                        let ancestor = in_my_half && mine.contains(&d);
+                        row[q as usize] = if ancestor && l == 0 {
                             local[slot(Device::Nic(q))]
                         } else if ancestor {
-                            down[dd[li] as usize]
+                            down[digit]
                         } else {
-                            up[dd[li] as usize]
+                            up[digit]
                         };
-                        assert!(port != u32::MAX, "the tree is wired");
-                        routes.set(s as usize, q as usize, port);
                     }
                 }
+                assert!(row.iter().all(|&p| p != u32::MAX), "the tree is wired");
+                routes.set_row(s as usize, &row);
                 for &p in ports {
                     local[slot(topo.ports[p as usize].peer)] = u32::MAX;
                 }
@@ -306,6 +298,6 @@ mod tests {
             count[t.route(0, q).unwrap() as usize] += 1;
         }
         assert_eq!(count, [0, 0, 0, 0, 15, 15, 15, 15]);
-        assert_eq!(t.ports[t.switch_ports[0][2] as usize].name, "L0.0/2");
+        assert_eq!(t.port_name(t.switch_ports[0][2]), "L0.0/2");
     }
 }

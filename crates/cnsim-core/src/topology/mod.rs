@@ -10,7 +10,7 @@ pub mod fattree;
 
 use std::collections::VecDeque;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use config::{FatTreeConfig, LinkConfig, Routing, TopologyConfig};
 
@@ -55,7 +55,8 @@ impl PackedDevice {
 }
 
 /// One direction of a link: the transmitter at `owner` and the receiver at `peer` (`repr(C)`:
-/// what a hop reads first, the name last; see [`crate::net::Port`]).
+/// what a hop reads first; see [`crate::net::Port`]). Its name, `owner/peer`, is spelled out
+/// only when asked for ([`Topology::port_name`]): a 2,048-host tree has 12,000 ports.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct PortSpec {
@@ -69,7 +70,6 @@ pub struct PortSpec {
     pub peer_local: u32,
     /// The port transmitting the other way on the same link.
     pub reverse: u32,
-    pub name: String,
 }
 
 #[derive(Clone, Debug)]
@@ -84,8 +84,8 @@ pub struct Topology {
     /// The local egress port of each switch toward each node.
     pub routes: RouteTable,
     pub legacy: Vec<bool>,
-    port_by_name: FxHashMap<String, u32>,
-    node_by_name: FxHashMap<String, u32>,
+    /// Every node and switch by name.
+    devices: FxHashMap<String, Device>,
 }
 
 /// Next hops: the local egress port of each switch toward each node, as one row per switch in a
@@ -138,6 +138,29 @@ impl RouteTable {
         }
     }
 
+    /// The local ports of `switch` toward every node, in node order.
+    pub fn set_row(&mut self, switch: usize, local_ports: &[u32]) {
+        assert_eq!(local_ports.len(), self.nodes, "a port per node");
+        let row = switch * self.nodes..(switch + 1) * self.nodes;
+        match &mut self.next {
+            Hops::Narrow(next) => {
+                assert!(
+                    local_ports.iter().all(|&p| p < u8::MAX as u32),
+                    "a narrow table holds ports below 255"
+                );
+                for (entry, &p) in next[row].iter_mut().zip(local_ports) {
+                    *entry = p as u8;
+                }
+            }
+            Hops::Wide(next) => {
+                debug_assert!(local_ports.iter().all(|&p| (p as usize) < Self::MAX_PORTS));
+                for (entry, &p) in next[row].iter_mut().zip(local_ports) {
+                    *entry = p as u16;
+                }
+            }
+        }
+    }
+
     pub fn set(&mut self, switch: usize, node: usize, local_port: u32) {
         let i = switch * self.nodes + node;
         match &mut self.next {
@@ -156,7 +179,8 @@ impl RouteTable {
     }
 }
 
-fn check_name(key: &str, name: &str) -> Result<()> {
+/// Is `name` a valid device name? `key` (spelled out only for an error) says where it comes from.
+fn check_name(key: impl FnOnce() -> String, name: &str) -> Result<()> {
     if name.is_empty()
         || name.contains('/')
         || name.contains(':')
@@ -164,7 +188,7 @@ fn check_name(key: &str, name: &str) -> Result<()> {
         || name.contains(char::is_whitespace)
     {
         return Err(Error::config(
-            key,
+            key(),
             name,
             "a non-empty name without '/', ':', '->' or white space",
         ));
@@ -194,62 +218,22 @@ impl Topology {
 
     /// Switches, nodes and links into ports, without routes.
     pub(crate) fn build_graph(cfg: &TopologyConfig) -> Result<Self> {
-        let devices = devices_by_name(cfg)?;
-        let mut wiring = Wiring::new(cfg);
+        let devices = devices_by_name(&cfg.nodes, &cfg.switches)?;
+        let mut wiring = Wiring::new(&cfg.nodes, &cfg.switches, cfg.links.len());
         for (i, l) in cfg.links.iter().enumerate() {
-            wiring.link(cfg, &devices, i, l)?;
-        }
-        for (i, p) in wiring.node_port.iter().enumerate() {
-            if *p == u32::MAX {
-                return Err(Error::config(
-                    "topology.links",
-                    &cfg.nodes[i],
-                    "every node linked to a switch",
-                ));
-            }
-        }
-        if let Some((s, ports)) = wiring
-            .switch_ports
-            .iter()
-            .enumerate()
-            .find(|(_, p)| p.len() >= RouteTable::MAX_PORTS)
-        {
-            return Err(Error::config(
-                "topology.links",
-                format!("{} ports on {}", ports.len(), cfg.switches[s]),
-                format!("fewer than {} ports per switch", RouteTable::MAX_PORTS),
-            ));
-        }
-        let mut legacy = vec![false; cfg.switches.len()];
-        for (i, name) in cfg.legacy.iter().enumerate() {
-            match devices.get(name) {
-                Some(Device::Switch(s)) => legacy[*s as usize] = true,
-                _ => {
-                    return Err(Error::config(
-                        format!("topology.legacy.{i}"),
+            let end = |which: &str, name: &String| {
+                devices.get(name).copied().ok_or_else(|| {
+                    Error::config(
+                        format!("topology.links.{i}.{which}"),
                         name,
-                        "a switch name",
-                    ))
-                }
-            }
+                        "a node or switch name",
+                    )
+                })
+            };
+            let (a, b) = (end("a", &l.a)?, end("b", &l.b)?);
+            wiring.link(i, a, b, BitRate(l.rate_bps), SimTime(l.delay_ps))?;
         }
-        let node_by_name = cfg
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i as u32))
-            .collect();
-        Ok(Topology {
-            nodes: cfg.nodes.clone(),
-            switches: cfg.switches.clone(),
-            ports: wiring.ports,
-            node_port: wiring.node_port,
-            switch_ports: wiring.switch_ports,
-            routes: RouteTable::default(),
-            legacy,
-            port_by_name: wiring.port_by_name,
-            node_by_name,
-        })
+        wiring.into_topology(devices, &cfg.legacy)
     }
 
     /// A route table for this network with no route yet, its entries wide enough for the
@@ -300,12 +284,35 @@ impl Topology {
         routes
     }
 
+    /// The port named `owner/peer` (names hold no '/').
     pub fn port_by_name(&self, name: &str) -> Option<u32> {
-        self.port_by_name.get(name).copied()
+        let (owner, peer) = name.split_once('/')?;
+        let (owner, peer) = (*self.devices.get(owner)?, *self.devices.get(peer)?);
+        let mine: &[u32] = match owner {
+            Device::Nic(n) => std::slice::from_ref(&self.node_port[n as usize]),
+            Device::Switch(s) => &self.switch_ports[s as usize],
+        };
+        mine.iter()
+            .copied()
+            .find(|&p| self.ports[p as usize].peer == peer)
+    }
+
+    /// The name of port `p`: `owner/peer` (`S1/7`, `S2/S3`), as the config and the results
+    /// spell it.
+    pub fn port_name(&self, p: u32) -> String {
+        let spec = &self.ports[p as usize];
+        format!(
+            "{}/{}",
+            self.device_name(spec.owner),
+            self.device_name(spec.peer)
+        )
     }
 
     pub fn node_by_name(&self, name: &str) -> Option<u32> {
-        self.node_by_name.get(name).copied()
+        match self.devices.get(name) {
+            Some(&Device::Nic(n)) => Some(n),
+            _ => None,
+        }
     }
 
     /// Local egress port of `switch` toward `node`, if the node is reachable.
@@ -344,64 +351,74 @@ impl Topology {
 }
 
 /// Every node and switch by name (names checked, each used once).
-fn devices_by_name(cfg: &TopologyConfig) -> Result<FxHashMap<String, Device>> {
+fn devices_by_name(nodes: &[String], switches: &[String]) -> Result<FxHashMap<String, Device>> {
     let mut devices: FxHashMap<String, Device> = FxHashMap::default();
-    let named = cfg
-        .nodes
+    devices.reserve(nodes.len() + switches.len());
+    let named = nodes
         .iter()
         .enumerate()
         .map(|(i, n)| ("nodes", i, n, Device::Nic(i as u32)))
         .chain(
-            cfg.switches
+            switches
                 .iter()
                 .enumerate()
                 .map(|(i, n)| ("switches", i, n, Device::Switch(i as u32))),
         );
     for (table, i, name, device) in named {
-        let key = format!("topology.{table}.{i}");
-        check_name(&key, name)?;
+        check_name(|| format!("topology.{table}.{i}"), name)?;
         if devices.insert(name.clone(), device).is_some() {
-            return Err(Error::config(key, name, "a name used once"));
+            return Err(Error::config(
+                format!("topology.{table}.{i}"),
+                name,
+                "a name used once",
+            ));
         }
     }
     Ok(devices)
 }
 
 /// The transmitter ports of the links declared so far: two per link, one each way.
-struct Wiring {
+struct Wiring<'a> {
+    nodes: &'a [String],
+    switches: &'a [String],
     ports: Vec<PortSpec>,
     node_port: Vec<u32>,
     switch_ports: Vec<Vec<u32>>,
-    port_by_name: FxHashMap<String, u32>,
+    /// The switch pairs linked so far, lower index first (a node has one link: see `attach`).
+    switch_links: FxHashSet<(u32, u32)>,
 }
 
-impl Wiring {
-    fn new(cfg: &TopologyConfig) -> Self {
+impl<'a> Wiring<'a> {
+    fn new(nodes: &'a [String], switches: &'a [String], links: usize) -> Self {
         Wiring {
-            ports: Vec::with_capacity(2 * cfg.links.len()),
-            node_port: vec![u32::MAX; cfg.nodes.len()],
-            switch_ports: vec![Vec::new(); cfg.switches.len()],
-            port_by_name: FxHashMap::default(),
+            nodes,
+            switches,
+            ports: Vec::with_capacity(2 * links),
+            node_port: vec![u32::MAX; nodes.len()],
+            switch_ports: vec![Vec::new(); switches.len()],
+            switch_links: FxHashSet::default(),
         }
     }
 
-    /// Link `i` (`l`): check its ends and add its two ports (a→b, then b→a).
+    fn name(&self, d: Device) -> &'a str {
+        match d {
+            Device::Nic(i) => &self.nodes[i as usize],
+            Device::Switch(i) => &self.switches[i as usize],
+        }
+    }
+
+    /// Link `i` between `a` and `b`: check its ends and add its two ports (a→b, then b→a).
     fn link(
         &mut self,
-        cfg: &TopologyConfig,
-        devices: &FxHashMap<String, Device>,
         i: usize,
-        l: &LinkConfig,
+        a: Device,
+        b: Device,
+        rate: BitRate,
+        delay: SimTime,
     ) -> Result<()> {
         // the key and the pair are spelled out only for an error (a 2,048-host tree has 6,000 links)
         let key = || format!("topology.links.{i}");
-        let end = |which: &str, name: &String| {
-            devices.get(name).copied().ok_or_else(|| {
-                Error::config(format!("{}.{which}", key()), name, "a node or switch name")
-            })
-        };
-        let (a, b) = (end("a", &l.a)?, end("b", &l.b)?);
-        let pair = || format!("{} - {}", l.a, l.b);
+        let pair = || format!("{} - {}", self.name(a), self.name(b));
         if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
             return Err(Error::config(
                 key(),
@@ -416,31 +433,22 @@ impl Wiring {
                 "a link between two different devices",
             ));
         }
-        let pab = self.ports.len() as u32;
-        let pba = pab + 1;
-        let la = self.attach(cfg, i, a, pab)?;
-        let lb = self.attach(cfg, i, b, pba)?;
-        let (rate, delay) = (BitRate(l.rate_bps), SimTime(l.delay_ps));
-        let name_of = |d: Device| match d {
-            Device::Nic(i) => &cfg.nodes[i as usize],
-            Device::Switch(i) => &cfg.switches[i as usize],
-        };
-        for (owner, local, peer, peer_local, reverse) in [(a, la, b, lb, pba), (b, lb, a, la, pab)]
-        {
-            let name = format!("{}/{}", name_of(owner), name_of(peer));
-            if self
-                .port_by_name
-                .insert(name.clone(), self.ports.len() as u32)
-                .is_some()
-            {
+        if let (Device::Switch(x), Device::Switch(y)) = (a, b) {
+            if !self.switch_links.insert((x.min(y), x.max(y))) {
                 return Err(Error::config(
                     key(),
-                    name,
+                    format!("{}/{}", self.name(a), self.name(b)),
                     "at most one link between two devices",
                 ));
             }
+        }
+        let pab = self.ports.len() as u32;
+        let pba = pab + 1;
+        let la = self.attach(i, a, pab)?;
+        let lb = self.attach(i, b, pba)?;
+        for (owner, local, peer, peer_local, reverse) in [(a, la, b, lb, pba), (b, lb, a, la, pab)]
+        {
             self.ports.push(PortSpec {
-                name,
                 owner,
                 local,
                 peer,
@@ -454,13 +462,13 @@ impl Wiring {
     }
 
     /// Give device `d` its egress `port`; returns the port's local index at `d`.
-    fn attach(&mut self, cfg: &TopologyConfig, link: usize, d: Device, port: u32) -> Result<u32> {
+    fn attach(&mut self, link: usize, d: Device, port: u32) -> Result<u32> {
         match d {
             Device::Nic(n) => {
                 if self.node_port[n as usize] != u32::MAX {
                     return Err(Error::config(
                         format!("topology.links.{link}"),
-                        &cfg.nodes[n as usize],
+                        &self.nodes[n as usize],
                         "one link per node",
                     ));
                 }
@@ -472,6 +480,56 @@ impl Wiring {
                 Ok(self.switch_ports[s as usize].len() as u32 - 1)
             }
         }
+    }
+
+    /// The network wired (every node linked, no switch too wide), without routes.
+    fn into_topology(
+        self,
+        devices: FxHashMap<String, Device>,
+        legacy_names: &[String],
+    ) -> Result<Topology> {
+        if let Some(n) = self.node_port.iter().position(|&p| p == u32::MAX) {
+            return Err(Error::config(
+                "topology.links",
+                &self.nodes[n],
+                "every node linked to a switch",
+            ));
+        }
+        if let Some((s, ports)) = self
+            .switch_ports
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.len() >= RouteTable::MAX_PORTS)
+        {
+            return Err(Error::config(
+                "topology.links",
+                format!("{} ports on {}", ports.len(), self.switches[s]),
+                format!("fewer than {} ports per switch", RouteTable::MAX_PORTS),
+            ));
+        }
+        let mut legacy = vec![false; self.switches.len()];
+        for (i, name) in legacy_names.iter().enumerate() {
+            match devices.get(name) {
+                Some(Device::Switch(s)) => legacy[*s as usize] = true,
+                _ => {
+                    return Err(Error::config(
+                        format!("topology.legacy.{i}"),
+                        name,
+                        "a switch name",
+                    ))
+                }
+            }
+        }
+        Ok(Topology {
+            nodes: self.nodes.to_vec(),
+            switches: self.switches.to_vec(),
+            ports: self.ports,
+            node_port: self.node_port,
+            switch_ports: self.switch_ports,
+            routes: RouteTable::default(),
+            legacy,
+            devices,
+        })
     }
 }
 
@@ -532,8 +590,9 @@ mod tests {
             ["S1", "S2", "S3", "S4", "S5"]
         );
         assert_eq!(names(t.path(n("5"), n("3")).unwrap()), ["S4", "S3", "S2"]);
-        assert_eq!(t.ports[t.port_toward_node(n("7")) as usize].name, "S3/7");
-        assert!(t.port_by_name("S2/S3").is_some());
+        assert_eq!(t.port_name(t.port_toward_node(n("7"))), "S3/7");
+        assert_eq!(t.port_by_name("S3/7"), Some(t.port_toward_node(n("7"))));
+        assert_eq!(t.port_name(t.port_by_name("S2/S3").unwrap()), "S2/S3");
         assert_eq!(t.device_name(Device::Nic(n("7"))), "7");
         assert_eq!(t.device_name(Device::Switch(2)), "S3");
     }
@@ -577,7 +636,7 @@ mod tests {
         for (i, n) in nodes.iter().enumerate() {
             let local = t.route(0, i as u32).expect("reachable");
             assert_eq!(
-                t.ports[t.switch_ports[0][local as usize] as usize].name,
+                t.port_name(t.switch_ports[0][local as usize]),
                 format!("S/{n}")
             );
         }
@@ -601,5 +660,40 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("every node linked"));
+        // a second link between two switches, declared either way round
+        for (a, b) in [("S2", "S3"), ("S3", "S2")] {
+            let mut c = chain();
+            c.links.push(link(a, b));
+            let e = Topology::build(&c).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("topology.links.14 = {a}/{b}: at most one link between two devices")
+            );
+        }
+    }
+
+    /// Every port's name leads back to it; names of ports that do not exist lead nowhere.
+    #[test]
+    fn port_names_and_ports_correspond() {
+        let t = Topology::build(&chain()).unwrap();
+        assert_eq!(t.ports.len(), 28);
+        for p in 0..t.ports.len() as u32 {
+            let name = t.port_name(p);
+            assert_eq!(t.port_by_name(&name), Some(p), "{name}");
+        }
+        assert_eq!(t.port_name(t.node_port[0]), "1/S1");
+        for missing in [
+            "S1/S3",
+            "1/S2",
+            "7/S1",
+            "S1",
+            "S1/",
+            "/S1",
+            "S1/nowhere",
+            "S1/1/2",
+            "",
+        ] {
+            assert_eq!(t.port_by_name(missing), None, "{missing}");
+        }
     }
 }
