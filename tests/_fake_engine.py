@@ -58,7 +58,7 @@ def engine_result(scen: Scenario, per_flow_gbps: dict[str, float] | None = None)
 
 
 class FakeCore:
-    """Module-like stand-in: ``Simulation(json)``, ``version()``."""
+    """Module-like stand-in: ``Simulation(config)`` (JSON text or a dict, as the binding), ``version()``."""
 
     refuse: str | None = None
     interrupt_run = False
@@ -76,8 +76,8 @@ class FakeCore:
         core = self
 
         class Simulation:
-            def __init__(self, config_json: str) -> None:
-                self.config = json.loads(config_json)
+            def __init__(self, config: str | dict[str, Any]) -> None:
+                self.config = json.loads(config) if isinstance(config, str) else config
                 if core.refuse and self.config["cm"]["scheme"] == core.refuse:
                     expected = "not implemented by the engine yet"
                     raise core.ConfigError(f'cm.scheme = {core.refuse}: {expected}', "cm.scheme", core.refuse, expected)

@@ -168,6 +168,26 @@ def test_engine_errors_cross_the_boundary_by_kind() -> None:
         _core.Simulation("{")
     assert isinstance(_front_end_error(_core, scen, _core.EngineError("x")), EngineError)
     assert issubclass(_core.Interrupted, RuntimeError) and not issubclass(_core.Interrupted, ValueError)
+    # the same from the config as a dict (how the runner hands it over): a refused value with
+    # its key, a dict off the schema or an object that is no config an internal error
+    with pytest.raises(_core.ConfigError) as info:
+        _core.Simulation(cfg)
+    assert info.value.args[1:3] == ("traffic.frame_size", "10")
+    for off_schema in [{**cfg, "bogus": 1}, {**cfg, "seed": "one"}, {**cfg, "seed": 2**70}, {k: v for k, v in cfg.items() if k != "seed"}, 5, None, [cfg]]:
+        with pytest.raises(_core.EngineError, match="invalid core config"):
+            _core.Simulation(off_schema)
+
+
+def test_the_engine_reads_the_config_alike_as_json_and_as_a_dict() -> None:
+    """The runner hands the engine the front end's dict, without JSON between them: the same
+    config must give the same run as its JSON text (summary and every series, byte for byte)."""
+    from cnsim import _core
+
+    scen = prepare("zhb-og-multi-hop", {"cm.scheme": "qcn", "switch.pfc_classes": 2}, duration="3ms")
+    a = _core.Simulation(scen.core_json()).run()
+    b = _core.Simulation(scen.core_config()).run()
+    assert a["summary"] == b["summary"] and a["series"] == b["series"]
+    assert json.loads(a["summary"])["conservation"]["delivered"] > 0
 
 
 

@@ -145,7 +145,7 @@ def run(
 def _simulate(core: Any, scen: Scenario, progress: Progress | None) -> Any:
     """Run the engine on ``scen`` in a worker thread (Ctrl-C interrupts it); its raw result."""
     try:
-        sim = core.Simulation(scen.core_json())
+        sim = core.Simulation(scen.core_config())
     except Exception as err:
         raise _front_end_error(core, scen, err) from None
     total_ps = scen.resolved.doc.duration

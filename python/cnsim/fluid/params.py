@@ -295,7 +295,7 @@ def _engine_check(scen: Scenario) -> None:
     except EngineMissing:
         return
     try:
-        core.Simulation(scen.core_json())
+        core.Simulation(scen.core_config())
     except Exception as err:  # ConfigError → ScenarioError (exit 2); EngineError → the engine's bug (exit 70)
         raise _front_end_error(core, scen, err) from None
 

@@ -189,6 +189,17 @@ impl CoreConfig {
         Ok(cfg)
     }
 
+    /// Read a core config from any serde data format (unknown keys rejected) and check it: the
+    /// Python binding reads the front end's dict directly, without JSON between them.
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(data: D) -> Result<Self>
+    where
+        D::Error: std::fmt::Display,
+    {
+        let cfg = CoreConfig::deserialize(data).map_err(|e| Error::Parse(e.to_string()))?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
     /// Value checks that serde cannot express (ns-3's `CheckConfig`). Names are resolved
     /// against the topology when the network is built.
     pub fn check(&self) -> Result<()> {

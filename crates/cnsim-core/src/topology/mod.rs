@@ -619,6 +619,24 @@ mod tests {
         }
     }
 
+    /// A whole row written at once (the fat tree's d-mod-k) reads back entry by entry, in either
+    /// width, and leaves the other rows unreachable.
+    #[test]
+    fn a_row_of_routes_is_written_at_once() {
+        for widest in [255, 300] {
+            let top = widest as u32 - 1;
+            let mut r = RouteTable::new(3, 4, widest);
+            r.set_row(1, &[3, 0, top, 7]);
+            let row = |s| (0..4).map(|n| r.get(s, n)).collect::<Vec<_>>();
+            assert_eq!(
+                row(1),
+                [Some(3), Some(0), Some(top), Some(7)],
+                "{widest} ports"
+            );
+            assert!(row(0).iter().chain(&row(2)).all(Option::is_none));
+        }
+    }
+
     /// A switch of 300 ports needs two-byte entries: a star of 300 nodes routes to each of them.
     #[test]
     fn a_switch_wider_than_a_byte_routes_to_every_port() {
