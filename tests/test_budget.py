@@ -80,8 +80,9 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     events. 600 bins of 62 series: 16 nodes, 15 recorded flows × 2, (1 queue + the hot port) × 2
     and 12 totals. Memory: 120 MiB of interpreter, 2 KiB a node, 512 B a port, 56 B a series
     value, 2.5 KiB a recorded flow, 8 B per (source, destination), 256 B a frame on the wires
-    (1.67 a link each way), and the frames generated
-    after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait in unlimited VOQs.
+    (1.67 a link each way) and in the switch (16 input partitions of 600 KB: 6,400), and the
+    frames generated after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait
+    in unlimited VOQs.
     The wall time is the events at 15 M/s and 50 us a recorded flow."""
     est = budget.estimate(zhb)
     frames = 16 * 0.85 * 1e10 * 0.6 / 12_000
@@ -89,8 +90,10 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames, rel=1e-12)
     backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 24)
     assert est.backlog_bytes == backlog
+    assert est.buffered_bytes == 16 * 600_000 // 1500 * 256
     wires = 16 * 2 * 1e10 * 1e-6 / 12_000  # frames on 16 busy links of 1 us, both ways
     memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 8 + wires * 256 + backlog
+    memory += est.buffered_bytes
     assert est.memory_bytes == pytest.approx(int(memory), abs=1)
     assert est.wall_s == pytest.approx(5 * frames / 15e6 + 15 * 50e-6, rel=1e-12)
     assert est.describe() == (
@@ -149,6 +152,48 @@ def test_the_source_backlog_counts_only_with_unlimited_ingress_and_a_hotspot(zhb
     zhb["traffic"]["sources"][1]["start_ps"] = 2 * 10**11
     frames = 0.85 * 1e10 / 12_000 * (14 * 0.5 + 0.2 + 0.4)
     assert budget.estimate(zhb).backlog_bytes == int(frames * 64 / 24)
+
+
+def test_the_switches_hold_frames_once_a_port_may_be_congested(zhb: dict) -> None:
+    """A hotspot in the run, or a named flow, may congest a port: every switch buffer counts as
+    full (worst case), 256 B a frame, up to the frames generated from then on. Uniform traffic
+    alone counts none, nor does a hotspot after the end."""
+    frame = 256 / 1500  # bytes of engine memory per byte of buffer
+    assert budget.estimate(zhb).buffered_bytes == int(16 * 600_000 * frame)  # 16 partitions
+    shared = copy.deepcopy(zhb)
+    shared["switch"]["buffer"] = "shared"
+    shared["switch"]["thresholds"]["S1"]["capacity"] = 16 * 600_000  # the pool
+    assert budget.estimate(shared).buffered_bytes == int(16 * 600_000 * frame)
+    egress = copy.deepcopy(zhb)
+    egress["switch"]["buffer"], egress["switch"]["thresholds"]["S1"]["capacity"] = "egress", 150_000
+    assert budget.estimate(egress).buffered_bytes == int(16 * 150_000 * frame)
+    uniform = copy.deepcopy(zhb)
+    uniform["hotspots"][0]["start_ps"] = uniform["duration_ps"]
+    assert budget.estimate(uniform).buffered_bytes == 0
+    base = budget.estimate(zhb)
+    assert base.memory_bytes - budget.estimate(uniform).memory_bytes == base.buffered_bytes + base.backlog_bytes
+    flow = copy.deepcopy(uniform)
+    flow["traffic"]["sources"].append({**flow["traffic"]["sources"][1], "dst": "1", "load": 0.1})
+    assert budget.estimate(flow).buffered_bytes == int(16 * 600_000 * frame)
+    # a large memory holds no more than the frames generated after the hotspot starts at 0.1 s
+    large = copy.deepcopy(zhb)
+    large["switch"]["thresholds"]["S1"]["capacity"] = 10**12
+    after = 16 * 0.85 * 1e10 * 0.5 / 12_000
+    assert budget.estimate(large).buffered_bytes == int(after * 256)
+    late = copy.deepcopy(large)
+    late["hotspots"][0]["start_ps"] = 5 * 10**11  # 0.1 s before the end
+    assert budget.estimate(late).buffered_bytes == int(after / 5 * 256)
+
+
+def test_a_run_whose_switch_buffers_would_not_fit_is_told_to_give_them_less_memory(zhb: dict) -> None:
+    """The refusal names the switch memory when the switches' frames are most of the estimate."""
+    zhb["switch"]["thresholds"]["S1"]["capacity"] = 10**12
+    with pytest.raises(ResourceError, match=r"Give the switches less memory \(`switch.memory_per_port`: their buffers may hold 1\.\d GiB of frames\), shorten"):
+        budget.check(zhb, memory=2**30)
+    assert budget.check(zhb, memory=64 * 2**30).buffered_bytes > 10**9
+    zhb["switch"]["thresholds"]["S1"]["capacity"] = 600_000
+    with pytest.raises(ResourceError, match=r"Estimate: .*\. Shorten `duration`"):
+        budget.check(zhb, memory=2**27)
 
 
 def test_the_grid_unit_is_the_gcd_of_slots_and_origins(zhb: dict) -> None:

@@ -32,6 +32,11 @@ exhaust memory *before* it starts, in well under a second:
 * **frames on the wires**: every link busy both ways, rate × delay / frame bits frames each,
   at 256 B a frame (the frame, its arrival event and the tables' growth; 230 B measured with
   1 ms links on the 2,048-host tree);
+* **frames in the switches**: once the traffic may congest a port (a hotspot in the run, or
+  named flows), every switch buffer full in the worst case — PAUSE holds them so, from the
+  congested port back — up to the frames generated from then on, 256 B a frame (140 B
+  measured at the peak of a 16-port switch holding 283,000); uniform traffic alone offers no
+  port more than its rate, and none are counted;
 * **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
   only, ``bcn = false``, algorithms.md D17; FECN, §6 — the engine says which) keeps each
   (source, destination) pair's VOQ, limiter and reaction point for the rest of the run, 768 B
@@ -77,7 +82,9 @@ _DENSE_PAIR_BYTES = 8  # of them, per (source, destination): a VOQ slot and a re
 #: a (source, destination) pair that keeps a rate limiter: its VOQ slot (320 B), limiter and
 #: reaction point, its index entry and the VOQ vector's slack (401–631 B measured on 2,048 hosts)
 _LIMITED_FLOW_BYTES = 768
-_IN_FLIGHT_FRAME_BYTES = 256  # a frame on a wire: the frame (128 B), its event, the tables' slack
+#: a frame on a wire or in a switch buffer: the frame (128 B), its event or queue entry, the
+#: pool's slack (a switch-buffered frame measured 140 B at the peak of a run)
+_FRAME_BYTES = 256
 _ENGINE_VALUE_BYTES = 8
 _PYTHON_ROW_BYTES = 48
 _FLOW_BYTES = 32  # a completion time (8 B) with a growing vector's slack, and its flow slot
@@ -101,6 +108,8 @@ class Estimate:
     memory_bytes: int
     #: the part of ``memory_bytes`` that is frames waiting in unlimited source VOQs (worst case)
     backlog_bytes: int
+    #: the part of ``memory_bytes`` that is frames the switches may hold (worst case)
+    buffered_bytes: int
     #: flows whose throughput is recorded (``metrics.per_flow``)
     recorded_flows: int
     #: (source, destination) pairs that keep a rate limiter for the rest of the run (expected)
@@ -236,6 +245,29 @@ def grid_unit(core: dict[str, Any]) -> int | None:
     return unit if on_grid else None
 
 
+def _congestion_start(core: dict[str, Any]) -> int | None:
+    """When the traffic may first congest a port: the first hotspot that starts within the run,
+    or the start with named flows (how a scenario overloads a port); ``None`` for uniform
+    traffic alone, which offers no port more than its rate."""
+    duration = int(core["duration_ps"])
+    starts = [int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration]
+    if any(src.get("dst") is not None for src in core["traffic"]["sources"]):
+        starts.append(0)
+    return min(starts, default=None)
+
+
+def _frames_from(core: dict[str, Any], t0: int, node_rate: int, frame_bits: int) -> float:
+    """The frames the sources generate from ``t0`` to the end of the run."""
+    duration = int(core["duration_ps"])
+    total = 0.0
+    for src in core["traffic"]["sources"]:
+        stop = src.get("stop_ps")
+        lo = max(t0, int(src.get("start_ps") or 0))
+        hi = min(duration, int(stop) if stop is not None else duration)
+        total += float(src["load"]) * node_rate * max(0, hi - lo) / _PS_PER_S / frame_bits
+    return total
+
+
 def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> float:
     """Store bytes of the frames that may wait in unlimited NIC VOQs: with a hotspot, in the
     worst case (PAUSE hogging the whole network) every frame generated after the first hotspot
@@ -244,14 +276,24 @@ def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> flo
     starts = [int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration]
     if not starts:
         return 0.0
-    t0 = min(starts)
-    total = 0.0
-    for src in core["traffic"]["sources"]:
-        stop = src.get("stop_ps")
-        lo = max(t0, int(src.get("start_ps") or 0))
-        hi = min(duration, int(stop) if stop is not None else duration)
-        total += float(src["load"]) * node_rate * max(0, hi - lo) / _PS_PER_S / frame_bits
-    return total * (_GRID_FRAME_BYTES if grid_unit(core) is not None else _WIDE_FRAME_BYTES)
+    frames = _frames_from(core, min(starts), node_rate, frame_bits)
+    return frames * (_GRID_FRAME_BYTES if grid_unit(core) is not None else _WIDE_FRAME_BYTES)
+
+
+def _switch_buffer_frames(core: dict[str, Any], switch_ports: int, node_rate: int, frame_bits: int) -> float:
+    """Frames the switches may hold: once the traffic may congest a port
+    (:func:`_congestion_start`), every switch buffer full in the worst case (PAUSE holds them
+    so, from the congested port back), but never more than the frames generated from then on."""
+    t0 = _congestion_start(core)
+    if t0 is None:
+        return 0.0
+    switch = core["switch"]
+    capacities = [int(t["capacity"]) for t in switch["thresholds"].values()]
+    if switch["buffer"] == "shared":  # a pool per switch
+        held = sum(capacities)
+    else:  # a partition per input, or a threshold per output: one a switch port
+        held = max(capacities, default=0) * switch_ports
+    return min(8 * held / frame_bits, _frames_from(core, t0, node_rate, frame_bits))
 
 
 def estimate(core: dict[str, Any]) -> Estimate:
@@ -308,7 +350,9 @@ def estimate(core: dict[str, Any]) -> Estimate:
     if nodes <= _DENSE_NODES:
         memory += nodes * nodes * _DENSE_PAIR_BYTES
     memory += limited * _LIMITED_FLOW_BYTES
-    memory += _frames_on_wires(core["topology"], frame_bits) * _IN_FLIGHT_FRAME_BYTES
+    memory += _frames_on_wires(core["topology"], frame_bits) * _FRAME_BYTES
+    buffered = int(_switch_buffer_frames(core, ports - nodes, node_rate, frame_bits) * _FRAME_BYTES)
+    memory += buffered
     backlog = 0
     if core["nic"].get("ingress") == "unlimited":
         backlog = int(_backlog_bytes(core, node_rate, frame_bits))
@@ -322,6 +366,7 @@ def estimate(core: dict[str, Any]) -> Estimate:
         events=events,
         memory_bytes=int(memory),
         backlog_bytes=backlog,
+        buffered_bytes=buffered,
         recorded_flows=recorded,
         limited_flows=limited,
         probes=probes,
@@ -389,10 +434,12 @@ def check(core: dict[str, Any], force: bool = False, memory: int | None = None, 
     elif est.wall_s > MAX_WALL_S:
         reasons.append(f"it would take about {human_time(est.wall_s)}, more than {human_time(MAX_WALL_S)}")
     if reasons:
+        advice = "shorten `duration`, widen `metrics.bin`, record fewer series (`metrics.per_flow`, `metrics.queues`) or use fewer nodes"
+        if est.buffered_bytes > est.memory_bytes / 2:
+            advice = f"give the switches less memory (`switch.memory_per_port`: their buffers may hold {human_bytes(est.buffered_bytes)} of frames), " + advice
         raise ResourceError(
             f"this run was refused before it started: {' and '.join(reasons)}. Estimate: {est.describe()}. "
-            "Shorten `duration`, widen `metrics.bin`, record fewer series (`metrics.per_flow`, `metrics.queues`) "
-            f"or use fewer nodes; {force_hint}."
+            f"{advice[0].upper()}{advice[1:]}; {force_hint}."
         )
     return est
 
