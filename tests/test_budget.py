@@ -194,6 +194,14 @@ def test_a_run_whose_switch_buffers_would_not_fit_is_told_to_give_them_less_memo
     zhb["switch"]["thresholds"]["S1"]["capacity"] = 600_000
     with pytest.raises(ResourceError, match=r"Estimate: .*\. Shorten `duration`"):
         budget.check(zhb, memory=2**27)
+    # switch frames at 40 % of the estimate: not most of it, no advice about them
+    small = budget.estimate(zhb)
+    rest = small.memory_bytes - small.buffered_bytes
+    zhb["switch"]["thresholds"]["S1"]["capacity"] = int(rest * 2 / 3 / 256 * 1500 / 16)
+    est = budget.estimate(zhb)
+    assert est.buffered_bytes / est.memory_bytes == pytest.approx(0.4, abs=1e-3)
+    with pytest.raises(ResourceError, match=r"Estimate: .*\. Shorten `duration`"):
+        budget.check(zhb, memory=2**27)
 
 
 def test_the_grid_unit_is_the_gcd_of_slots_and_origins(zhb: dict) -> None:
