@@ -245,15 +245,19 @@ def grid_unit(core: dict[str, Any]) -> int | None:
     return unit if on_grid else None
 
 
-def _congestion_start(core: dict[str, Any]) -> int | None:
-    """When the traffic may first congest a port: the first hotspot that starts within the run,
-    or the start with named flows (how a scenario overloads a port); ``None`` for uniform
-    traffic alone, which offers no port more than its rate."""
+def _first_hotspot(core: dict[str, Any]) -> int | None:
+    """When the first hotspot that starts within the run starts (``None``: none does)."""
     duration = int(core["duration_ps"])
-    starts = [int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration]
+    return min((int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration), default=None)
+
+
+def _congestion_start(core: dict[str, Any]) -> int | None:
+    """When the traffic may first congest a port: from the start with named flows (how a
+    scenario overloads a port), else at the first hotspot; ``None`` for uniform traffic alone,
+    which offers no port more than its rate."""
     if any(src.get("dst") is not None for src in core["traffic"]["sources"]):
-        starts.append(0)
-    return min(starts, default=None)
+        return 0
+    return _first_hotspot(core)
 
 
 def _frames_from(core: dict[str, Any], t0: int, node_rate: int, frame_bits: int) -> float:
@@ -272,11 +276,10 @@ def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> flo
     """Store bytes of the frames that may wait in unlimited NIC VOQs: with a hotspot, in the
     worst case (PAUSE hogging the whole network) every frame generated after the first hotspot
     starts; without one, the network carries the offered load and VOQs stay short."""
-    duration = int(core["duration_ps"])
-    starts = [int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration]
-    if not starts:
+    t0 = _first_hotspot(core)
+    if t0 is None:
         return 0.0
-    frames = _frames_from(core, min(starts), node_rate, frame_bits)
+    frames = _frames_from(core, t0, node_rate, frame_bits)
     return frames * (_GRID_FRAME_BYTES if grid_unit(core) is not None else _WIDE_FRAME_BYTES)
 
 
