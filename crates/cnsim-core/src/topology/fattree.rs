@@ -89,11 +89,7 @@ pub fn build(cfg: &TopologyConfig, ft: &FatTreeConfig) -> Result<Topology> {
     let devices = devices_by_name(&cfg.nodes, &names)?;
     let mut wiring = Wiring::new(&cfg.nodes, &names, sh.hosts() as usize * sh.n as usize);
     let (rate, delay) = (BitRate(ft.rate_bps), SimTime(ft.delay_ps));
-    let mut links = 0..;
-    let mut link = |a: u32, b: Device| {
-        let i = links.next().expect("unbounded");
-        wiring.link(i, Device::Switch(a), b, rate, delay)
-    };
+    let mut link = |a: u32, b: Device| wiring.link(Device::Switch(a), b, rate, delay);
     // hosts first, then level by level upward: every switch lists its down ports before its up
     // ports, in digit order
     for q in 0..sh.hosts() {

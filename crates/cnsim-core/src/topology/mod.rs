@@ -231,7 +231,7 @@ impl Topology {
                 })
             };
             let (a, b) = (end("a", &l.a)?, end("b", &l.b)?);
-            wiring.link(i, a, b, BitRate(l.rate_bps), SimTime(l.delay_ps))?;
+            wiring.link(a, b, BitRate(l.rate_bps), SimTime(l.delay_ps))?;
         }
         wiring.into_topology(devices, &cfg.legacy)
     }
@@ -407,16 +407,11 @@ impl<'a> Wiring<'a> {
         }
     }
 
-    /// Link `i` between `a` and `b`: check its ends and add its two ports (a→b, then b→a).
-    fn link(
-        &mut self,
-        i: usize,
-        a: Device,
-        b: Device,
-        rate: BitRate,
-        delay: SimTime,
-    ) -> Result<()> {
-        // the key and the pair are spelled out only for an error (a 2,048-host tree has 6,000 links)
+    /// The next link, between `a` and `b`: check its ends and add its two ports (a→b, then b→a).
+    fn link(&mut self, a: Device, b: Device, rate: BitRate, delay: SimTime) -> Result<()> {
+        // the link's index (two ports a link so far), its key and the pair are spelled out only
+        // for an error (a 2,048-host tree has 6,000 links)
+        let i = self.ports.len() / 2;
         let key = || format!("topology.links.{i}");
         let pair = || format!("{} - {}", self.name(a), self.name(b));
         if matches!((a, b), (Device::Nic(_), Device::Nic(_))) {
