@@ -25,9 +25,9 @@ use crate::topology::{Device, PackedDevice, PortSpec};
 /// owner, the receiver and the input it arrives on, the propagation delay). The second line
 /// holds the recorder slots, the data FIFO, the start time and the wake-up time; the link
 /// (`spec`, read for control frames and PAUSE only), the control and PFC FIFOs and the PAUSE
-/// bookkeeping come last. At
-/// 2,048 hosts the ports do not fit in L2 and thousands of events pass between two visits to one
-/// port, so each line a hop touches is a likely miss (docs/performance.md).
+/// bookkeeping come last. At 2,048 hosts the ports do not fit in L2 and thousands of events pass
+/// between two visits to one port, so each line a hop touches is a likely miss
+/// (docs/performance.md).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
