@@ -505,6 +505,14 @@ impl Nic {
         }
     }
 
+    /// Prefetch the slot a new flow's VOQ takes next (the one freed last).
+    #[inline(always)]
+    pub(crate) fn prefetch_free_voq(&self) {
+        if let Some(v) = self.free_voqs.last() {
+            crate::engine::prefetch(v);
+        }
+    }
+
     /// Prefetch the chunk of the live VOQ toward `dst` that its next frame's time will fill. Its
     /// VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
     #[inline(always)]

@@ -108,12 +108,21 @@ pub struct Simulator {
     /// Transmitters paused now (for any class): no deadlock can exist while this is zero, so the
     /// periodic check then costs nothing (at 2,048 hosts a scan reads every port).
     pub(crate) paused_transmitters: u32,
+    /// The event loop's later prefetch stages are on ([`DEPENDENT_PREFETCH_BYTES`]).
+    prefetch_dependent: bool,
 }
 
 /// How many events ahead, within the current instant, the event loop prefetches an event's
 /// first line: four events are a few hundred nanoseconds of work, time for a line to come from
 /// the last-level cache or memory (two and eight measured no better at 2,048 hosts).
 const PREFETCH_AHEAD: usize = 4;
+/// How many events ahead the second stage asks for what those first lines lead to
+/// ([`Simulator::prefetch_dependent_lines`]; three and four measured no better at 2,048 hosts).
+const DEPENDENT_AHEAD: usize = 2;
+/// The size of the per-port and per-NIC state above which the later prefetch stages pay: a
+/// core's private (L2) cache on the machine measured. Below it (16 to 512 hosts) their lines are
+/// in cache anyway and asking for them costs about 3 % (docs/performance.md).
+const DEPENDENT_PREFETCH_BYTES: usize = 2 << 20;
 
 impl Simulator {
     /// Build the simulator of a core config (docs/core-config.md): the network, the traffic,
@@ -155,6 +164,9 @@ impl Simulator {
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
+        let state_bytes = ports.len() * std::mem::size_of::<Port>()
+            + nics.len() * std::mem::size_of::<Nic>()
+            + gens.len() * std::mem::size_of::<crate::traffic::Generator>();
         Ok(Simulator {
             now: SimTime::ZERO,
             end: SimTime(cfg.duration_ps),
@@ -195,6 +207,7 @@ impl Simulator {
             stop_on_deadlock: cfg.metrics.stop_on_deadlock,
             deadlock: None,
             paused_transmitters: 0,
+            prefetch_dependent: state_bytes > DEPENDENT_PREFETCH_BYTES,
         })
     }
 
@@ -208,6 +221,19 @@ impl Simulator {
 
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+
+    /// Whether the event loop asks for the lines the next events lead to (its later prefetch
+    /// stages, [`Simulator::prefetch_dependent_lines`]): where the ports', NICs' and generators'
+    /// state outgrows a core's private cache ([`DEPENDENT_PREFETCH_BYTES`]).
+    pub fn prefetches_dependent_lines(&self) -> bool {
+        self.prefetch_dependent
+    }
+
+    /// Turn the later prefetch stages on or off. They are hints to the CPU: the results never
+    /// depend on them (a test compares), only the speed.
+    pub fn set_prefetch_dependent_lines(&mut self, on: bool) {
+        self.prefetch_dependent = on;
     }
 
     /// The unit (ps) in which the VOQ store keeps waiting frames' times, 24 to a cache line:
@@ -238,6 +264,9 @@ impl Simulator {
             // hosts), so that its line arrives while the events before it run
             if let Some(later) = self.queue.peek_now(PREFETCH_AHEAD - 1) {
                 self.prefetch_for(later);
+            }
+            if self.prefetch_dependent {
+                self.prefetch_dependent_lines();
             }
             match ev {
                 Event::TxDone { port, .. } => self.on_tx_done(port),
@@ -303,13 +332,65 @@ impl Simulator {
     fn prefetch_for(&self, ev: Event) {
         match ev {
             Event::TxDone { port, frame } => {
-                crate::engine::prefetch(&self.ports[port as usize]);
+                // the two lines of the data path (`Port`'s layout test)
+                crate::engine::prefetch_lines(&self.ports[port as usize], 2);
                 crate::engine::prefetch(self.pool.get(frame));
             }
             Event::ArriveAtSwitch { frame, .. } | Event::ArriveAtNic { frame, .. } => {
                 crate::engine::prefetch(self.pool.get(frame));
             }
             _ => {}
+        }
+    }
+
+    /// The later stages of the event loop's prefetch, where the network's state outgrows a
+    /// core's private caches ([`DEPENDENT_PREFETCH_BYTES`]): what the next events read through the
+    /// lines [`Simulator::prefetch_for`] asked for a few events earlier, each stage reading lines
+    /// an earlier one asked for. Two events on: the NIC behind a transmitter (its service reads
+    /// its four lines), the next frame of a switch's FIFO, the delivery counter of a receiving
+    /// node, the route entry and the switch of an arrival. One event on: the counter's current
+    /// bin, and for a NIC its generator's first two lines and the VOQ slot a new flow takes.
+    #[inline(always)]
+    fn prefetch_dependent_lines(&self) {
+        match self.queue.peek_now(DEPENDENT_AHEAD - 1) {
+            Some(Event::TxDone { port, .. }) => {
+                let port = &self.ports[port as usize];
+                match port.owner.get() {
+                    Device::Nic(n) => crate::engine::prefetch_all(&self.nics[n as usize]),
+                    Device::Switch(_) => {
+                        if let Some(next) = port.oq.front() {
+                            crate::engine::prefetch(next);
+                        }
+                    }
+                }
+                if let Device::Nic(d) = port.peer.get() {
+                    if let Some(c) = self.rec.nodes.get(d as usize) {
+                        crate::engine::prefetch(c);
+                    }
+                }
+            }
+            Some(Event::ArriveAtSwitch { switch, frame }) => {
+                let dst = self.pool.get(frame).dst;
+                self.topo.routes.prefetch(switch, dst);
+                crate::engine::prefetch(&self.switches[switch as usize]);
+            }
+            Some(Event::NicWake { nic }) => crate::engine::prefetch_all(&self.nics[nic as usize]),
+            _ => {}
+        }
+        if let Some(Event::TxDone { port, .. }) = self.queue.peek_now(0) {
+            let port = &self.ports[port as usize];
+            if let Device::Nic(d) = port.peer.get() {
+                if let Some(bin) = self.rec.nodes.get(d as usize).and_then(|c| c.bins.last()) {
+                    crate::engine::prefetch(bin);
+                }
+            }
+            if let Device::Nic(n) = port.owner.get() {
+                let nic = &self.nics[n as usize];
+                if let Some(g) = self.gens.get(nic.first_gen as usize) {
+                    crate::engine::prefetch_lines(g, 2);
+                }
+                nic.prefetch_free_voq();
+            }
         }
     }
 

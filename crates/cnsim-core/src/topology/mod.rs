@@ -138,6 +138,16 @@ impl RouteTable {
         }
     }
 
+    /// Ask for the cache line of the entry [`RouteTable::get`] reads for (`switch`, `node`).
+    #[inline(always)]
+    pub fn prefetch(&self, switch: u32, node: u32) {
+        let i = switch as usize * self.nodes + node as usize;
+        match &self.next {
+            Hops::Narrow(next) => next.get(i).map(crate::engine::prefetch),
+            Hops::Wide(next) => next.get(i).map(crate::engine::prefetch),
+        };
+    }
+
     /// The local ports of `switch` toward every node, in node order.
     pub fn set_row(&mut self, switch: usize, local_ports: &[u32]) {
         assert_eq!(local_ports.len(), self.nodes, "a port per node");

@@ -86,6 +86,43 @@ pub fn star(n: usize, rate: u64, delay_ps: u64) -> CoreConfig {
     }
 }
 
+/// A (merged-top) k-ary n-tree of switches of radix `radix` (`L<level>.<index>`, built by the
+/// engine) with hosts "0".."M-1", every link `rate` / `delay`: the star's other settings.
+pub fn fat_tree(radix: u32, levels: u32, merged_top: bool, rate: u64, delay_ps: u64) -> CoreConfig {
+    let k = radix as usize / 2;
+    let per_level = k.pow(levels - 1);
+    let hosts = if merged_top {
+        2 * k * per_level
+    } else {
+        k * per_level
+    };
+    let mut cfg = star(2, rate, delay_ps);
+    let limits = cfg.switch.thresholds["S1"];
+    cfg.switch.thresholds = (0..levels as usize)
+        .flat_map(|l| {
+            let below_top = merged_top && l + 1 < levels as usize;
+            (0..if below_top { 2 * per_level } else { per_level }).map(move |i| format!("L{l}.{i}"))
+        })
+        .map(|name| (name, limits))
+        .collect();
+    cfg.topology = TopologyConfig {
+        switches: vec![],
+        nodes: (0..hosts).map(|i| i.to_string()).collect(),
+        links: vec![],
+        legacy: vec![],
+        routing: Routing::Dmodk,
+        fat_tree: Some(FatTreeConfig {
+            radix,
+            levels,
+            merged_top,
+            rate_bps: rate,
+            delay_ps,
+        }),
+    };
+    cfg.metrics.hot_port = "L0.0/0".into();
+    cfg
+}
+
 pub fn source(node: &str, dst: Option<&str>, load: f64) -> SourceConfig {
     SourceConfig {
         node: node.into(),

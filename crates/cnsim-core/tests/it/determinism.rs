@@ -1,6 +1,8 @@
 //! Same config and seed ⇒ identical summary and series; another seed ⇒ different series.
 
 use crate::common::*;
+use cnsim_core::scenario::BufferModel;
+use cnsim_core::{CoreConfig, RunControl, Simulator};
 
 fn cfg(seed: u64) -> cnsim_core::CoreConfig {
     let mut c = star(6, G10, 1_000_000);
@@ -20,4 +22,71 @@ fn same_seed_same_results_other_seed_other_series() {
     assert_eq!(a.summary.to_value(), b.summary.to_value()); // as JSON: NaN is null
     assert_eq!(format!("{:?}", a.series), format!("{:?}", b.series));
     assert_ne!(format!("{:?}", a.series), format!("{:?}", c.series));
+}
+
+/// The event loop's later prefetch stages (`Simulator::prefetches_dependent_lines`) are hints:
+/// forced on where the network is small enough to leave them off, and off where it is not, a
+/// run gives the same summary and series — on a star with PAUSE and a hotspot, and on a fat tree
+/// whose frames cross three switches.
+#[test]
+fn the_later_prefetch_stages_change_no_result() {
+    let mut on_star = star(16, G10, 1_000_000);
+    set_thresholds(
+        &mut on_star,
+        BufferModel::Partitioned,
+        150_000,
+        120_000,
+        60_000,
+        true,
+    );
+    on_star.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+        node: "1".into(),
+        rate: 0.2,
+        start_ps: 2 * MS,
+        end_ps: 6 * MS,
+    }];
+    let mut tree = fat_tree(4, 2, true, G10, 1_000_000);
+    set_thresholds(
+        &mut tree,
+        BufferModel::Partitioned,
+        150_000,
+        120_000,
+        60_000,
+        true,
+    );
+    for mut cfg in [on_star, tree] {
+        cfg.duration_ps = 8 * MS;
+        cfg.metrics.window_ps = [MS, 8 * MS];
+        cfg.traffic.sources = cfg
+            .topology
+            .nodes
+            .iter()
+            .map(|n| source(n, None, 0.85))
+            .collect();
+        let run_with = |on: bool| {
+            let mut sim = Simulator::new(&cfg).expect("valid config");
+            sim.set_prefetch_dependent_lines(on);
+            sim.run(&RunControl::default()).expect("not interrupted");
+            sim.finish()
+        };
+        let (a, b) = (run_with(false), run_with(true));
+        assert!(a.summary.to_value()["conservation"]["delivered"].as_u64() > Some(10_000));
+        assert_eq!(a.summary.to_value(), b.summary.to_value());
+        assert_eq!(format!("{:?}", a.series), format!("{:?}", b.series));
+    }
+}
+
+/// The stages are on where the ports', NICs' and generators' state outgrows a core's private
+/// cache (2 MiB): a 2,048-host tree's 8,192 ports hold 3 MiB alone; 16 hosts and a 512-host
+/// tree stay below.
+#[test]
+fn the_later_prefetch_stages_follow_the_size_of_the_network() {
+    let on = |cfg: &CoreConfig| {
+        Simulator::new(cfg)
+            .expect("valid config")
+            .prefetches_dependent_lines()
+    };
+    assert!(!on(&star(16, G10, 1_000_000)));
+    assert!(!on(&fat_tree(32, 2, true, G10, 1_000_000)));
+    assert!(on(&fat_tree(64, 2, true, G10, 1_000_000)));
 }
