@@ -505,11 +505,24 @@ impl Nic {
         }
     }
 
-    /// Prefetch the slot a new flow's VOQ takes next (the one freed last).
+    /// Prefetch the end of the list of free VOQ slots (what a new flow's VOQ pops).
     #[inline(always)]
-    pub(crate) fn prefetch_free_voq(&self) {
+    pub(crate) fn prefetch_free_list(&self) {
         if let Some(v) = self.free_voqs.last() {
             crate::engine::prefetch(v);
+        }
+    }
+
+    /// Prefetch the slot a new flow's VOQ takes next (the one freed last). This reads the end of
+    /// the free list ([`Nic::prefetch_free_list`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_free_voq(&self) {
+        if let Some(voq) = self
+            .free_voqs
+            .last()
+            .and_then(|&v| self.voqs.get(v as usize))
+        {
+            crate::engine::prefetch(voq);
         }
     }
 

@@ -22,7 +22,7 @@ use crate::net::voq_store::VoqStore;
 use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Ingress, NicConfig};
 use crate::time::{tx_time, SimTime};
-use crate::topology::{Device, Topology};
+use crate::topology::{Device, PackedDevice, Topology};
 use crate::traffic::Generator;
 
 /// Shared with the caller while a run is in progress: progress for a progress bar, and a flag
@@ -110,6 +110,9 @@ pub struct Simulator {
     pub(crate) paused_transmitters: u32,
     /// The event loop's later prefetch stages are on ([`DEPENDENT_PREFETCH_BYTES`]).
     prefetch_dependent: bool,
+    /// Each transmitter's owner and receiver, eight bytes a port (64 KB at 2,048 hosts, where
+    /// the ports take 3 MB): what the prefetch stages read before the port's own line arrives.
+    port_ends: Vec<[PackedDevice; 2]>,
 }
 
 /// How many events ahead, within the current instant, the event loop prefetches an event's
@@ -164,6 +167,7 @@ impl Simulator {
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
+        let port_ends = ports.iter().map(|p| [p.owner, p.peer]).collect();
         let state_bytes = ports.len() * std::mem::size_of::<Port>()
             + nics.len() * std::mem::size_of::<Nic>()
             + gens.len() * std::mem::size_of::<crate::traffic::Generator>();
@@ -208,6 +212,7 @@ impl Simulator {
             deadlock: None,
             paused_transmitters: 0,
             prefetch_dependent: state_bytes > DEPENDENT_PREFETCH_BYTES,
+            port_ends,
         })
     }
 
@@ -344,19 +349,42 @@ impl Simulator {
     }
 
     /// The later stages of the event loop's prefetch, where the network's state outgrows a
-    /// core's private caches ([`DEPENDENT_PREFETCH_BYTES`]): what the next events read through the
-    /// lines [`Simulator::prefetch_for`] asked for a few events earlier, each stage reading lines
-    /// an earlier one asked for. Two events on: the NIC behind a transmitter (its service reads
-    /// its four lines), the next frame of a switch's FIFO, the delivery counter of a receiving
-    /// node, the route entry and the switch of an arrival. One event on: the counter's current
-    /// bin, and for a NIC its generator's first two lines and the VOQ slot a new flow takes.
+    /// core's private caches ([`DEPENDENT_PREFETCH_BYTES`]): each asks for lines that lines
+    /// asked for by an earlier stage (or the small table of port ends) lead to, so that a chain
+    /// of dependent misses overlaps the events before it.
+    ///
+    /// * Four events on, with [`Simulator::prefetch_for`]: the NIC behind a transmitter (its
+    ///   service reads its four lines) and the delivery counter of a receiving node, found in
+    ///   [`Simulator::port_ends`].
+    /// * Two events on: the NIC's generator and its list of free VOQ slots, the next frame of a
+    ///   switch's FIFO, the counter's current bin; the route entry and the switch of an arrival.
+    /// * One event on: the VOQ slot a new flow takes; the output port an arrival joins.
     #[inline(always)]
     fn prefetch_dependent_lines(&self) {
+        match self.queue.peek_now(PREFETCH_AHEAD - 1) {
+            Some(Event::TxDone { port, .. }) => {
+                let [owner, peer] = self.port_ends[port as usize];
+                if let Device::Nic(n) = owner.get() {
+                    crate::engine::prefetch_all(&self.nics[n as usize]);
+                }
+                if let Device::Nic(d) = peer.get() {
+                    crate::engine::prefetch(&self.rec.nodes[d as usize]);
+                }
+            }
+            Some(Event::NicWake { nic }) => crate::engine::prefetch_all(&self.nics[nic as usize]),
+            _ => {}
+        }
         match self.queue.peek_now(DEPENDENT_AHEAD - 1) {
             Some(Event::TxDone { port, .. }) => {
                 let port = &self.ports[port as usize];
                 match port.owner.get() {
-                    Device::Nic(n) => crate::engine::prefetch_all(&self.nics[n as usize]),
+                    Device::Nic(n) => {
+                        let nic = &self.nics[n as usize];
+                        if let Some(g) = self.gens.get(nic.first_gen as usize) {
+                            crate::engine::prefetch_lines(g, 2);
+                        }
+                        nic.prefetch_free_list();
+                    }
                     Device::Switch(_) => {
                         if let Some(next) = port.oq.front() {
                             crate::engine::prefetch(next);
@@ -364,8 +392,8 @@ impl Simulator {
                     }
                 }
                 if let Device::Nic(d) = port.peer.get() {
-                    if let Some(c) = self.rec.nodes.get(d as usize) {
-                        crate::engine::prefetch(c);
+                    if let Some(bin) = self.rec.nodes[d as usize].bins.last() {
+                        crate::engine::prefetch(bin);
                     }
                 }
             }
@@ -374,23 +402,22 @@ impl Simulator {
                 self.topo.routes.prefetch(switch, dst);
                 crate::engine::prefetch(&self.switches[switch as usize]);
             }
-            Some(Event::NicWake { nic }) => crate::engine::prefetch_all(&self.nics[nic as usize]),
             _ => {}
         }
-        if let Some(Event::TxDone { port, .. }) = self.queue.peek_now(0) {
-            let port = &self.ports[port as usize];
-            if let Device::Nic(d) = port.peer.get() {
-                if let Some(bin) = self.rec.nodes.get(d as usize).and_then(|c| c.bins.last()) {
-                    crate::engine::prefetch(bin);
+        match self.queue.peek_now(0) {
+            Some(Event::TxDone { port, .. }) => {
+                if let Device::Nic(n) = self.port_ends[port as usize][0].get() {
+                    self.nics[n as usize].prefetch_free_voq();
                 }
             }
-            if let Device::Nic(n) = port.owner.get() {
-                let nic = &self.nics[n as usize];
-                if let Some(g) = self.gens.get(nic.first_gen as usize) {
-                    crate::engine::prefetch_lines(g, 2);
+            Some(Event::ArriveAtSwitch { switch, frame }) => {
+                let dst = self.pool.get(frame).dst;
+                if let Some(out) = self.topo.route(switch, dst) {
+                    let p = self.switches[switch as usize].ports[out as usize];
+                    crate::engine::prefetch_lines(&self.ports[p as usize], 2);
                 }
-                nic.prefetch_free_voq();
             }
+            _ => {}
         }
     }
 
