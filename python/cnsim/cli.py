@@ -341,8 +341,7 @@ def bench(
     rounds: int | None = typer.Option(None, "--rounds", help="With --scale: run every size this many times, interleaved; report the median (default 1). With --startup: the runs (default 5)."),
     startup: bool = typer.Option(False, "--startup", help="The start-up benchmark: `cnsim run ID` (default zhb-og-single-hop, --duration 10ms) in a fresh interpreter per round; the time outside the engine and the peak memory."),
 ) -> None:
-    """Engine speed: events/s, delivered frames/s and simulated s per wall s of one scenario (no
-    files, no plots); --scale against network size; --startup a whole `cnsim run`."""
+    """Engine speed: events/s, delivered frames/s and simulated s per wall s of one scenario (no files, no plots); --scale against network size; --startup a whole `cnsim run`."""
     with _guard():
         if scale and startup:
             raise ScenarioError("--startup: not with --scale; the two benchmarks run one at a time")
