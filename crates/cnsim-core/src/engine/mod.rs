@@ -7,7 +7,7 @@ pub mod prefetch;
 pub mod queue;
 pub mod rng;
 
-pub use prefetch::{prefetch, prefetch_all, prefetch_lines};
+pub use prefetch::{prefetch, prefetch_address, prefetch_all, prefetch_lines};
 pub use queue::EventQueue;
 pub use rng::{stream, SimRng};
 

@@ -28,8 +28,10 @@ pub fn prefetch_lines<T>(r: &T, lines: usize) {
     }
 }
 
+/// Ask for the cache line holding address `p` (any address: a prefetch never faults), for a
+/// table that hands out where its entry lies rather than a reference to it.
 #[inline(always)]
-fn prefetch_address(p: *const u8) {
+pub fn prefetch_address(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is part of the target's

@@ -6,6 +6,7 @@ mod build;
 mod deadlock;
 mod nics;
 mod ports;
+mod prefetch;
 mod summary;
 mod switches;
 
@@ -22,8 +23,9 @@ use crate::net::voq_store::VoqStore;
 use crate::net::{Nic, Port, Switch};
 use crate::scenario::{CoreConfig, Ingress, NicConfig};
 use crate::time::{tx_time, SimTime};
-use crate::topology::{Device, PackedDevice, Topology};
+use crate::topology::{Device, Topology};
 use crate::traffic::Generator;
+use prefetch::Prefetch;
 
 /// Shared with the caller while a run is in progress: progress for a progress bar, and a flag
 /// to interrupt the run (checked every few thousand events).
@@ -108,24 +110,9 @@ pub struct Simulator {
     /// Transmitters paused now (for any class): no deadlock can exist while this is zero, so the
     /// periodic check then costs nothing (at 2,048 hosts a scan reads every port).
     pub(crate) paused_transmitters: u32,
-    /// The event loop's later prefetch stages are on ([`DEPENDENT_PREFETCH_BYTES`]).
-    prefetch_dependent: bool,
-    /// Each transmitter's owner and receiver, eight bytes a port (64 KB at 2,048 hosts, where
-    /// the ports take 3 MB): what the prefetch stages read before the port's own line arrives.
-    port_ends: Vec<[PackedDevice; 2]>,
+    /// What the event loop asks for ahead of its events (`sim/prefetch.rs`).
+    prefetch: Prefetch,
 }
-
-/// How many events ahead, within the current instant, the event loop prefetches an event's
-/// first line: four events are a few hundred nanoseconds of work, time for a line to come from
-/// the last-level cache or memory (two and eight measured no better at 2,048 hosts).
-const PREFETCH_AHEAD: usize = 4;
-/// How many events ahead the second stage asks for what those first lines lead to
-/// ([`Simulator::prefetch_dependent_lines`]; three and four measured no better at 2,048 hosts).
-const DEPENDENT_AHEAD: usize = 2;
-/// The size of the per-port and per-NIC state above which the later prefetch stages pay: a
-/// core's private (L2) cache on the machine measured. Below it (16 to 512 hosts) their lines are
-/// in cache anyway and asking for them costs about 3 % (docs/performance.md).
-const DEPENDENT_PREFETCH_BYTES: usize = 2 << 20;
 
 impl Simulator {
     /// Build the simulator of a core config (docs/core-config.md): the network, the traffic,
@@ -167,10 +154,6 @@ impl Simulator {
         let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
-        let port_ends = ports.iter().map(|p| [p.owner, p.peer]).collect();
-        let state_bytes = ports.len() * std::mem::size_of::<Port>()
-            + nics.len() * std::mem::size_of::<Nic>()
-            + gens.len() * std::mem::size_of::<crate::traffic::Generator>();
         Ok(Simulator {
             now: SimTime::ZERO,
             end: SimTime(cfg.duration_ps),
@@ -178,6 +161,7 @@ impl Simulator {
             pool: FramePool::new(),
             voq_store: VoqStore::on_grid(gens.iter().map(|g| (g.slot, g.origin))),
             topo,
+            prefetch: Prefetch::plan(&ports, &nics, &gens),
             ports,
             switches,
             nics,
@@ -211,8 +195,6 @@ impl Simulator {
             stop_on_deadlock: cfg.metrics.stop_on_deadlock,
             deadlock: None,
             paused_transmitters: 0,
-            prefetch_dependent: state_bytes > DEPENDENT_PREFETCH_BYTES,
-            port_ends,
         })
     }
 
@@ -226,19 +208,6 @@ impl Simulator {
 
     pub fn stats(&self) -> Stats {
         self.stats
-    }
-
-    /// Whether the event loop asks for the lines the next events lead to (its later prefetch
-    /// stages, [`Simulator::prefetch_dependent_lines`]): where the ports', NICs' and generators'
-    /// state outgrows a core's private cache ([`DEPENDENT_PREFETCH_BYTES`]).
-    pub fn prefetches_dependent_lines(&self) -> bool {
-        self.prefetch_dependent
-    }
-
-    /// Turn the later prefetch stages on or off. They are hints to the CPU: the results never
-    /// depend on them (a test compares), only the speed.
-    pub fn set_prefetch_dependent_lines(&mut self, on: bool) {
-        self.prefetch_dependent = on;
     }
 
     /// The unit (ps) in which the VOQ store keeps waiting frames' times, 24 to a cache line:
@@ -265,14 +234,9 @@ impl Simulator {
         while let Some((t, ev)) = self.queue.pop_before(until) {
             self.now = t;
             self.events += 1;
-            // ask for what an event a few places on in this instant reads (a miss at 2,048
-            // hosts), so that its line arrives while the events before it run
-            if let Some(later) = self.queue.peek_now(PREFETCH_AHEAD - 1) {
-                self.prefetch_for(later);
-            }
-            if self.prefetch_dependent {
-                self.prefetch_dependent_lines();
-            }
+            // ask for what the events a few places on in this instant read (misses at 2,048
+            // hosts), so that their lines arrive while the events before them run
+            self.prefetch_ahead();
             match ev {
                 Event::TxDone { port, .. } => self.on_tx_done(port),
                 Event::ArriveAtSwitch { switch, frame } => self.on_arrive_at_switch(switch, frame),
@@ -326,99 +290,6 @@ impl Simulator {
         self.now = until.min(self.end);
         ctl.progress_ps.store(self.now.0, Ordering::Relaxed);
         Ok(())
-    }
-
-    /// Prefetch the cache lines the event `ev` reads first — a transmission end's port and
-    /// frame, an arrival's frame — so that the misses overlap the work of the events before it.
-    /// In a large network nearly every such line is a miss (thousands of events pass between two
-    /// visits). A prefetch, unlike the plain load this was until stop 33, does not hold up the
-    /// instructions behind it while the line comes (docs/performance.md).
-    #[inline(always)]
-    fn prefetch_for(&self, ev: Event) {
-        match ev {
-            Event::TxDone { port, frame } => {
-                // the two lines of the data path (`Port`'s layout test)
-                crate::engine::prefetch_lines(&self.ports[port as usize], 2);
-                crate::engine::prefetch(self.pool.get(frame));
-            }
-            Event::ArriveAtSwitch { frame, .. } | Event::ArriveAtNic { frame, .. } => {
-                crate::engine::prefetch(self.pool.get(frame));
-            }
-            _ => {}
-        }
-    }
-
-    /// The later stages of the event loop's prefetch, where the network's state outgrows a
-    /// core's private caches ([`DEPENDENT_PREFETCH_BYTES`]): each asks for lines that lines
-    /// asked for by an earlier stage (or the small table of port ends) lead to, so that a chain
-    /// of dependent misses overlaps the events before it.
-    ///
-    /// * Four events on, with [`Simulator::prefetch_for`]: the NIC behind a transmitter (its
-    ///   service reads its four lines) and the delivery counter of a receiving node, found in
-    ///   [`Simulator::port_ends`].
-    /// * Two events on: the NIC's generator and its list of free VOQ slots, the next frame of a
-    ///   switch's FIFO, the counter's current bin; the route entry and the switch of an arrival.
-    /// * One event on: the VOQ slot a new flow takes; the output port an arrival joins.
-    #[inline(always)]
-    fn prefetch_dependent_lines(&self) {
-        match self.queue.peek_now(PREFETCH_AHEAD - 1) {
-            Some(Event::TxDone { port, .. }) => {
-                let [owner, peer] = self.port_ends[port as usize];
-                if let Device::Nic(n) = owner.get() {
-                    crate::engine::prefetch_all(&self.nics[n as usize]);
-                }
-                if let Device::Nic(d) = peer.get() {
-                    crate::engine::prefetch(&self.rec.nodes[d as usize]);
-                }
-            }
-            Some(Event::NicWake { nic }) => crate::engine::prefetch_all(&self.nics[nic as usize]),
-            _ => {}
-        }
-        match self.queue.peek_now(DEPENDENT_AHEAD - 1) {
-            Some(Event::TxDone { port, .. }) => {
-                let port = &self.ports[port as usize];
-                match port.owner.get() {
-                    Device::Nic(n) => {
-                        let nic = &self.nics[n as usize];
-                        if let Some(g) = self.gens.get(nic.first_gen as usize) {
-                            crate::engine::prefetch_lines(g, 2);
-                        }
-                        nic.prefetch_free_list();
-                    }
-                    Device::Switch(_) => {
-                        if let Some(next) = port.oq.front() {
-                            crate::engine::prefetch(next);
-                        }
-                    }
-                }
-                if let Device::Nic(d) = port.peer.get() {
-                    if let Some(bin) = self.rec.nodes[d as usize].bins.last() {
-                        crate::engine::prefetch(bin);
-                    }
-                }
-            }
-            Some(Event::ArriveAtSwitch { switch, frame }) => {
-                let dst = self.pool.get(frame).dst;
-                self.topo.routes.prefetch(switch, dst);
-                crate::engine::prefetch(&self.switches[switch as usize]);
-            }
-            _ => {}
-        }
-        match self.queue.peek_now(0) {
-            Some(Event::TxDone { port, .. }) => {
-                if let Device::Nic(n) = self.port_ends[port as usize][0].get() {
-                    self.nics[n as usize].prefetch_free_voq();
-                }
-            }
-            Some(Event::ArriveAtSwitch { switch, frame }) => {
-                let dst = self.pool.get(frame).dst;
-                if let Some(out) = self.topo.route(switch, dst) {
-                    let p = self.switches[switch as usize].ports[out as usize];
-                    crate::engine::prefetch_lines(&self.ports[p as usize], 2);
-                }
-            }
-            _ => {}
-        }
     }
 
     /// Every source has stopped and no data frame is left anywhere (run to completion).

@@ -138,14 +138,15 @@ impl RouteTable {
         }
     }
 
-    /// Ask for the cache line of the entry [`RouteTable::get`] reads for (`switch`, `node`).
+    /// The address of the entry [`RouteTable::get`] reads for (`switch`, `node`), for a
+    /// prefetch (the event loop asks for it a few events before the hop reads it).
     #[inline(always)]
-    pub fn prefetch(&self, switch: u32, node: u32) {
+    pub fn entry_address(&self, switch: u32, node: u32) -> *const u8 {
         let i = switch as usize * self.nodes + node as usize;
         match &self.next {
-            Hops::Narrow(next) => next.get(i).map(crate::engine::prefetch),
-            Hops::Wide(next) => next.get(i).map(crate::engine::prefetch),
-        };
+            Hops::Narrow(next) => next.as_ptr().wrapping_add(i),
+            Hops::Wide(next) => next.as_ptr().wrapping_add(i).cast(),
+        }
     }
 
     /// The local ports of `switch` toward every node, in node order.
