@@ -18,9 +18,9 @@ const PREFETCH_AHEAD: usize = 4;
 /// How many events ahead the second stage asks for what those first lines lead to
 /// ([`Simulator::prefetch_dependent_lines`]; three and four measured no better at 2,048 hosts).
 const DEPENDENT_AHEAD: usize = 2;
-/// The size of the per-port and per-NIC state above which the later prefetch stages pay: a
-/// core's private (L2) cache on the machine measured. Below it (16 to 512 hosts) their lines are
-/// in cache anyway and asking for them costs about 3 % (docs/performance.md).
+/// The size of the ports', NICs' and generators' state above which the later prefetch stages
+/// pay: a core's private (L2) cache on the machine measured. Below it (16 to 512 hosts) their
+/// lines are in cache anyway and asking for them costs about 3 % (docs/performance.md).
 const DEPENDENT_PREFETCH_BYTES: usize = 2 << 20;
 
 /// The event loop's prefetch plan for one network.
