@@ -7,6 +7,8 @@ plumbing (arguments, files, exit codes), not simulation results.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -19,6 +21,20 @@ from cnsim.cli import app
 from typer.testing import CliRunner
 
 runner = CliRunner()
+
+
+def test_python_m_cnsim_is_the_command_line(tmp_path: Path) -> None:
+    """``python -m cnsim`` runs the console script's entry point: the same listing, and a user
+    mistake exits 2 with its message and no traceback."""
+    def cmd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cnsim", *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    listing = cmd("list")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout == runner.invoke(app, ["list"]).stdout
+    wrong = cmd("show", "no-such-scenario")
+    assert wrong.returncode == 2
+    assert "no-such-scenario" in wrong.stderr and "Traceback" not in wrong.stderr
 
 
 def test_list() -> None:
