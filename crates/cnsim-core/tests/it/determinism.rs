@@ -26,8 +26,9 @@ fn same_seed_same_results_other_seed_other_series() {
 
 /// The event loop's later prefetch stages (`Simulator::prefetches_dependent_lines`) are hints:
 /// forced on where the network is small enough to leave them off, and off where it is not, a
-/// run gives the same summary and series — on a star with PAUSE and a hotspot, and on a fat tree
-/// whose frames cross three switches.
+/// run gives the same summary and series — on a star with PAUSE and a hotspot, without CM and
+/// with QCN and with FECN (control frames, probes and their events), and on a fat tree whose
+/// frames cross three switches.
 #[test]
 fn the_later_prefetch_stages_change_no_result() {
     let mut on_star = star(16, G10, 1_000_000);
@@ -54,7 +55,11 @@ fn the_later_prefetch_stages_change_no_result() {
         60_000,
         true,
     );
-    for mut cfg in [on_star, tree] {
+    let mut with_qcn = on_star.clone();
+    with_qcn.cm = qcn_eval();
+    let mut with_fecn = on_star.clone();
+    with_fecn.cm = fecn_line_rate();
+    for mut cfg in [on_star, with_qcn, with_fecn, tree] {
         cfg.duration_ps = 8 * MS;
         cfg.metrics.window_ps = [MS, 8 * MS];
         cfg.traffic.sources = cfg
@@ -70,7 +75,15 @@ fn the_later_prefetch_stages_change_no_result() {
             sim.finish()
         };
         let (a, b) = (run_with(false), run_with(true));
-        assert!(a.summary.to_value()["conservation"]["delivered"].as_u64() > Some(10_000));
+        let summary = a.summary.to_value();
+        assert!(summary["conservation"]["delivered"].as_u64() > Some(10_000));
+        if cfg.cm.scheme != "none" {
+            assert!(
+                summary["cm"]["frames"].as_u64() > Some(100),
+                "{}",
+                cfg.cm.scheme
+            );
+        }
         assert_eq!(a.summary.to_value(), b.summary.to_value());
         assert_eq!(format!("{:?}", a.series), format!("{:?}", b.series));
     }
