@@ -5,11 +5,15 @@ real one)."""
 from __future__ import annotations
 
 import json
+import os
+import platform
 import time
 from pathlib import Path
 
+import cnsim
 import pytest
-from cnsim.bench import scale_document
+from cnsim import budget
+from cnsim.bench import _caches, _cpu_model, _size_bytes, describe_machine, scale_document
 from cnsim.cli import app
 from typer.testing import CliRunner
 
@@ -81,6 +85,11 @@ def test_bench_scale_writes_every_size(tmp_path: Path) -> None:
     assert first["loop_ratio"] == 1.0
     assert second["loop_ratio"] == pytest.approx(second["loop_events_per_s"] / first["loop_events_per_s"])
     assert "vs first" in res.output and "loop M ev/s" in res.output
+    # the machine it ran on, in the file and on the terminal
+    host = data["machine"]
+    assert host["cores"] == os.cpu_count() and host["memory_bytes"] == budget.physical_memory() > 0
+    assert host["cpu"] and host["python"] == platform.python_version() and host["cnsim"] == cnsim.__version__
+    assert f"machine: {describe_machine(host)}" in res.output
 
 
 def test_bench_scale_rounds_report_the_median_round(tmp_path: Path) -> None:
@@ -128,6 +137,7 @@ def test_bench_startup_times_whole_runs_in_fresh_interpreters(tmp_path: Path) ->
     assert sum(r["process_s"] for r in doc["rounds"]) < elapsed  # both rounds within the command's time
     outside = sorted(r["outside_s"] for r in doc["rounds"])
     assert doc["median"]["outside_s"] == pytest.approx(sum(outside) / 2)
+    assert doc["machine"]["cores"] == os.cpu_count() and describe_machine(doc["machine"]) in res.output
 
 
 def test_a_failed_startup_round_reports_the_runs_own_message(tmp_path: Path) -> None:
@@ -149,3 +159,26 @@ def test_each_startup_round_writes_its_own_run_folder(tmp_path: Path) -> None:
         assert r.engine_s == manifest["wall_s"]
         # the child's peak (wait4, KiB) is at least what the run saw of itself
         assert r.peak_rss_mib * 2**20 >= manifest["peak_rss_bytes"]
+
+
+def test_the_machine_is_read_off_the_cpu_and_cache_descriptions(tmp_path: Path) -> None:
+    """A benchmark's file names its machine: the CPU model from /proc/cpuinfo (else the
+    platform's), and the first core's caches from sysfs by level and type, in bytes."""
+    assert [_size_bytes(t) for t in ("48K", "2048K", "260M", "1G", "512", "", "4X", "K")] == [
+        48 << 10, 2 << 20, 260 << 20, 1 << 30, 512, None, None, None]
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: Foo\nmodel name\t: Foo Bar 9000\n\nprocessor\t: 1\nmodel name\t: Foo Bar 9000\n")
+    assert _cpu_model(str(info)) == "Foo Bar 9000"
+    assert _cpu_model(str(tmp_path / "missing")) == platform.processor()
+    caches = tmp_path / "cache"
+    for index, (level, kind, size) in enumerate([("1", "Data", "48K"), ("1", "Instruction", "32K"), ("2", "Unified", "2048K"), ("3", "Unified", "260M")]):
+        folder = caches / f"index{index}"
+        folder.mkdir(parents=True)
+        for name, value in (("level", level), ("type", kind), ("size", size)):
+            (folder / name).write_text(value + "\n")
+    (caches / "index9").mkdir()  # a cache that says nothing is left out
+    (caches / "uevent").write_text("")
+    assert _caches(str(caches)) == {"L1d": 48 << 10, "L1i": 32 << 10, "L2": 2 << 20, "L3": 260 << 20}
+    assert _caches(str(tmp_path / "none")) == {}
+    line = describe_machine({"cpu": "Foo Bar 9000", "cores": 2, "caches_bytes": {"L2": 2 << 20}, "memory_bytes": 24 << 30})
+    assert line == "Foo Bar 9000, 2 cores, L2 2.0 MiB, 24.0 GiB memory"

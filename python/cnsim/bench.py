@@ -31,13 +31,96 @@ from . import budget
 from .errors import EngineError, ResourceError
 from .units import PS_PER_S
 
-__all__ = ["SIZES", "MAX_HOSTS", "ScalePoint", "scale_document", "check_scale", "run_scale", "StartupRound", "run_startup"]
+__all__ = ["SIZES", "MAX_HOSTS", "ScalePoint", "scale_document", "check_scale", "run_scale", "StartupRound", "run_startup", "machine", "describe_machine"]
 
 #: the sizes of the scale benchmark (hosts)
 SIZES = (16, 128, 512, 2048)
 #: the largest size accepted (the physical range of a scenario: at most 65,536 nodes)
 MAX_HOSTS = 65_536
 BASE = "scale-ft-2048"
+
+
+#: where Linux describes the caches of the first core: one folder per cache, with its level, type
+#: and size (``48K``)
+_CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
+_CACHE_NAMES = {"Data": "d", "Instruction": "i", "Unified": ""}
+
+
+def _read(path: str) -> str | None:
+    """A small text file's content, stripped (``None`` if it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The CPU's model name (Linux's ``/proc/cpuinfo``, else the platform's processor string)."""
+    import platform
+
+    for line in (_read(cpuinfo) or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and value.strip():
+            return value.strip()
+    return platform.processor()
+
+
+def _size_bytes(text: str) -> int | None:
+    """``48K``, ``2048K``, ``260M`` or ``1G`` in bytes (binary units, as sysfs writes them)."""
+    text = text.strip()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    return int(digits) * scale if digits.isdigit() else None
+
+
+def _caches(folder: str = _CACHE_DIR) -> dict[str, int]:
+    """The first core's caches by name (``L1d``, ``L1i``, ``L2``, ``L3``) and size in bytes: what a
+    core keeps close decides how the engine's speed falls with the network's size. Empty where the
+    platform does not say."""
+    import os
+
+    caches: dict[str, int] = {}
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return caches
+    for entry in entries:
+        level, kind, size = (_read(os.path.join(folder, entry, name)) for name in ("level", "type", "size"))
+        nbytes = _size_bytes(size) if size else None
+        if level and kind in _CACHE_NAMES and nbytes:
+            caches[f"L{level}{_CACHE_NAMES[kind]}"] = nbytes
+    return caches
+
+
+def machine() -> dict[str, Any]:
+    """The machine a benchmark runs on, for its results file: the CPU's model, its cores, the first
+    core's caches, physical memory, the platform and the versions of Python and cnsim. The engine's
+    speed at 2,048 hosts differs by a quarter between makes of CPU with the same core count
+    (docs/performance.md), so a number means little without them."""
+    import os
+    import platform
+
+    from . import __version__
+
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "caches_bytes": _caches(),
+        "memory_bytes": budget.physical_memory(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cnsim": __version__,
+    }
+
+
+def describe_machine(m: dict[str, Any]) -> str:
+    """One line of :func:`machine`: ``Intel(R) Xeon(R) Processor, 2 cores, L1d 48 KiB, L2 2.0 MiB, …``."""
+    parts = [m.get("cpu") or "unknown CPU", f"{m.get('cores')} cores"]
+    parts += [f"{name} {budget.human_bytes(size)}" for name, size in (m.get("caches_bytes") or {}).items()]
+    if m.get("memory_bytes"):
+        parts.append(f"{budget.human_bytes(m['memory_bytes'])} memory")
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -429,7 +429,7 @@ def _scale_sizes(sizes: str | None) -> tuple[int, ...]:
 def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -> None:
     from dataclasses import asdict
 
-    from .bench import check_scale, run_scale
+    from .bench import check_scale, describe_machine, machine, run_scale
 
     hosts = _scale_sizes(sizes)
     if not 1e3 <= events <= 1e10:
@@ -460,7 +460,9 @@ def _bench_scale(sizes: str | None, events: float, out: Path, rounds: int = 1) -
             row.append(f"{min(p.events_per_s_rounds) / 1e6:.2f}–{max(p.events_per_s_rounds) / 1e6:.2f}")
         table.add_row(*row)
     Console(width=None if sys.stdout.isatty() else 180).print(table)
-    doc = {"events_target": events, "rounds": rounds, "sizes": [asdict(p) for p in points]}
+    host = machine()
+    typer.echo(f"machine: {describe_machine(host)}")
+    doc = {"events_target": events, "rounds": rounds, "machine": host, "sizes": [asdict(p) for p in points]}
     _write_bench_json(out, doc)
 
 
@@ -493,7 +495,7 @@ def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds:
     import tempfile
     from dataclasses import asdict
 
-    from .bench import run_startup
+    from .bench import describe_machine, machine, run_startup
     from .budget import check as check_budget
 
     _bench_rounds(rounds)
@@ -517,8 +519,10 @@ def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds:
     typer.echo(f"engine             {median('engine_s'):.3f} s   {spread('engine_s')}")
     typer.echo(f"outside the engine {median('outside_s'):.3f} s   {spread('outside_s')}")
     typer.echo(f"peak memory        {median('peak_rss_mib'):.1f} MiB")
+    host = machine()
+    typer.echo(f"machine            {describe_machine(host)}")
     doc = {"command": ["cnsim", "run", *run_args, "--no-plots", "--quiet"], "rounds": [asdict(p) for p in points],
-           "median": {k: median(k) for k in ("process_s", "engine_s", "outside_s", "peak_rss_mib")}}
+           "median": {k: median(k) for k in ("process_s", "engine_s", "outside_s", "peak_rss_mib")}, "machine": host}
     _write_bench_json(out, doc)
 
 
