@@ -14,7 +14,7 @@ from cnsim import budget
 from cnsim.cmparams import SIMULATED_SCHEMES
 from cnsim.errors import ResourceError
 from cnsim.runner import prepare
-from cnsim.topology import FatTree, Network
+from cnsim.topology import FatTree, Link, Network
 
 MIB = 2**20
 
@@ -411,3 +411,70 @@ def test_parallel_runs_are_checked_only_against_a_known_memory_and_one_worker_to
     budget.check_parallel([8 * gib] * 4, 0, shared_process=False, memory=4 * gib)
     with pytest.raises(ResourceError, match="--workers 1: 1 runs at once .*not even the largest run fits alone"):
         budget.check_parallel([8 * gib], 1, shared_process=False, memory=4 * gib)
+
+
+def _two_switches(zhb: dict, middle_bps: int) -> dict:
+    """``zhb``'s 16 sources split over two switches, 8 on each, joined by one link."""
+    core = copy.deepcopy(zhb)
+    core["hotspots"] = []
+    topo = core["topology"]
+    topo["switches"] = ["S1", "S2"]
+    for i, link in enumerate(topo["links"]):
+        link["a"] = "S1" if i < 8 else "S2"
+    topo["links"].append({"a": "S1", "b": "S2", "rate_bps": middle_bps, "delay_ps": 1_000_000})
+    core["switch"]["thresholds"]["S2"] = core["switch"]["thresholds"]["S1"]
+    return core
+
+
+def test_uniform_traffic_that_exceeds_a_link_may_congest_from_its_start(zhb: dict) -> None:
+    """Uniform traffic alone congests where the routes meet on a link slower than what they
+    carry: two switches of 8 nodes at 85 % send 8 · 8.5 · 8/15 = 36 Gb/s each way over the
+    link between them. From the sources' start the switches' buffers count as full and every
+    frame as waiting in its VOQ (worst case); a 40 Gb/s middle link carries it, and nothing
+    counts. On a star, a node on a slower link receives more than it can take."""
+    frame = 256 / 1500
+    chain = _two_switches(zhb, 10**10)
+    est = budget.estimate(chain)
+    assert est.buffered_bytes == int(18 * 600_000 * frame)  # 18 switch ports, a partition each
+    generated = 16 * 0.85 * 1e10 * 0.6 / 12_000
+    assert est.backlog_bytes == int(generated * 64 / 24)
+    wide = budget.estimate(_two_switches(zhb, 4 * 10**10))
+    assert (wide.buffered_bytes, wide.backlog_bytes) == (0, 0)
+    later = _two_switches(zhb, 10**10)
+    for src in later["traffic"]["sources"]:
+        src["start_ps"] = 3 * 10**11  # the second half of the run
+    assert budget.estimate(later).backlog_bytes == int(generated / 2 * 64 / 24)
+    star = copy.deepcopy(zhb)
+    star["hotspots"] = []
+    assert budget.estimate(star).buffered_bytes == 0
+    star["topology"]["links"][0]["rate_bps"] = 10**9  # node 1 on 1 Gb/s: 15 · 8.5 / 15 Gb/s come
+    assert budget.estimate(star).buffered_bytes == int(16 * 600_000 * frame)
+
+
+def test_the_uniform_link_loads_are_the_routes_summed_and_a_fat_tree_never_overloads(zhb: dict) -> None:
+    """One search per source gives every link direction what the pairs' shortest routes
+    (``Network.path``, the engine's) put on it; a fat tree under uniform traffic counts as
+    uncongested, and a general graph too large to search as congested."""
+    core = _two_switches(zhb, 10**10)
+    topo = core["topology"]
+    topo["switches"].append("S3")  # a chain S1 - S2 - S3: nodes 13-16 move to S3
+    for link in topo["links"][12:16]:
+        link["a"] = "S3"
+    topo["links"].append({"a": "S2", "b": "S3", "rate_bps": 10**10, "delay_ps": 1_000_000})
+    net = Network(topo["nodes"], topo["switches"], [Link(lk["a"], lk["b"], lk["rate_bps"], lk["delay_ps"]) for lk in topo["links"]])
+    shares = {n: 1.0 + i for i, n in enumerate(topo["nodes"])}  # every source its own share
+    summed: dict[tuple[str, str], float] = {}
+    for src, share in shares.items():
+        for dst in topo["nodes"]:
+            if dst != src:
+                for hop in net.path(src, dst):
+                    summed[hop] = summed.get(hop, 0.0) + share
+    assert budget._offered_loads(net, shares) == pytest.approx(summed)
+    nodes = topo["nodes"]
+    assert summed[("S1", "S2")] == pytest.approx(8 * sum(shares[n] for n in nodes[:8]))  # to nodes 9-16
+    assert summed[("S2", "S3")] == pytest.approx(4 * sum(shares[n] for n in nodes[:12]))  # to nodes 13-16
+    tree = prepare("scale-ft-2048").lower()
+    assert not budget._uniform_overload(tree) and budget.estimate(tree).buffered_bytes == 0
+    big = _two_switches(zhb, 10**12)
+    big["topology"]["nodes"] = big["topology"]["nodes"] + [f"x{i}" for i in range(budget._LOAD_CHECK_NODES)]
+    assert budget._uniform_overload(big)

@@ -26,17 +26,19 @@ exhaust memory *before* it starts, in well under a second:
 * **engine memory**: per node and per port state, the dense (source, destination) tables of
   the adapters' VOQ index and the recorder's flow slots (nodes² × 8 B, used up to 256 nodes),
   and — with unlimited NIC ingress — the VOQ store's bytes for every frame that could wait in a
-  VOQ (with a hotspot, every frame generated after it starts: the worst case of total hogging;
-  without one, none): 64/24 B per frame where the generators' grids put 24 times in a cache
+  VOQ (once the traffic may congest a port, as for the switches below, every frame generated
+  from then on: the worst case of total hogging; otherwise none): 64/24 B per frame where the
+  generators' grids put 24 times in a cache
   line, as in every shipped scenario, else 64/11;
 * **frames on the wires**: every link busy both ways, rate × delay / frame bits frames each,
   at 256 B a frame (the frame, its arrival event and the tables' growth; 230 B measured with
   1 ms links on the 2,048-host tree);
-* **frames in the switches**: once the traffic may congest a port (a hotspot in the run, or
-  named flows), every switch buffer full in the worst case — PAUSE holds them so, from the
-  congested port back — up to the frames generated from then on, 256 B a frame (140 B
-  measured at the peak of a 16-port switch holding 283,000); uniform traffic alone offers no
-  port more than its rate, and none are counted;
+* **frames in the switches**: once the traffic may congest a port (a hotspot in the run,
+  named flows, or uniform traffic that offers some link more than its rate along the routes —
+  a chain's middle link, a star's slower node; never a fat tree), every switch buffer full in
+  the worst case — PAUSE holds them so, from the congested port back — up to the frames
+  generated from then on, 256 B a frame (140 B measured at the peak of a 16-port switch
+  holding 283,000); uniform traffic that fits counts none;
 * **rate-limited flows**: a scheme that limits every flow from its first frame (E2CM probing
   only, ``bcn = false``, algorithms.md D17; FECN, §6 — the engine says which) keeps each
   (source, destination) pair's VOQ, limiter and reaction point for the rest of the run, 768 B
@@ -61,6 +63,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EngineMissing, ResourceError
+from .topology import Link, Network
 
 __all__ = ["Estimate", "estimate", "events_per_s", "check", "check_parallel", "physical_memory", "MAX_EVENTS", "MAX_WALL_S", "MEMORY_SHARE", "FORCE_HINT", "human_time", "human_bytes"]
 
@@ -251,13 +254,70 @@ def _first_hotspot(core: dict[str, Any]) -> int | None:
     return min((int(h["start_ps"]) for h in core.get("hotspots", []) if int(h["start_ps"]) < duration), default=None)
 
 
+#: above this many nodes the links' uniform load is not computed (a search per source, in
+#: Python) and a graph is taken as one that may congest
+_LOAD_CHECK_NODES = 256
+
+
+def _uniform_overload(core: dict[str, Any]) -> bool:
+    """Whether the uniform sources alone offer some link direction more than its rate: each
+    sends load × its link rate, spread evenly over the other nodes, along the engine's shortest
+    routes. Never on a fat tree (full bisection, d-mod-k spreads the pairs evenly); on a star
+    only into a node whose link is slower than what the others send it; on a general graph
+    where the routes meet (a chain's middle link), found by one search per source. A graph
+    above :data:`_LOAD_CHECK_NODES` nodes counts as overloaded."""
+    topo = core["topology"]
+    nodes = [str(n) for n in topo.get("nodes", [])]
+    uniform = [src for src in core["traffic"]["sources"] if src.get("dst") is None and float(src["load"]) > 0]
+    if topo.get("fat_tree") or not uniform or len(nodes) < 2:
+        return False
+    links = [Link(str(link["a"]), str(link["b"]), int(link["rate_bps"]), int(link["delay_ps"])) for link in topo.get("links", [])]
+    net = Network(nodes, [str(s) for s in topo.get("switches", [])], links)
+    per_pair: dict[str, float] = {}  # what each source offers each other node, bit/s
+    for src in uniform:
+        node = str(src["node"])
+        per_pair[node] = per_pair.get(node, 0.0) + float(src["load"]) * net.node_rate(node) / (len(nodes) - 1)
+    rate = {**{(link.a, link.b): link.rate_bps for link in links}, **{(link.b, link.a): link.rate_bps for link in links}}
+    if len(net.switches) == 1:  # a star: a node receives from all the others, sends at most its rate
+        total = sum(per_pair.values())
+        return any(total - per_pair.get(d, 0.0) > net.node_rate(d) * (1 + 1e-9) for d in nodes)
+    if len(nodes) > _LOAD_CHECK_NODES:
+        return True
+    return any(load > rate[hop] * (1 + 1e-9) for hop, load in _offered_loads(net, per_pair).items())
+
+
+def _offered_loads(net: Network, per_pair: dict[str, float]) -> dict[tuple[str, str], float]:
+    """The bit/s each link direction of ``net`` carries when every source in ``per_pair`` sends
+    that much to every other node along the shortest routes: one search per source, each hop
+    carrying the source's share for every destination beyond it."""
+    offered: dict[tuple[str, str], float] = {}
+    for node, share in per_pair.items():
+        prev = net.predecessors(node)
+        below = dict.fromkeys(prev, 0)  # the destinations a device's branch of the search holds
+        for device in reversed(prev):  # the farthest first
+            if device == node:
+                continue
+            if not net.is_switch(device):
+                below[device] += 1
+            below[prev[device]] += below[device]
+            hop = (prev[device], device)
+            offered[hop] = offered.get(hop, 0.0) + share * below[device]
+    return offered
+
+
 def _congestion_start(core: dict[str, Any]) -> int | None:
     """When the traffic may first congest a port: from the start with named flows (how a
-    scenario overloads a port), else at the first hotspot; ``None`` for uniform traffic alone,
-    which offers no port more than its rate."""
-    if any(src.get("dst") is not None for src in core["traffic"]["sources"]):
+    scenario overloads a port), from the first uniform source's start where the uniform load
+    alone exceeds a link (:func:`_uniform_overload`), else at the first hotspot; ``None`` for
+    uniform traffic that offers no link more than its rate."""
+    sources = core["traffic"]["sources"]
+    if any(src.get("dst") is not None for src in sources):
         return 0
-    return _first_hotspot(core)
+    first = _first_hotspot(core)
+    if _uniform_overload(core):
+        start = min(int(src.get("start_ps") or 0) for src in sources)
+        return start if first is None else min(start, first)
+    return first
 
 
 def _frames_from(core: dict[str, Any], t0: int, node_rate: int, frame_bits: int) -> float:
@@ -272,22 +332,21 @@ def _frames_from(core: dict[str, Any], t0: int, node_rate: int, frame_bits: int)
     return total
 
 
-def _backlog_bytes(core: dict[str, Any], node_rate: int, frame_bits: int) -> float:
-    """Store bytes of the frames that may wait in unlimited NIC VOQs: with a hotspot, in the
-    worst case (PAUSE hogging the whole network) every frame generated after the first hotspot
-    starts; without one, the network carries the offered load and VOQs stay short."""
-    t0 = _first_hotspot(core)
+def _backlog_bytes(core: dict[str, Any], t0: int | None, node_rate: int, frame_bits: int) -> float:
+    """Store bytes of the frames that may wait in unlimited NIC VOQs: once the traffic may
+    congest a port (:func:`_congestion_start`: a hotspot, named flows, a link the uniform load
+    exceeds), in the worst case (PAUSE hogging the whole network) every frame generated from
+    then on; otherwise the network carries the offered load and VOQs stay short."""
     if t0 is None:
         return 0.0
     frames = _frames_from(core, t0, node_rate, frame_bits)
     return frames * (_GRID_FRAME_BYTES if grid_unit(core) is not None else _WIDE_FRAME_BYTES)
 
 
-def _switch_buffer_frames(core: dict[str, Any], switch_ports: int, node_rate: int, frame_bits: int) -> float:
-    """Frames the switches may hold: once the traffic may congest a port
-    (:func:`_congestion_start`), every switch buffer full in the worst case (PAUSE holds them
+def _switch_buffer_frames(core: dict[str, Any], t0: int | None, switch_ports: int, node_rate: int, frame_bits: int) -> float:
+    """Frames the switches may hold: once the traffic may congest a port (at ``t0``,
+    :func:`_congestion_start`), every switch buffer full in the worst case (PAUSE holds them
     so, from the congested port back), but never more than the frames generated from then on."""
-    t0 = _congestion_start(core)
     if t0 is None:
         return 0.0
     switch = core["switch"]
@@ -354,11 +413,12 @@ def estimate(core: dict[str, Any]) -> Estimate:
         memory += nodes * nodes * _DENSE_PAIR_BYTES
     memory += limited * _LIMITED_FLOW_BYTES
     memory += _frames_on_wires(core["topology"], frame_bits) * _FRAME_BYTES
-    buffered = int(_switch_buffer_frames(core, ports - nodes, node_rate, frame_bits) * _FRAME_BYTES)
+    congested_from = _congestion_start(core)
+    buffered = int(_switch_buffer_frames(core, congested_from, ports - nodes, node_rate, frame_bits) * _FRAME_BYTES)
     memory += buffered
     backlog = 0
     if core["nic"].get("ingress") == "unlimited":
-        backlog = int(_backlog_bytes(core, node_rate, frame_bits))
+        backlog = int(_backlog_bytes(core, congested_from, node_rate, frame_bits))
     memory += backlog
     return Estimate(
         nodes=nodes,

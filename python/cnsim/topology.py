@@ -180,6 +180,14 @@ class Network:
 
     def _bfs(self, src: str, dst: str) -> list[tuple[str, str]]:
         """Shortest route; only switches forward; ties broken by declaration order."""
+        prev = self.predecessors(src, dst)
+        return self._hops(prev, src, dst) if dst in prev and dst != src else []
+
+    def predecessors(self, src: str, dst: str | None = None) -> dict[str, str]:
+        """Breadth-first search from ``src`` (to ``dst``, or everywhere) over the shortest routes
+        (stars and graphs): each device reached, in the order reached, with its predecessor on
+        its route; only switches forward; ties by declaration order (a search stopped at ``dst``
+        gives it the predecessor the whole search does)."""
         prev: dict[str, str] = {src: src}
         queue = deque([src])
         while queue:
@@ -192,8 +200,11 @@ class Network:
                 if nb not in prev:
                     prev[nb] = here
                     queue.append(nb)
-        if dst not in prev or dst == src:
-            return []
+        return prev
+
+    @staticmethod
+    def _hops(prev: dict[str, str], src: str, dst: str) -> list[tuple[str, str]]:
+        """The directed hops from ``src`` to ``dst`` along the predecessors of a search."""
         hops = []
         here = dst
         while here != src:
