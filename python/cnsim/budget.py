@@ -277,12 +277,12 @@ def _uniform_overload(core: dict[str, Any]) -> bool:
     for src in uniform:
         node = str(src["node"])
         per_pair[node] = per_pair.get(node, 0.0) + float(src["load"]) * net.node_rate(node) / (len(nodes) - 1)
-    rate = {**{(link.a, link.b): link.rate_bps for link in links}, **{(link.b, link.a): link.rate_bps for link in links}}
     if len(net.switches) == 1:  # a star: a node receives from all the others, sends at most its rate
         total = sum(per_pair.values())
         return any(total - per_pair.get(d, 0.0) > net.node_rate(d) * (1 + 1e-9) for d in nodes)
     if len(nodes) > _LOAD_CHECK_NODES:
         return True
+    rate = {**{(link.a, link.b): link.rate_bps for link in links}, **{(link.b, link.a): link.rate_bps for link in links}}
     return any(load > rate[hop] * (1 + 1e-9) for hop, load in _offered_loads(net, per_pair).items())
 
 
