@@ -264,7 +264,7 @@ def _uniform_overload(core: dict[str, Any]) -> bool:
     sends load × its link rate, spread evenly over the other nodes, along the engine's shortest
     routes. Never on a fat tree (full bisection, d-mod-k spreads the pairs evenly); on a star
     only into a node whose link is slower than what the others send it; on a general graph
-    where the routes meet (a chain's middle link), found by one search per source. A graph
+    where the routes meet (a chain's middle link), found by one search per source. A general graph
     above :data:`_LOAD_CHECK_NODES` nodes counts as overloaded."""
     topo = core["topology"]
     nodes = [str(n) for n in topo.get("nodes", [])]
