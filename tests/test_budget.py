@@ -134,10 +134,11 @@ def test_finite_flows_keep_their_completion_times(zhb: dict) -> None:
     assert abs(budget.estimate(zhb).memory_bytes - fixed - frames * 32) <= 1
 
 
-def test_the_source_backlog_counts_only_with_unlimited_ingress_and_a_hotspot(zhb: dict) -> None:
+def test_the_source_backlog_counts_only_with_unlimited_ingress_and_congestion(zhb: dict) -> None:
     """Per-VOQ or shared adapter ingress drops what does not fit: no backlog. Without a hotspot
-    the network carries the load: none either; a hotspot that starts at or after the end of the
-    run does not count. A source that stops at 0.3 s adds only its 0.2 s after the hotspot."""
+    this star carries its uniform load: none either; a hotspot that starts at or after the end
+    of the run does not count. A source that stops at 0.3 s adds only its 0.2 s after the
+    hotspot. (Named flows and uniform traffic a link cannot carry: the tests below.)"""
     base = budget.estimate(zhb)
     limited = copy.deepcopy(zhb)
     limited["nic"]["ingress"] = "per_voq"
