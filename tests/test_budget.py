@@ -448,6 +448,9 @@ def test_uniform_traffic_that_exceeds_a_link_may_congest_from_its_start(zhb: dic
     star = copy.deepcopy(zhb)
     star["hotspots"] = []
     assert budget.estimate(star).buffered_bytes == 0
+    named = copy.deepcopy(star)  # a named flow may overload its port: its frames wait too, from 0
+    named["traffic"]["sources"].append({**named["traffic"]["sources"][1], "dst": "1", "load": 0.1})
+    assert budget.estimate(named).backlog_bytes == int((16 * 0.85 + 0.1) * 1e10 * 0.6 / 12_000 * 64 / 24)
     star["topology"]["links"][0]["rate_bps"] = 10**9  # node 1 on 1 Gb/s: 15 · 8.5 / 15 Gb/s come
     assert budget.estimate(star).buffered_bytes == int(16 * 600_000 * frame)
 
