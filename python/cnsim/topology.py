@@ -181,7 +181,14 @@ class Network:
     def _bfs(self, src: str, dst: str) -> list[tuple[str, str]]:
         """Shortest route; only switches forward; ties broken by declaration order."""
         prev = self.predecessors(src, dst)
-        return self._hops(prev, src, dst) if dst in prev and dst != src else []
+        if dst not in prev or dst == src:
+            return []
+        hops = []
+        here = dst
+        while here != src:
+            hops.append((prev[here], here))
+            here = prev[here]
+        return hops[::-1]
 
     def predecessors(self, src: str, dst: str | None = None) -> dict[str, str]:
         """Breadth-first search from ``src`` (to ``dst``, or everywhere) over the shortest routes
@@ -201,13 +208,3 @@ class Network:
                     prev[nb] = here
                     queue.append(nb)
         return prev
-
-    @staticmethod
-    def _hops(prev: dict[str, str], src: str, dst: str) -> list[tuple[str, str]]:
-        """The directed hops from ``src`` to ``dst`` along the predecessors of a search."""
-        hops = []
-        here = dst
-        while here != src:
-            hops.append((prev[here], here))
-            here = prev[here]
-        return hops[::-1]

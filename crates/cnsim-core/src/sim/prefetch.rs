@@ -62,11 +62,12 @@ impl Simulator {
     /// Called once per event, before it runs.
     #[inline(always)]
     pub(super) fn prefetch_ahead(&self) {
-        if let Some(later) = self.queue.peek_now(PREFETCH_AHEAD - 1) {
-            self.prefetch_for(later);
+        let later = self.queue.peek_now(PREFETCH_AHEAD - 1);
+        if let Some(ev) = later {
+            self.prefetch_for(ev);
         }
         if self.prefetch.dependent {
-            self.prefetch_dependent_lines();
+            self.prefetch_dependent_lines(later);
         }
     }
 
@@ -95,15 +96,15 @@ impl Simulator {
     /// asked for by an earlier stage (or the small table of port ends) lead to, so that a chain
     /// of dependent misses overlaps the events before it.
     ///
-    /// * Four events on, with [`Simulator::prefetch_for`]: the NIC behind a transmitter (its
+    /// * Four events on (`later`, the event [`Simulator::prefetch_for`] had): the NIC behind a transmitter (its
     ///   service reads its four lines) and the delivery counter of a receiving node, found in
     ///   [`Prefetch::port_ends`].
     /// * Two events on: the NIC's generator and its list of free VOQ slots, the next frame of a
     ///   switch's FIFO, the counter's current bin; the route entry and the switch of an arrival.
     /// * One event on: the VOQ slot a new flow takes; the output port an arrival joins.
     #[inline(always)]
-    fn prefetch_dependent_lines(&self) {
-        match self.queue.peek_now(PREFETCH_AHEAD - 1) {
+    fn prefetch_dependent_lines(&self, later: Option<Event>) {
+        match later {
             Some(Event::TxDone { port, .. }) => {
                 let [owner, peer] = self.prefetch.port_ends[port as usize];
                 if let Device::Nic(n) = owner.get() {
