@@ -482,3 +482,72 @@ def test_the_uniform_link_loads_are_the_routes_summed_and_a_fat_tree_never_overl
     big = _two_switches(zhb, 10**12)
     big["topology"]["nodes"] = big["topology"]["nodes"] + [f"x{i}" for i in range(budget._LOAD_CHECK_NODES)]
     assert budget._uniform_overload(big)
+
+
+def test_a_uniform_overload_is_judged_at_the_links_rate(zhb: dict) -> None:
+    """A link counts as overloaded when the uniform load it carries exceeds its rate, no sooner
+    and no later: each source spreads load × its link rate over the n − 1 other nodes, a node of
+    a star receives from every node but itself, and a link loaded exactly to its rate is not
+    overloaded (within a billionth, for the floating-point sums)."""
+    star = copy.deepcopy(zhb)
+    star["hotspots"] = []
+    for rate, over in [(10**10, False), (9 * 10**9, False), (8 * 10**9, True)]:
+        core = copy.deepcopy(star)
+        core["topology"]["links"][0]["rate_bps"] = rate  # node 1 receives 15 · 8.5/15 = 8.5 Gb/s
+        assert budget._uniform_overload(core) is over, rate
+    full = copy.deepcopy(star)
+    for src in full["traffic"]["sources"]:
+        src["load"] = 1.0  # every node receives exactly its 10 Gb/s
+    assert not budget._uniform_overload(full)
+    # two switches of 8 nodes: 8 · 8 pairs of 0.9375 · 10/15 Gb/s = 40 Gb/s across the middle
+    for middle, over in [(4 * 10**10, False), (39 * 10**9, True)]:
+        chain = _two_switches(zhb, middle)
+        for src in chain["traffic"]["sources"]:
+            src["load"] = 0.9375
+        assert budget._uniform_overload(chain) is over, middle
+
+
+def test_only_uniform_sources_count_and_two_nodes_are_enough(zhb: dict) -> None:
+    """Named flows are not spread over the nodes (they overload their own port, from the start:
+    ``_congestion_start``); a network of two nodes has uniform traffic too."""
+    star = copy.deepcopy(zhb)
+    star["hotspots"] = []
+    star["topology"]["links"][0]["rate_bps"] = 10**9  # node 1 on 1 Gb/s
+    named = copy.deepcopy(star)
+    named["traffic"]["sources"] = [{**src, "dst": "2"} for src in named["traffic"]["sources"][2:]]
+    assert budget._uniform_overload(star) and not budget._uniform_overload(named)
+    pair = copy.deepcopy(star)
+    pair["topology"]["nodes"] = ["1", "2"]
+    pair["topology"]["links"] = pair["topology"]["links"][:2]
+    pair["traffic"]["sources"] = [src for src in pair["traffic"]["sources"] if src["node"] == "2"]
+    assert budget._uniform_overload(pair)  # 8.5 Gb/s from node 2 into node 1's 1 Gb/s
+
+
+def test_a_graph_of_256_nodes_is_searched_and_one_more_is_not(zhb: dict) -> None:
+    """Up to ``_LOAD_CHECK_NODES`` nodes the link loads are computed; above, a general graph
+    counts as one that may congest (a search per source would cost more than the estimate is
+    worth)."""
+    assert budget._LOAD_CHECK_NODES == 256
+    for n, over in [(256, False), (257, True)]:
+        core = _two_switches(zhb, 10**12)  # a middle link nothing can fill
+        topo = core["topology"]
+        extra = [f"x{i}" for i in range(n - 16)]
+        topo["nodes"] = topo["nodes"] + extra
+        topo["links"] += [{"a": ("S1", "S2")[i % 2], "b": name, "rate_bps": 10**10, "delay_ps": 10**6} for i, name in enumerate(extra)]
+        assert budget._uniform_overload(core) is over, n
+
+
+def test_the_congestion_starts_with_the_named_flows_the_overloading_sources_or_a_hotspot(zhb: dict) -> None:
+    """``_congestion_start``: 0 with named flows; with a uniform overload, the first source's
+    start, or the first hotspot if it comes earlier; without one, the first hotspot."""
+    chain = _two_switches(zhb, 10**10)
+    assert budget._congestion_start(chain) == 0
+    for src in chain["traffic"]["sources"]:
+        src["start_ps"] = 3 * 10**11
+    assert budget._congestion_start(chain) == 3 * 10**11
+    chain["hotspots"] = copy.deepcopy(zhb["hotspots"])
+    assert budget._congestion_start(chain) == zhb["hotspots"][0]["start_ps"] == 10**11
+    named = copy.deepcopy(zhb)
+    named["traffic"]["sources"][3]["dst"] = "1"
+    assert budget._congestion_start(named) == 0
+    assert budget._congestion_start(zhb) == 10**11  # the star carries its uniform load
