@@ -177,6 +177,10 @@ def test_the_machine_is_read_off_the_cpu_and_cache_descriptions(tmp_path: Path) 
         for name, value in (("level", level), ("type", kind), ("size", size)):
             (folder / name).write_text(value + "\n")
     (caches / "index9").mkdir()  # a cache that says nothing is left out
+    for name, (level, kind, size) in {"index7": ("4", "Trace", "8M"), "index8": ("2", "Unified", "?")}.items():
+        (caches / name).mkdir()  # ... as are a cache of a type without a name and one of no size
+        for field, value in (("level", level), ("type", kind), ("size", size)):
+            (caches / name / field).write_text(value + "\n")
     (caches / "uevent").write_text("")
     assert _caches(str(caches)) == {"L1d": 48 << 10, "L1i": 32 << 10, "L2": 2 << 20, "L3": 260 << 20}
     assert _caches(str(tmp_path / "none")) == {}
