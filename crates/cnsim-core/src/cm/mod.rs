@@ -111,6 +111,15 @@ pub struct RpOutput {
     pub probe: Option<CmPayload>,
 }
 
+impl RpOutput {
+    /// Whether the hook asks for nothing at all (no wake-up, no release, no probe): what most
+    /// frames sent by a limited flow get back.
+    #[inline(always)]
+    pub fn asks_nothing(&self) -> bool {
+        self.timer.is_none() && !self.release && self.probe.is_none()
+    }
+}
+
 /// Congestion point: one per egress port of a CM-enabled switch.
 pub trait CongestionPoint {
     /// A data frame was admitted to this output queue; `q` (bytes) includes it. Return a backward
@@ -555,6 +564,26 @@ pub(crate) mod tests {
             scheme: scheme.into(),
             params: params.as_object().cloned().unwrap_or_default(),
         }
+    }
+
+    #[test]
+    fn an_rp_output_asks_nothing_only_when_every_part_is_empty() {
+        assert!(RpOutput::default().asks_nothing());
+        let asks = [
+            RpOutput {
+                timer: Some(SimTime::ZERO),
+                ..RpOutput::default()
+            },
+            RpOutput {
+                release: true,
+                ..RpOutput::default()
+            },
+            RpOutput {
+                probe: Some(CmPayload::default()),
+                ..RpOutput::default()
+            },
+        ];
+        assert!(asks.iter().all(|out| !out.asks_nothing()));
     }
 
     #[test]

@@ -304,7 +304,7 @@ impl Simulator {
         frame.flow_inst = flow_inst;
         // a reaction point lives only with a limiter: an unlimited flow never reads its line
         let out = match voq.limiter.as_mut() {
-            Some(rl) => voq.rp.as_mut().map(|rp| {
+            Some(rl) => voq.rp.as_mut().and_then(|rp| {
                 if let Some(cpid) = rp.tag() {
                     frame.cm.tagged = true;
                     frame.cm.cpid = cpid;
@@ -317,7 +317,10 @@ impl Simulator {
                     // follows the limiter at every change, as at CNMs and timers
                     rec.on_rate(now, node, dst, rl.rate_bps / 1e9);
                 }
-                out
+                // most sends ask for nothing: the output is copied out only when it asks for
+                // something (copied whole right after the call, for every frame of a limited flow,
+                // it waited on the callee's smaller stores; docs/performance.md)
+                (!out.asks_nothing()).then_some(out)
             }),
             None => {
                 debug_assert!(
