@@ -250,7 +250,7 @@ impl CongestionPoint for DcqcnCp {
 // ------------------------------------------------------------------------------------------ NP
 
 /// What the NP remembers of one flow it receives.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct NpFlow {
     /// The last CNP sent for the flow (`NEVER`: none yet).
     last_cnp: SimTime,
@@ -379,6 +379,12 @@ impl NotificationPoint for DcqcnNp {
     }
     fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
         self.check(now, src)
+    }
+    /// An unmarked frame does nothing (§7.2), except in poll mode the first frame of a flow,
+    /// which starts its checks. The flows only ever join `flows`, so a flow known now is known
+    /// when the frame arrives.
+    fn ignores(&self, frame: &Frame) -> bool {
+        !frame.cm.ce && (self.mode == CnpMode::Suppress || self.flows.contains_key(&frame.src))
     }
 }
 
@@ -1003,6 +1009,33 @@ pub(crate) mod tests {
             "a marked first frame is reported at once"
         );
         assert_eq!(on_timer.map(|c| (c.msg, c.flow_src)), Some((msg::CNP, 4)));
+    }
+
+    #[test]
+    fn np_ignores_exactly_the_frames_it_does_nothing_with() {
+        let us = SimTime::us;
+        let plain = |src| Frame::data(src, 9, 1500, SimTime::ZERO);
+        let ignores = |np: &DcqcnNp, f: &Frame| <DcqcnNp as NotificationPoint>::ignores(np, f);
+        // suppress mode: every unmarked frame, none marked, known flow or not
+        let mut np = DcqcnNp::new(&params(serde_json::json!({})), 9);
+        assert!(ignores(&np, &plain(1)) && !ignores(&np, &marked(1)));
+        // and an ignored frame indeed changes nothing: the NP answers later frames the same
+        let mut twin = np.clone();
+        assert_eq!(np.receive(us(1), &plain(1)), NpOutput::default());
+        for t in [2, 3, 60] {
+            assert_eq!(np.receive(us(t), &marked(1)), twin.receive(us(t), &marked(1)));
+        }
+        // poll mode: a flow's first frame starts its checks even unmarked; after it, unmarked
+        // frames are ignored and marked ones are not
+        let mut np = DcqcnNp::new(&params(serde_json::json!({"cnp_mode": "poll"})), 9);
+        assert!(!ignores(&np, &plain(1)) && !ignores(&np, &marked(1)));
+        np.receive(us(10), &plain(1));
+        assert!(ignores(&np, &plain(1)) && !ignores(&np, &marked(1)));
+        assert!(!ignores(&np, &plain(2)), "another flow is still unknown");
+        let twin = np.clone();
+        assert_eq!(np.receive(us(15), &plain(1)), NpOutput::default());
+        assert_eq!(np.flows.get(&1), twin.flows.get(&1));
+        assert_eq!(np.receive(us(20), &marked(1)).wake, Some(us(60)));
     }
 
     // ------------------------------------------------------------------------ RP (paper)

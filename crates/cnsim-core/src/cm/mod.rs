@@ -210,6 +210,14 @@ pub trait NotificationPoint {
     fn on_timer(&mut self, _now: SimTime, _src: u32) -> Option<CmPayload> {
         None
     }
+    /// This NP, as it is now, will do nothing with data frame `frame` when it arrives, whatever
+    /// happens before then: no output, no state change, no random draw. The engine then records
+    /// the frame's delivery when its last bit leaves the switch, as for a scheme without NPs,
+    /// instead of spending an arrival event on it (docs/performance.md, "DCQCN's unmarked
+    /// frames delivered without an arrival event"). `false` (the default) is always right.
+    fn ignores(&self, _frame: &Frame) -> bool {
+        false
+    }
 }
 
 impl NotificationPoint for () {}
@@ -466,6 +474,10 @@ macro_rules! registry {
             }
             pub fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
                 match self { $(AnyNp::$variant(np) => np.on_timer(now, src)),* }
+            }
+            #[inline(always)]
+            pub fn ignores(&self, frame: &Frame) -> bool {
+                match self { $(AnyNp::$variant(np) => np.ignores(frame)),* }
             }
         }
 

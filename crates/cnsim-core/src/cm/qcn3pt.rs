@@ -232,6 +232,10 @@ impl super::NotificationPoint for Qcn3ptNp {
             wake: None,
         }
     }
+    /// A frame marked DE draws nothing (§5.5 step 2), nor does any frame when RefP is 0.
+    fn ignores(&self, frame: &Frame) -> bool {
+        frame.cm.de || self.p.ext.refp <= 0.0
+    }
 }
 
 #[cfg(test)]
@@ -369,6 +373,26 @@ mod tests {
         let n = 100_000;
         let hits = (0..n).filter(|_| p.sink_data(&f, &mut r).is_some()).count();
         assert!((hits as f64 / n as f64 - 0.04).abs() < 0.003, "{hits}");
+    }
+
+    #[test]
+    fn the_reflection_point_ignores_exactly_the_frames_it_draws_nothing_for() {
+        use crate::cm::NotificationPoint;
+        let np = |refp: f64| Qcn3ptNp {
+            p: Arc::new(params(serde_json::json!({ "refp": refp }))),
+        };
+        let (plain, mut de) = (
+            Frame::data(3, 5, 1500, SimTime::ZERO),
+            Frame::data(3, 5, 1500, SimTime::ZERO),
+        );
+        de.cm.de = true;
+        assert!(!np(0.04).ignores(&plain) && np(0.04).ignores(&de));
+        assert!(np(0.0).ignores(&plain) && np(0.0).ignores(&de));
+        // an ignored frame leaves the sink's stream where it was
+        let mut r = stream(1, StreamKind::Sink, 0);
+        let mut twin = r.clone();
+        assert!(np(0.04).on_data(SimTime::ZERO, &de, &mut r).reply.is_none());
+        assert_eq!(r.gen::<u64>(), twin.gen::<u64>());
     }
 
     #[test]
