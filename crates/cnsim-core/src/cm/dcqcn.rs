@@ -1023,7 +1023,10 @@ pub(crate) mod tests {
         let mut twin = np.clone();
         assert_eq!(np.receive(us(1), &plain(1)), NpOutput::default());
         for t in [2, 3, 60] {
-            assert_eq!(np.receive(us(t), &marked(1)), twin.receive(us(t), &marked(1)));
+            assert_eq!(
+                np.receive(us(t), &marked(1)),
+                twin.receive(us(t), &marked(1))
+            );
         }
         // poll mode: a flow's first frame starts its checks even unmarked; after it, unmarked
         // frames are ignored and marked ones are not

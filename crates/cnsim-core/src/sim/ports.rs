@@ -128,8 +128,7 @@ impl Simulator {
             // its delivery now instead of spending an event on its arrival (same instant, same
             // accounting).
             Device::Nic(n)
-                if kind == FrameKind::Data
-                    && (!self.sink_events || self.np_ignores(n, f)) =>
+                if kind == FrameKind::Data && (!self.sink_events || self.np_ignores(n, f)) =>
             {
                 let fr = self.pool.get(f);
                 let (flow_rec, flow_inst, gen_time) = (fr.flow_rec, fr.flow_inst, fr.gen_time);
