@@ -426,40 +426,46 @@ impl Simulator {
 
     /// A frame arrived at NIC `n` from its switch.
     pub(crate) fn nic_receive(&mut self, n: u32, f: FrameId) {
-        let frame = *self.pool.get(f);
-        self.pool.free(f);
-        match frame.kind {
-            FrameKind::Data => {
-                self.deliver(
-                    n,
-                    frame.flow_rec,
-                    frame.flow_inst,
-                    frame.size as u64,
-                    frame.gen_time,
-                    self.now,
-                );
-                if self.sink_events {
-                    let out = self.nps[n as usize].on_data(
-                        self.now,
-                        &frame,
-                        &mut self.nics[n as usize].rng,
-                    );
-                    if let Some(reply) = out.reply {
-                        self.send_control(Origin::Nic(n), frame.src, reply);
-                    }
-                    if let Some(t) = out.wake {
-                        let src = frame.src;
-                        self.queue.push(t, Event::SinkTimer { nic: n, src });
+        let frame = self.pool.get(f);
+        if frame.kind != FrameKind::Data {
+            // a CM frame's content lies in its second line: copied whole
+            let frame = *frame;
+            self.pool.free(f);
+            match frame.kind {
+                FrameKind::Control => self.rp_message(n, &frame.cm),
+                FrameKind::Probe => {
+                    if let Some(reply) = self.scheme.sink_probe(self.now, &frame.cm) {
+                        self.send_control(Origin::Nic(n), frame.cm.flow_src, reply);
                     }
                 }
+                FrameKind::Data | FrameKind::Pause { .. } => {}
             }
-            FrameKind::Control => self.rp_message(n, &frame.cm),
-            FrameKind::Probe => {
-                if let Some(reply) = self.scheme.sink_probe(self.now, &frame.cm) {
-                    self.send_control(Origin::Nic(n), frame.cm.flow_src, reply);
-                }
+            return;
+        }
+        // a data frame is read where it lies: what the sink and its NP read is in its first line
+        let (flow_rec, flow_inst, size, gen_time, src) = (
+            frame.flow_rec,
+            frame.flow_inst,
+            frame.size as u64,
+            frame.gen_time,
+            frame.src,
+        );
+        self.deliver(n, flow_rec, flow_inst, size, gen_time, self.now);
+        if self.sink_events {
+            let out = self.nps[n as usize].on_data(
+                self.now,
+                self.pool.get(f),
+                &mut self.nics[n as usize].rng,
+            );
+            self.pool.free(f);
+            if let Some(reply) = out.reply {
+                self.send_control(Origin::Nic(n), src, reply);
             }
-            FrameKind::Pause { .. } => {}
+            if let Some(t) = out.wake {
+                self.queue.push(t, Event::SinkTimer { nic: n, src });
+            }
+        } else {
+            self.pool.free(f);
         }
     }
 
