@@ -13,6 +13,7 @@ pub enum StreamKind {
     Traffic = 1,
     CongestionPoint = 2,
     ReactionPoint = 3,
+    /// A destination NIC's notification point (QCN-3pt's reflection sampling).
     Sink = 4,
 }
 

@@ -294,11 +294,20 @@ fn named_windows(cfg: &CoreConfig, bins: &Bins) -> Result<Vec<(String, Window)>>
 
 /// One notification point per NIC, when the scheme acts at destinations (QCN-3pt reflections,
 /// DCQCN's CNP generation); none otherwise.
-pub(super) fn notification_points(scheme: &Scheme, nics: &[Nic]) -> Vec<AnyNp> {
+pub(super) fn notification_points(
+    cfg: &CoreConfig,
+    scheme: &Scheme,
+    nics: &[Nic],
+) -> (Vec<AnyNp>, Vec<SimRng>) {
     if !scheme.needs_sink_events() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
-    nics.iter().map(|nic| scheme.new_np(nic.node)).collect()
+    nics.iter()
+        .map(|nic| {
+            let rng = stream(cfg.seed, StreamKind::Sink, u64::from(nic.node));
+            (scheme.new_np(nic.node), rng)
+        })
+        .unzip()
 }
 
 /// The events a run starts with: the first deadlock check (with PAUSE), the CPs' first

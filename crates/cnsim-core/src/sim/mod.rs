@@ -88,6 +88,9 @@ pub struct Simulator {
     pub(crate) sink_events: bool,
     /// One notification point per NIC (indexed by NIC), when `sink_events`.
     pub(crate) nps: Vec<AnyNp>,
+    /// Each notification point's own random stream (algorithms.md §9): QCN-3pt's reflection
+    /// draws do not shift the draws of the NIC's reaction points.
+    pub(crate) np_rngs: Vec<SimRng>,
     pub(crate) cm_frame_bytes: u32,
     pub(crate) frame_size: u32,
     pub(crate) sw_params: SwitchParams,
@@ -143,7 +146,7 @@ impl Simulator {
         let hotspots = build::hotspots(cfg, &topo)?;
         let scheme = Scheme::from_config(&cfg.cm)?;
         let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo)?;
-        let nps = build::notification_points(&scheme, &nics);
+        let (nps, np_rngs) = build::notification_points(cfg, &scheme, &nics);
         let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
         let n_nodes = topo.nodes.len();
         let voq_cap = match cfg.nic.ingress {
@@ -175,6 +178,7 @@ impl Simulator {
             cps,
             cp_rngs,
             nps,
+            np_rngs,
             frame_size: cfg.traffic.frame_size,
             sw_params: SwitchParams {
                 buffer: cfg.switch.buffer,

@@ -455,7 +455,7 @@ impl Simulator {
             let out = self.nps[n as usize].on_data(
                 self.now,
                 self.pool.get(f),
-                &mut self.nics[n as usize].rng,
+                &mut self.np_rngs[n as usize],
             );
             self.pool.free(f);
             if let Some(reply) = out.reply {

@@ -103,3 +103,51 @@ fn the_later_prefetch_stages_follow_the_size_of_the_network() {
     assert!(!on(&fat_tree(32, 2, true, G10, 1_000_000)));
     assert!(on(&fat_tree(64, 2, true, G10, 1_000_000)));
 }
+
+/// A notification point draws from its own random stream (algorithms.md §9, docs/decisions.md
+/// "Random streams"): QCN-3pt drawing a reflection for every frame it receives, with a RefP so
+/// small that none is ever sent, changes no result — the reaction points of the same NICs draw
+/// their timer jitter (D8) as when RefP is 0 and nothing is drawn. (When the draws came from
+/// the NICs' own streams, they moved that jitter.)
+#[test]
+fn reflection_draws_do_not_move_the_reaction_points_draws() {
+    let mut base = star(8, G10, 1_000_000);
+    set_thresholds(
+        &mut base,
+        BufferModel::Partitioned,
+        150_000,
+        120_000,
+        60_000,
+        true,
+    );
+    base.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+        node: "1".into(),
+        rate: 0.2,
+        start_ps: MS,
+        end_ps: 6 * MS,
+    }];
+    base.duration_ps = 20 * MS;
+    base.metrics.window_ps = [MS, 20 * MS];
+    base.metrics.per_flow = vec![["2".into(), "1".into()], ["3".into(), "1".into()]];
+    base.traffic.sources = (1..=8).map(|i| source(&i.to_string(), None, 0.85)).collect();
+    let run_with = |refp: f64| {
+        let mut cfg = base.clone();
+        cfg.cm = qcn_eval();
+        cfg.cm.scheme = "qcn3pt".into();
+        cfg.cm.params.insert("refp".into(), refp.into());
+        cfg.cm.params.insert("de_rule".into(), "q_above_qeq".into());
+        let out = run(&cfg);
+        let mut summary = out.summary;
+        // arrivals the NP acts on are events; the engine's count of them is not a result
+        summary.as_object_mut().unwrap().remove("engine");
+        (summary, format!("{:?}", out.result.series))
+    };
+    let ((silent, silent_series), (drawn, drawn_series)) = (run_with(0.0), run_with(1e-300));
+    assert_eq!(silent["cm"]["by_kind"].get("reflection"), None, "none sent");
+    assert!(
+        silent["cm"]["frames"].as_u64() > Some(50),
+        "CNMs create limiters, whose byte counters and timers draw jitter"
+    );
+    assert_eq!(silent, drawn);
+    assert_eq!(silent_series, drawn_series);
+}
