@@ -374,17 +374,17 @@ impl DcqcnNp {
 }
 
 impl NotificationPoint for DcqcnNp {
-    fn on_data(&mut self, now: SimTime, frame: &Frame, _rng: &mut SimRng) -> NpOutput {
+    fn on_data(&mut self, now: SimTime, frame: &Frame) -> NpOutput {
         self.receive(now, frame)
     }
     fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
         self.check(now, src)
     }
-    /// An unmarked frame does nothing (§7.2), except in poll mode the first frame of a flow,
-    /// which starts its checks. The flows only ever join `flows`, so a flow known now is known
-    /// when the frame arrives.
-    fn ignores(&self, frame: &Frame) -> bool {
-        !frame.cm.ce && (self.mode == CnpMode::Suppress || self.flows.contains_key(&frame.src))
+    /// A marked frame, and in poll mode the first frame of a flow, which starts its checks; an
+    /// unmarked frame does nothing (§7.2). No draw. The flows only ever join `flows`, so a flow
+    /// known now is known when the frame arrives.
+    fn selects(&mut self, frame: &Frame, _rng: &mut SimRng) -> bool {
+        frame.cm.ce || (self.mode == CnpMode::Poll && !self.flows.contains_key(&frame.src))
     }
 }
 
@@ -1000,7 +1000,7 @@ pub(crate) mod tests {
         assert_eq!(np.receive(us(130), &marked(4)).wake, Some(us(170)));
         // the engine reaches the NP through its trait: the same answers
         let (on_data, on_timer) = (
-            <DcqcnNp as NotificationPoint>::on_data(&mut np, us(140), &marked(5), &mut rng()),
+            <DcqcnNp as NotificationPoint>::on_data(&mut np, us(140), &marked(5)),
             <DcqcnNp as NotificationPoint>::on_timer(&mut np, us(170), 4),
         );
         assert_eq!(
@@ -1012,10 +1012,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn np_ignores_exactly_the_frames_it_does_nothing_with() {
+    fn np_selects_exactly_the_frames_it_acts_on() {
         let us = SimTime::us;
         let plain = |src| Frame::data(src, 9, 1500, SimTime::ZERO);
-        let ignores = |np: &DcqcnNp, f: &Frame| <DcqcnNp as NotificationPoint>::ignores(np, f);
+        // no draw: the answer is the same whatever the stream
+        let ignores = |np: &DcqcnNp, f: &Frame| {
+            !<DcqcnNp as NotificationPoint>::selects(&mut np.clone(), f, &mut rng())
+        };
         // suppress mode: every unmarked frame, none marked, known flow or not
         let mut np = DcqcnNp::new(&params(serde_json::json!({})), 9);
         assert!(ignores(&np, &plain(1)) && !ignores(&np, &marked(1)));

@@ -202,21 +202,26 @@ pub struct NpOutput {
 /// Notification point: what a scheme keeps and does at a destination NIC (only when the scheme
 /// [`SchemeSpec::needs_sink_events`]). Stateless schemes use `()`.
 pub trait NotificationPoint {
-    /// The last bit of data frame `frame` reached this NIC at `now`.
-    fn on_data(&mut self, _now: SimTime, _frame: &Frame, _rng: &mut SimRng) -> NpOutput {
+    /// The last bit of data frame `frame` reached this NIC at `now`; this NP selected it
+    /// ([`NotificationPoint::selects`]).
+    fn on_data(&mut self, _now: SimTime, _frame: &Frame) -> NpOutput {
         NpOutput::default()
     }
     /// The wake-up asked for about the flow from node `src` is due: a message to `src`, if any.
     fn on_timer(&mut self, _now: SimTime, _src: u32) -> Option<CmPayload> {
         None
     }
-    /// This NP, as it is now, will do nothing with data frame `frame` when it arrives, whatever
-    /// happens before then: no output, no state change, no random draw. The engine then records
-    /// the frame's delivery when its last bit leaves the switch, as for a scheme without NPs,
-    /// instead of spending an arrival event on it (docs/performance.md, "DCQCN's unmarked
-    /// frames delivered without an arrival event"). `false` (the default) is always right.
-    fn ignores(&self, _frame: &Frame) -> bool {
-        false
+    /// Whether this NP will act on data frame `frame` when it arrives. Asked as the frame's last
+    /// bit leaves for this NIC, a link before the arrival (or, in tests, at the arrival): the
+    /// answer must hold whatever happens in between. `false`: the NP does nothing with the frame
+    /// — no output, no state change — and the engine records its delivery at once, as for a
+    /// scheme without NPs, instead of spending an arrival event on it (docs/performance.md,
+    /// "DCQCN's unmarked frames delivered without an arrival event"); `true`: `on_data` runs at
+    /// the arrival. An NP that samples frames draws here, from its own stream `rng`: one link
+    /// feeds a NIC, so its draws come in the order of the arrivals whenever they are made.
+    /// `true` (the default) is always right for an NP that draws nothing.
+    fn selects(&mut self, _frame: &Frame, _rng: &mut SimRng) -> bool {
+        true
     }
 }
 
@@ -469,15 +474,15 @@ macro_rules! registry {
         }
 
         impl AnyNp {
-            pub fn on_data(&mut self, now: SimTime, frame: &Frame, rng: &mut SimRng) -> NpOutput {
-                match self { $(AnyNp::$variant(np) => np.on_data(now, frame, rng)),* }
+            pub fn on_data(&mut self, now: SimTime, frame: &Frame) -> NpOutput {
+                match self { $(AnyNp::$variant(np) => np.on_data(now, frame)),* }
             }
             pub fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
                 match self { $(AnyNp::$variant(np) => np.on_timer(now, src)),* }
             }
             #[inline(always)]
-            pub fn ignores(&self, frame: &Frame) -> bool {
-                match self { $(AnyNp::$variant(np) => np.ignores(frame)),* }
+            pub fn selects(&mut self, frame: &Frame, rng: &mut SimRng) -> bool {
+                match self { $(AnyNp::$variant(np) => np.selects(frame, rng)),* }
             }
         }
 

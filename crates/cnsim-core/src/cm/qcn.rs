@@ -1807,11 +1807,9 @@ mod scheme_tests {
         ))
         .unwrap();
         let mut r = stream(1, StreamKind::Sink, 0);
-        let out = s.new_np(7).on_data(
-            SimTime::ZERO,
-            &Frame::data(2, 7, 1500, SimTime::ZERO),
-            &mut r,
-        );
+        let (mut np, frame) = (s.new_np(7), Frame::data(2, 7, 1500, SimTime::ZERO));
+        assert!(np.selects(&frame, &mut r), "RefP = 1: every unmarked frame");
+        let out = np.on_data(SimTime::ZERO, &frame);
         assert_eq!(out.wake, None);
         let m = out.reply.unwrap();
         assert_eq!((m.msg, m.flow_src, m.flow_dst), (msg::REFLECTION, 2, 7));

@@ -73,20 +73,22 @@ impl Qcn3ptParams {
         self.qcn.creates_limiter(m)
     }
 
-    /// The reflection point (§5.5 step 2): a DE = 0 data frame is reflected with probability
-    /// `refp` as Fb = 0 to its source, naming the flow (src, dst).
-    pub fn sink_data(&self, frame: &Frame, rng: &mut SimRng) -> Option<CmPayload> {
-        if frame.cm.de || self.ext.refp <= 0.0 {
-            return None;
-        }
-        (rng.gen::<f64>() < self.ext.refp).then(|| CmPayload {
+    /// The reflection point's draw (§5.5 step 2): a DE = 0 data frame is reflected with
+    /// probability `refp`; a frame marked DE draws nothing, nor does any frame when RefP is 0.
+    pub fn reflects(&self, frame: &Frame, rng: &mut SimRng) -> bool {
+        !frame.cm.de && self.ext.refp > 0.0 && rng.gen::<f64>() < self.ext.refp
+    }
+
+    /// The reflection of `frame`: Fb = 0 to its source, naming the flow (src, dst).
+    pub fn reflection(&self, frame: &Frame) -> CmPayload {
+        CmPayload {
             msg: msg::REFLECTION,
             cpid: NODE_CPID | frame.dst,
             fb: 0.0,
             flow_src: frame.src,
             flow_dst: frame.dst,
             ..CmPayload::default()
-        })
+        }
     }
 }
 
@@ -226,15 +228,16 @@ pub struct Qcn3ptNp {
 }
 
 impl super::NotificationPoint for Qcn3ptNp {
-    fn on_data(&mut self, _now: SimTime, frame: &Frame, rng: &mut SimRng) -> super::NpOutput {
+    /// A selected frame is one drawn for reflection.
+    fn on_data(&mut self, _now: SimTime, frame: &Frame) -> super::NpOutput {
         super::NpOutput {
-            reply: self.p.sink_data(frame, rng),
+            reply: Some(self.p.reflection(frame)),
             wake: None,
         }
     }
-    /// A frame marked DE draws nothing (§5.5 step 2), nor does any frame when RefP is 0.
-    fn ignores(&self, frame: &Frame) -> bool {
-        frame.cm.de || self.p.ext.refp <= 0.0
+    /// The reflection draw, from the NP's own stream (docs/decisions.md "Random streams").
+    fn selects(&mut self, frame: &Frame, rng: &mut SimRng) -> bool {
+        self.p.reflects(frame, rng)
     }
 }
 
@@ -353,45 +356,52 @@ mod tests {
         let p = params(serde_json::json!({"refp": 1.0}));
         let mut r = stream(1, StreamKind::Sink, 0);
         let mut f = Frame::data(3, 5, 1500, SimTime::ZERO);
-        let m = p.sink_data(&f, &mut r).unwrap();
+        assert!(p.reflects(&f, &mut r));
+        let m = p.reflection(&f);
         assert_eq!(
             (m.msg, m.fb, m.flow_src, m.flow_dst, m.cpid),
             (msg::REFLECTION, 0.0, 3, 5, NODE_CPID | 5)
         );
         assert!(!p.creates_limiter(&m));
+        // a frame marked DE: no reflection, and no draw from the sink's stream
         f.cm.de = true;
-        assert!(p.sink_data(&f, &mut r).is_none());
-        // refp = 0: no reflection, and no draw from the sink's stream
+        let mut twin = r.clone();
+        assert!(!p.reflects(&f, &mut r));
+        assert_eq!(r.gen::<u64>(), twin.gen::<u64>());
+        // refp = 0: the same for every frame
         let p0 = params(serde_json::json!({"refp": 0.0}));
         let mut twin = r.clone();
-        assert!(p0
-            .sink_data(&Frame::data(3, 5, 1500, SimTime::ZERO), &mut r)
-            .is_none());
+        assert!(!p0.reflects(&Frame::data(3, 5, 1500, SimTime::ZERO), &mut r));
         assert_eq!(r.gen::<u64>(), twin.gen::<u64>());
+        // refp = 0.04 (the default): one draw per unmarked frame, a reflection for 4 % of them
         let p = params(serde_json::json!({}));
         let f = Frame::data(3, 5, 1500, SimTime::ZERO);
         let n = 100_000;
-        let hits = (0..n).filter(|_| p.sink_data(&f, &mut r).is_some()).count();
+        let hits = (0..n).filter(|_| p.reflects(&f, &mut r)).count();
         assert!((hits as f64 / n as f64 - 0.04).abs() < 0.003, "{hits}");
     }
 
     #[test]
-    fn the_reflection_point_ignores_exactly_the_frames_it_draws_nothing_for() {
+    fn the_reflection_point_selects_exactly_the_frames_it_reflects() {
         use crate::cm::NotificationPoint;
-        let np = |refp: f64| Qcn3ptNp {
-            p: Arc::new(params(serde_json::json!({ "refp": refp }))),
+        let mut np = Qcn3ptNp {
+            p: Arc::new(params(serde_json::json!({ "refp": 0.5 }))),
         };
-        let (plain, mut de) = (
-            Frame::data(3, 5, 1500, SimTime::ZERO),
-            Frame::data(3, 5, 1500, SimTime::ZERO),
-        );
-        de.cm.de = true;
-        assert!(!np(0.04).ignores(&plain) && np(0.04).ignores(&de));
-        assert!(np(0.0).ignores(&plain) && np(0.0).ignores(&de));
-        // an ignored frame leaves the sink's stream where it was
+        let plain = Frame::data(3, 5, 1500, SimTime::ZERO);
+        // the selection is the draw: the same stream gives the same answers as `reflects`
         let mut r = stream(1, StreamKind::Sink, 0);
         let mut twin = r.clone();
-        assert!(np(0.04).on_data(SimTime::ZERO, &de, &mut r).reply.is_none());
+        let selected: Vec<bool> = (0..64).map(|_| np.selects(&plain, &mut r)).collect();
+        let drawn: Vec<bool> = (0..64).map(|_| np.p.reflects(&plain, &mut twin)).collect();
+        assert_eq!(selected, drawn);
+        assert!(selected.contains(&true) && selected.contains(&false));
+        // a selected frame is reflected at its arrival, without another draw
+        let mut twin = r.clone();
+        let out = np.on_data(SimTime::ZERO, &plain);
+        assert_eq!(
+            out.reply.map(|m| (m.msg, m.flow_src)),
+            Some((msg::REFLECTION, 3))
+        );
         assert_eq!(r.gen::<u64>(), twin.gen::<u64>());
     }
 

@@ -91,6 +91,10 @@ pub struct Simulator {
     /// Each notification point's own random stream (algorithms.md §9): QCN-3pt's reflection
     /// draws do not shift the draws of the NIC's reaction points.
     pub(crate) np_rngs: Vec<SimRng>,
+    /// A notification point selects the data frames it acts on as they leave for its NIC, and
+    /// the others are delivered without an arrival event (`NotificationPoint::selects`); off
+    /// (tests only), it selects them at their arrival, each of which is an event.
+    pub(crate) select_at_departure: bool,
     pub(crate) cm_frame_bytes: u32,
     pub(crate) frame_size: u32,
     pub(crate) sw_params: SwitchParams,
@@ -179,6 +183,7 @@ impl Simulator {
             cp_rngs,
             nps,
             np_rngs,
+            select_at_departure: true,
             frame_size: cfg.traffic.frame_size,
             sw_params: SwitchParams {
                 buffer: cfg.switch.buffer,
@@ -306,6 +311,13 @@ impl Simulator {
         s.generated == s.delivered + s.dropped + s.source_dropped
             && self.gens_done == self.gens.len()
             && self.nics.iter().all(|n| !n.is_blocked())
+    }
+
+    /// Whether notification points select the data frames they act on as the frames leave for
+    /// their NIC (the default), or at their arrival, each arrival an event. Either way the
+    /// results are the same (a test compares); only the number of events differs.
+    pub fn set_select_at_departure(&mut self, on: bool) {
+        self.select_at_departure = on;
     }
 
     /// Bytes queued at the transmitter named `port` (a switch egress: its output queue; a node's

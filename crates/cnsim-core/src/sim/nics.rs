@@ -451,12 +451,12 @@ impl Simulator {
             frame.src,
         );
         self.deliver(n, flow_rec, flow_inst, size, gen_time, self.now);
-        if self.sink_events {
-            let out = self.nps[n as usize].on_data(
-                self.now,
-                self.pool.get(f),
-                &mut self.np_rngs[n as usize],
-            );
+        // the NP selected the frame as it left for this NIC, unless tests ask it here
+        if self.sink_events
+            && (self.select_at_departure
+                || self.nps[n as usize].selects(self.pool.get(f), &mut self.np_rngs[n as usize]))
+        {
+            let out = self.nps[n as usize].on_data(self.now, self.pool.get(f));
             self.pool.free(f);
             if let Some(reply) = out.reply {
                 self.send_control(Origin::Nic(n), src, reply);

@@ -124,11 +124,11 @@ impl Simulator {
             }
         }
         match peer.get() {
-            // A data frame into a sink that nothing watches, or whose NP will ignore it: record
-            // its delivery now instead of spending an event on its arrival (same instant, same
-            // accounting).
+            // A data frame into a sink that nothing watches, or whose NP will not act on it:
+            // record its delivery now instead of spending an event on its arrival (same instant,
+            // same accounting).
             Device::Nic(n)
-                if kind == FrameKind::Data && (!self.sink_events || self.np_ignores(n, f)) =>
+                if kind == FrameKind::Data && (!self.sink_events || !self.np_selects(n, f)) =>
             {
                 let fr = self.pool.get(f);
                 let (flow_rec, flow_inst, gen_time) = (fr.flow_rec, fr.flow_inst, fr.gen_time);
@@ -152,12 +152,14 @@ impl Simulator {
         }
     }
 
-    /// NIC `n`'s notification point will do nothing with data frame `f` (`NotificationPoint::
-    /// ignores`). Out of line: only schemes with notification points ask, and the transmission
-    /// end it is called from is inlined into the event loop.
+    /// NIC `n`'s notification point will act on data frame `f`, which leaves for it now
+    /// (`NotificationPoint::selects`, drawing from the NP's own stream where it samples). Out of
+    /// line: only schemes with notification points ask, and the transmission end it is called
+    /// from is inlined into the event loop.
     #[inline(never)]
-    fn np_ignores(&self, n: u32, f: FrameId) -> bool {
-        self.nps[n as usize].ignores(self.pool.get(f))
+    fn np_selects(&mut self, n: u32, f: FrameId) -> bool {
+        !self.select_at_departure
+            || self.nps[n as usize].selects(self.pool.get(f), &mut self.np_rngs[n as usize])
     }
 
     /// The last bit of frame `f` arrived at switch `s`, on input `Frame::in_local`.

@@ -129,7 +129,9 @@ fn reflection_draws_do_not_move_the_reaction_points_draws() {
     base.duration_ps = 20 * MS;
     base.metrics.window_ps = [MS, 20 * MS];
     base.metrics.per_flow = vec![["2".into(), "1".into()], ["3".into(), "1".into()]];
-    base.traffic.sources = (1..=8).map(|i| source(&i.to_string(), None, 0.85)).collect();
+    base.traffic.sources = (1..=8)
+        .map(|i| source(&i.to_string(), None, 0.85))
+        .collect();
     let run_with = |refp: f64| {
         let mut cfg = base.clone();
         cfg.cm = qcn_eval();
@@ -150,4 +152,92 @@ fn reflection_draws_do_not_move_the_reaction_points_draws() {
     );
     assert_eq!(silent, drawn);
     assert_eq!(silent_series, drawn_series);
+}
+
+/// Notification points select the frames they act on as the frames leave for their NIC, and
+/// the others reach their sink without an arrival event (`Simulator::set_select_at_departure`):
+/// selected at the arrivals instead, every arrival an event, the results are the same — QCN-3pt
+/// drawing its reflections (from the NP's own stream, in the order of the arrivals either way)
+/// and DCQCN in both CNP modes — and only the count of events differs.
+#[test]
+fn selecting_at_departure_changes_no_result() {
+    let mut base = star(8, G10, 1_000_000);
+    set_thresholds(
+        &mut base,
+        BufferModel::Partitioned,
+        150_000,
+        120_000,
+        60_000,
+        true,
+    );
+    base.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+        node: "1".into(),
+        rate: 0.2,
+        start_ps: MS,
+        end_ps: 6 * MS,
+    }];
+    base.duration_ps = 10 * MS;
+    base.metrics.window_ps = [MS, 10 * MS];
+    base.metrics.per_flow = vec![["2".into(), "1".into()], ["3".into(), "4".into()]];
+    base.traffic.sources = (1..=8)
+        .map(|i| source(&i.to_string(), None, 0.85))
+        .collect();
+    let mut three_point = base.clone();
+    three_point.cm = qcn_eval();
+    three_point.cm.scheme = "qcn3pt".into();
+    three_point.cm.params.insert("refp".into(), 0.04.into());
+    three_point
+        .cm
+        .params
+        .insert("de_rule".into(), "q_above_qeq".into());
+    let dcqcn = |mode: &str| {
+        let mut c = base.clone();
+        c.cm = cnsim_core::cm::CmConfig {
+            scheme: "dcqcn".into(),
+            // the paper's constants (algorithms.md §7, as the front end lowers them)
+            params:
+                serde_json::json!({"kmin": 5000, "kmax": 200000, "pmax": 0.01, "mark": "dequeue",
+                "cnp_interval_ps": 50000000, "cnp_mode": mode, "rp": "paper", "g": 0.00390625,
+                "alpha_init": 1.0, "alpha_timer_ps": 55000000, "timer_ps": 55000000, "bc": 10000000,
+                "f": 5, "r_ai_bps": 40000000, "r_hai_bps": 200000000, "rmin_bps": 100000000,
+                "clamp_target": true, "phase_rule": "fired", "efr": true, "rate_on_first_cnp": 1.0,
+                "decrease_interval_ps": 4000000, "cnm_size": 64, "feedback": "inband",
+                "feedback_delay_ps": 0})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        };
+        c
+    };
+    for cfg in [three_point, dcqcn("suppress"), dcqcn("poll")] {
+        let run_with = |at_departure: bool| {
+            let mut sim = Simulator::new(&cfg).expect("valid config");
+            sim.set_select_at_departure(at_departure);
+            sim.run(&RunControl::default()).expect("not interrupted");
+            let result = sim.finish();
+            let mut summary = result.summary.to_value();
+            let events = summary["engine"]["events"].as_u64().unwrap();
+            summary.as_object_mut().unwrap().remove("engine");
+            (summary, format!("{:?}", result.series), events)
+        };
+        let (departure, arrival) = (run_with(true), run_with(false));
+        let kind = if cfg.cm.scheme == "qcn3pt" {
+            "reflection"
+        } else {
+            "cnp"
+        };
+        assert!(
+            departure.0["cm"]["by_kind"][kind]["frames"].as_u64() > Some(10),
+            "{}: the NPs act: {}",
+            cfg.cm.scheme,
+            departure.0["cm"]
+        );
+        assert_eq!(departure.0, arrival.0, "{}", cfg.cm.scheme);
+        assert_eq!(departure.1, arrival.1, "{}", cfg.cm.scheme);
+        assert!(
+            departure.2 + 10_000 < arrival.2,
+            "{}: arrivals saved",
+            cfg.cm.scheme
+        );
+    }
 }
