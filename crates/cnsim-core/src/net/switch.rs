@@ -18,7 +18,7 @@
 //! sends the frames.
 
 use crate::metrics::recorder::DropPlace;
-use crate::scenario::{BufferModel, Thresholds};
+use crate::scenario::{BufferModel, SwitchConfig, Thresholds};
 use crate::time::SimTime;
 
 #[derive(Debug)]
@@ -58,6 +58,18 @@ pub struct SwitchParams {
     pub pause: bool,
     /// PAUSE frames name a priority class (802.1Qbb) instead of stopping everything (802.3x).
     pub pfc: bool,
+}
+
+impl SwitchParams {
+    pub fn new(cfg: &SwitchConfig) -> Self {
+        SwitchParams {
+            buffer: cfg.buffer,
+            oq_limit: cfg.oq_limit,
+            processing_delay: SimTime(cfg.processing_delay_ps),
+            pause: cfg.pause,
+            pfc: cfg.pfc_classes > 0,
+        }
+    }
 }
 
 /// Which inputs a watermark crossing pauses or resumes (local input indices).
