@@ -111,34 +111,10 @@ fn the_later_prefetch_stages_follow_the_size_of_the_network() {
 /// the NICs' own streams, they moved that jitter.)
 #[test]
 fn reflection_draws_do_not_move_the_reaction_points_draws() {
-    let mut base = star(8, G10, 1_000_000);
-    set_thresholds(
-        &mut base,
-        BufferModel::Partitioned,
-        150_000,
-        120_000,
-        60_000,
-        true,
-    );
-    base.hotspots = vec![cnsim_core::scenario::HotspotConfig {
-        node: "1".into(),
-        rate: 0.2,
-        start_ps: MS,
-        end_ps: 6 * MS,
-    }];
-    base.duration_ps = 20 * MS;
-    base.metrics.window_ps = [MS, 20 * MS];
+    let mut base = hotspot_star(20 * MS);
     base.metrics.per_flow = vec![["2".into(), "1".into()], ["3".into(), "1".into()]];
-    base.traffic.sources = (1..=8)
-        .map(|i| source(&i.to_string(), None, 0.85))
-        .collect();
     let run_with = |refp: f64| {
-        let mut cfg = base.clone();
-        cfg.cm = qcn_eval();
-        cfg.cm.scheme = "qcn3pt".into();
-        cfg.cm.params.insert("refp".into(), refp.into());
-        cfg.cm.params.insert("de_rule".into(), "q_above_qeq".into());
-        let out = run(&cfg);
+        let out = run(&with_qcn3pt(&base, refp));
         let mut summary = out.summary;
         // arrivals the NP acts on are events; the engine's count of them is not a result
         summary.as_object_mut().unwrap().remove("engine");
@@ -161,35 +137,9 @@ fn reflection_draws_do_not_move_the_reaction_points_draws() {
 /// and DCQCN in both CNP modes — and only the count of events differs.
 #[test]
 fn selecting_at_departure_changes_no_result() {
-    let mut base = star(8, G10, 1_000_000);
-    set_thresholds(
-        &mut base,
-        BufferModel::Partitioned,
-        150_000,
-        120_000,
-        60_000,
-        true,
-    );
-    base.hotspots = vec![cnsim_core::scenario::HotspotConfig {
-        node: "1".into(),
-        rate: 0.2,
-        start_ps: MS,
-        end_ps: 6 * MS,
-    }];
-    base.duration_ps = 10 * MS;
-    base.metrics.window_ps = [MS, 10 * MS];
+    let mut base = hotspot_star(10 * MS);
     base.metrics.per_flow = vec![["2".into(), "1".into()], ["3".into(), "4".into()]];
-    base.traffic.sources = (1..=8)
-        .map(|i| source(&i.to_string(), None, 0.85))
-        .collect();
-    let mut three_point = base.clone();
-    three_point.cm = qcn_eval();
-    three_point.cm.scheme = "qcn3pt".into();
-    three_point.cm.params.insert("refp".into(), 0.04.into());
-    three_point
-        .cm
-        .params
-        .insert("de_rule".into(), "q_above_qeq".into());
+    let three_point = with_qcn3pt(&base, 0.04);
     let dcqcn = |mode: &str| {
         let mut c = base.clone();
         c.cm = cnsim_core::cm::CmConfig {
@@ -240,4 +190,40 @@ fn selecting_at_departure_changes_no_result() {
             cfg.cm.scheme
         );
     }
+}
+
+/// Eight hosts at 85 % load on a partitioned switch with PAUSE, node 1's port at a fifth of its
+/// rate from 1 to 6 ms: flows get limited, and a scheme's sinks and sources have work to do.
+fn hotspot_star(duration_ps: u64) -> CoreConfig {
+    let mut c = star(8, G10, 1_000_000);
+    set_thresholds(
+        &mut c,
+        BufferModel::Partitioned,
+        150_000,
+        120_000,
+        60_000,
+        true,
+    );
+    c.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+        node: "1".into(),
+        rate: 0.2,
+        start_ps: MS,
+        end_ps: 6 * MS,
+    }];
+    c.duration_ps = duration_ps;
+    c.metrics.window_ps = [MS, duration_ps];
+    c.traffic.sources = (1..=8)
+        .map(|i| source(&i.to_string(), None, 0.85))
+        .collect();
+    c
+}
+
+/// `cfg` with QCN-3pt (the eval deck's QCN constants) reflecting with probability `refp`.
+fn with_qcn3pt(cfg: &CoreConfig, refp: f64) -> CoreConfig {
+    let mut c = cfg.clone();
+    c.cm = qcn_eval();
+    c.cm.scheme = "qcn3pt".into();
+    c.cm.params.insert("refp".into(), refp.into());
+    c.cm.params.insert("de_rule".into(), "q_above_qeq".into());
+    c
 }
