@@ -231,6 +231,15 @@ impl CongestionPoint for DcqcnCp {
         None
     }
 
+    /// Marking at dequeue starts above Kmin (the queue left behind is smaller still); marking at
+    /// enqueue leaves dequeues alone.
+    fn dequeue_floor(&self) -> u64 {
+        match self.p.mark {
+            MarkAt::Dequeue => self.p.kmin as u64,
+            MarkAt::Enqueue => u64::MAX,
+        }
+    }
+
     fn on_dequeue(
         &mut self,
         _now: SimTime,
@@ -927,6 +936,37 @@ pub(crate) mod tests {
         };
         cp.on_dequeue(SimTime::ZERO, 10_000_000, &mut ctl, &mut r);
         assert!(!ctl.cm.ce, "the control class is never marked");
+    }
+
+    /// The engine calls `on_dequeue` only above the CP's floor: at or below it the CP neither
+    /// marks nor draws, with the smallest frame (a 64 B data frame, the most left behind) too;
+    /// one byte above it a frame can be marked. Marking at enqueue: never a dequeue.
+    #[test]
+    fn the_dequeue_floor_is_where_dequeues_stop_doing_anything() {
+        let p = Arc::new(params(
+            serde_json::json!({"kmin": 5000.5, "pmax": 1.0, "kmax": 5001.5}),
+        ));
+        let mut cp = DcqcnCp::new(&p);
+        let floor = cp.dequeue_floor();
+        assert_eq!(floor, 5000);
+        for (q, size) in [(floor, 64), (floor, 1500), (64, 64), (0, 64)] {
+            let mut r = rng();
+            let before = r.clone();
+            let mut f = Frame::data(1, 2, size, SimTime::ZERO);
+            assert!(cp.on_dequeue(SimTime::ZERO, q, &mut f, &mut r).is_none());
+            assert!(!f.cm.ce, "q = {q}");
+            assert_eq!(
+                r.gen::<u64>(),
+                before.clone().gen::<u64>(),
+                "no draw at q = {q}"
+            );
+        }
+        // above Kmax with the frame gone: marked
+        let mut f = Frame::data(1, 2, 64, SimTime::ZERO);
+        cp.on_dequeue(SimTime::ZERO, 5066, &mut f, &mut rng());
+        assert!(f.cm.ce);
+        let pe = Arc::new(params(serde_json::json!({"mark": "enqueue"})));
+        assert_eq!(DcqcnCp::new(&pe).dequeue_floor(), u64::MAX);
     }
 
     // ------------------------------------------------------------------------ NP

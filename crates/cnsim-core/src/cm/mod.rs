@@ -146,6 +146,12 @@ pub trait CongestionPoint {
     ) -> Option<CmPayload> {
         None
     }
+    /// The queue (bytes, as `on_dequeue` sees it) at or below which `on_dequeue` does nothing —
+    /// no mark, no draw, no message — so that the engine need not call it (`u64::MAX`: never
+    /// anything). 0, the default, is always right.
+    fn dequeue_floor(&self) -> u64 {
+        0
+    }
     /// The CP's measurement interval ended ([`SchemeSpec::cp_period`]); `q` is the queue now and
     /// `service_bps` the rate the port serves data at now (a hotspot lowers it, D16).
     fn on_tick(&mut self, _now: SimTime, _q: u64, _service_bps: f64) {}
@@ -445,6 +451,9 @@ macro_rules! registry {
         }
 
         impl AnyCp {
+            pub fn dequeue_floor(&self) -> u64 {
+                match self { $(AnyCp::$variant(cp) => cp.dequeue_floor()),* }
+            }
             #[inline]
             pub fn on_enqueue(
                 &mut self,

@@ -84,6 +84,9 @@ pub struct Simulator {
     pub(crate) cps_active: bool,
     /// Which frames the CPs act on as they leave their queue (`Nothing` without CPs).
     pub(crate) cps_dequeue: OnDequeue,
+    /// Per port, the queue at or below which its CP does nothing on a dequeue
+    /// (`CongestionPoint::dequeue_floor`; `u64::MAX` without a CP), when `cps_dequeue` is set.
+    pub(crate) cp_dequeue_floor: Vec<u64>,
     /// The scheme acts on frames reaching a sink (reflections, probes): arrivals need events.
     pub(crate) sink_events: bool,
     /// One notification point per NIC (indexed by NIC), when `sink_events`.
@@ -176,6 +179,10 @@ impl Simulator {
             hotspots,
             cps_active: scheme.has_congestion_points(),
             cps_dequeue: scheme.cp_on_dequeue(),
+            cp_dequeue_floor: cps
+                .iter()
+                .map(|cp| cp.as_ref().map_or(u64::MAX, AnyCp::dequeue_floor))
+                .collect(),
             sink_events: scheme.needs_sink_events(),
             cm_frame_bytes: scheme.frame_bytes(),
             scheme,

@@ -24,7 +24,9 @@ impl Simulator {
             Start::WakeAt(t) => self.queue.push(t, Event::PortWake { port: p }),
             Start::Sent { frame: f, done } => {
                 self.queue.push(done, Event::TxDone { port: p, frame: f });
-                if self.cps_dequeue != OnDequeue::Nothing {
+                if self.cps_dequeue != OnDequeue::Nothing
+                    && port.q_bytes > self.cp_dequeue_floor[p as usize]
+                {
                     if let Device::Switch(s) = port.owner.get() {
                         self.cp_dequeue(s, p, f);
                     }
