@@ -430,6 +430,34 @@ def test_a_failed_checks_figure_shows_each_measures_signal_or_values(tmp_path: P
     assert path == tmp_path / "figures" / "T-K92.png" and path.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_failed_checks_figure_draws_a_fine_runs_throughput_in_1_ms_means(tmp_path: Path) -> None:
+    """In 10 us bins a 2 Gb/s port carries one 1500 B frame or two (1.2 or 2.4 Gb/s): the figure
+    draws the 1 ms means, so that the line shows the rate instead of filling the band between."""
+    from cnsim.check.report import failure_figure
+
+    deck = parse_deck("synth", _SYNTH)
+    runs = tmp_path / "runs"
+    plan = make_plan([deck], deck.checks, str(runs), seeds=1)
+    t_fine = np.arange(1, 20_001) * 10e-6
+    for i, task in enumerate(plan.tasks):
+        _write_synthetic_run(runs / task.run_id, task, 9.0)
+        two = np.arange(20_000) % (3 + i) == 0  # every third (fourth) bin holds two frames
+        gbps = np.where(two, 2.4, 1.2)
+        gbps[:100] = 10.0  # the first millisecond at line rate
+        table = pa.table({"t_s": t_fine, "entity": ["port:S1/EP4"] * t_fine.size, "gbps": gbps})
+        pq.write_table(table, runs / task.run_id / "series" / "throughput.parquet")
+    evaluator = Evaluator(plan, runs, [deck])
+    verdict = evaluator.evaluate(next(c for c in deck.checks if c.id == "T-K92"))
+    (ax,) = failure_figure(verdict, evaluator).axes
+    assert ax.get_ylabel() == "port:S1/EP4 (Gb/s, 1 ms means)"
+    for line, mean in zip(ax.get_lines(), (1.6, 1.5), strict=True):
+        assert line.get_xdata().tolist() == pytest.approx((np.arange(1, 201) * 1e-3).tolist())
+        means = np.asarray(line.get_ydata())
+        assert means[0] == pytest.approx(10.0)
+        # each millisecond's 100 bins: a third (a quarter) of them two frames, give or take one
+        assert np.all(np.abs(means[1:] - mean) < 0.013)
+
+
 _FLOWS_DECK = _SYNTH.split("[[checks]]")[0] + '''[[checks]]
 id = "T-K96"
 class = "Q"
