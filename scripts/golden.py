@@ -7,6 +7,11 @@ summaries and series). A deliberate model change regenerates them:
     python scripts/golden.py --write        # rewrite tests/golden/*.json
     python scripts/golden.py                # compare, print differences (what the test does)
 
+A change of results also raises ``RESULTS_VERSION`` (``python/cnsim/_version.py``): ``--write``
+refuses to record changed results under the number they were recorded with, and
+``tests/golden/results-version.json`` keeps the number and a digest of the files, which a test
+compares with the package and the files.
+
 The case list and the short durations are chosen so that the whole set runs in about a minute
 while every scheme and every topology kind is exercised, hotspots included.
 """
@@ -26,6 +31,10 @@ import cnsim
 import numpy as np
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden"
+
+#: which version of the results (``cnsim._version.RESULTS_VERSION``) the goldens hold, and a
+#: digest of them: ``--write`` keeps it, and a test compares it with the package and the files
+RECORD = GOLDEN_DIR / "results-version.json"
 
 #: Scenario sizes beyond the single-switch 16-node scale get shorter runs.
 _SHORT = {"zhb-og-n128": "0.02s", "scale-ft-2048": "0.001s", "eval-fat-tree-64": "0.03s", "zhb-ft-5stage": "0.003s",
@@ -175,6 +184,32 @@ def write_engine_goldens() -> None:
         print(f"wrote {path.relative_to(GOLDEN_DIR.parent.parent)}")
 
 
+def goldens_digest() -> str:
+    """sha256 of every golden case file's content (parsed, so that formatting does not count),
+    in name order."""
+    h = hashlib.sha256()
+    for path in sorted(GOLDEN_DIR.glob("*.json")):
+        if path == RECORD:
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        h.update(path.name.encode() + b"\0" + json.dumps(doc, sort_keys=True).encode() + b"\0")
+    return h.hexdigest()
+
+
+def recorded_version() -> int | None:
+    """The RESULTS_VERSION the goldens were last written under (None before the first record)."""
+    if not RECORD.is_file():
+        return None
+    return int(json.loads(RECORD.read_text(encoding="utf-8"))["results_version"])
+
+
+def write_record() -> None:
+    from cnsim._version import RESULTS_VERSION
+
+    RECORD.write_text(json.dumps({"results_version": RESULTS_VERSION, "digest": goldens_digest()}, indent=1) + "\n",
+                      encoding="utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite the golden files")
@@ -185,7 +220,10 @@ def main() -> int:
     if args.write_engine:
         write_engine_goldens()
         return 0
+    from cnsim._version import RESULTS_VERSION
+
     GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    changed: dict[Path, dict[str, Any]] = {}
     bad = 0
     for sid, scheme, duration in cases():
         name = case_name(sid, scheme)
@@ -193,18 +231,35 @@ def main() -> int:
             continue
         got = golden_of(sid, scheme, duration)
         path = GOLDEN_DIR / f"{name}.json"
+        want = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        d = diff(want, got) if want is not None else []
         if args.write:
-            path.write_text(json.dumps(got, sort_keys=True, indent=1) + "\n", encoding="utf-8")
-            print(f"wrote {path.name}")
+            if want is None or d:
+                changed[path] = got
+            if d:
+                print(f"changed {name}: {d[0]}")
             continue
-        want = json.loads(path.read_text(encoding="utf-8"))
-        d = diff(want, got)
         if d:
             bad += 1
             print(f"DIFF {name}:\n  " + "\n  ".join(d[:20]))
         else:
             print(f"same {name}")
-    return 1 if bad else 0
+    if not args.write:
+        return 1 if bad else 0
+    # results a cached run may hold must not change under the same number (a sweep or a check
+    # would reuse runs the earlier model made); a new case changes no earlier result
+    moved = [p for p in changed if p.is_file()]
+    if moved and recorded_version() == RESULTS_VERSION:
+        print(f"{len(moved)} golden case(s) changed, but RESULTS_VERSION is still {RESULTS_VERSION} "
+              "(python/cnsim/_version.py): raise it, so that no sweep or check reuses a run the "
+              "earlier model made, and write again", file=sys.stderr)
+        return 1
+    for path, got in changed.items():
+        path.write_text(json.dumps(got, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {path.name}")
+    write_record()
+    print(f"wrote {RECORD.name} (RESULTS_VERSION {RESULTS_VERSION})")
+    return 0
 
 
 if __name__ == "__main__":

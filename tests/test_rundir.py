@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from _scenarios import scen
 from cnsim import ScenarioError
+from cnsim._version import RESULTS_VERSION
 from cnsim.rundir import (
     ERROR_FILE,
     MANIFEST_FILE,
@@ -29,6 +30,7 @@ from cnsim.rundir import (
     read_run,
     rows_table,
     run_complete,
+    run_current,
     run_id_of,
     run_reusable,
 )
@@ -39,6 +41,12 @@ def write(path: Path, doc: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
+
+
+def finished(folder: Path, scenario: str, results: str = str(RESULTS_VERSION)) -> Path:
+    """A finished run folder: its summary, and the manifest naming the results version that made it."""
+    write(folder / MANIFEST_FILE, {"versions": {"cnsim": "0.1.0", "results": results}})
+    return write(folder / SUMMARY_FILE, {"scenario": scenario})
 
 
 # ---- reading the JSON files
@@ -137,7 +145,7 @@ def test_a_parquet_file_is_whole_with_its_magic_at_both_ends_and_a_footer_that_f
 
 
 def test_a_run_is_reusable_when_complete_and_every_series_file_is_whole(tmp_path: Path) -> None:
-    write(tmp_path / SUMMARY_FILE, {"scenario": "x"})
+    finished(tmp_path, "x")
     assert run_reusable(tmp_path)  # a run that recorded no series
     series_file(tmp_path, "queue")
     throughput = series_file(tmp_path, "throughput")
@@ -149,28 +157,50 @@ def test_a_run_is_reusable_when_complete_and_every_series_file_is_whole(tmp_path
     assert not run_reusable(tmp_path)
 
 
+def test_a_run_is_reusable_only_when_this_version_of_the_results_made_it(tmp_path: Path) -> None:
+    """The run id names the scenario and seed, not the model: a run made before a change to the
+    results (or after, by a newer cnsim) is complete but not current, and is run again."""
+    assert run_current(finished(tmp_path / "now", "x").parent) and run_reusable(tmp_path / "now")
+    for name, results in (("older", str(RESULTS_VERSION - 1)), ("newer", str(RESULTS_VERSION + 1))):
+        folder = finished(tmp_path / name, "x", results).parent
+        assert run_complete(folder) and not run_current(folder) and not run_reusable(folder)
+    before = write(tmp_path / "unversioned" / SUMMARY_FILE, {"scenario": "x"}).parent  # no manifest
+    write(before / MANIFEST_FILE, {"versions": {"cnsim": "0.1.0", "core": "0.1.0"}})  # made before the key
+    assert run_complete(before) and not run_current(before)
+    (before / MANIFEST_FILE).write_text("{", encoding="utf-8")  # a manifest that does not read back
+    assert not run_current(before)
+    (before / MANIFEST_FILE).unlink()
+    assert not run_current(before)
+
+
 def test_publish_renames_into_place_and_keeps_a_run_someone_else_finished(tmp_path: Path) -> None:
     tmp, final = tmp_path / ".tmp-a", tmp_path / "a"
-    write(tmp / SUMMARY_FILE, {"scenario": "mine"})
+    finished(tmp, "mine")
     publish(tmp, final)
     assert not tmp.exists() and json.loads((final / SUMMARY_FILE).read_text())["scenario"] == "mine"
 
-    write(tmp / SUMMARY_FILE, {"scenario": "second"})
+    finished(tmp, "second")
     publish(tmp, final)  # the finished run stays, the second attempt goes
     assert not tmp.exists() and json.loads((final / SUMMARY_FILE).read_text())["scenario"] == "mine"
 
     failed = tmp_path / "b"
     write(failed / ERROR_FILE, {"error": "boom"})
-    write(tmp / SUMMARY_FILE, {"scenario": "retry"})
+    finished(tmp, "retry")
     publish(tmp, failed)  # a failed attempt is replaced, not merged into
-    assert sorted(p.name for p in failed.iterdir()) == [SUMMARY_FILE]
+    assert sorted(p.name for p in failed.iterdir()) == [MANIFEST_FILE, SUMMARY_FILE]
 
     series = series_file(final)
     series.write_bytes(b"")  # finished, but a series file was lost since
-    write(tmp / SUMMARY_FILE, {"scenario": "rerun"})
+    finished(tmp, "rerun")
     series_file(tmp)
     publish(tmp, final)
     assert json.loads((final / SUMMARY_FILE).read_text())["scenario"] == "rerun" and parquet_whole(series)
+
+    older = tmp_path / "c"
+    finished(older, "before", str(RESULTS_VERSION - 1))  # finished by an earlier model
+    finished(tmp, "now")
+    publish(tmp, older)
+    assert json.loads((older / SUMMARY_FILE).read_text())["scenario"] == "now"
 
 
 def test_the_run_id_is_a_content_hash_of_the_scenario_and_seed() -> None:

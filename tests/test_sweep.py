@@ -198,6 +198,31 @@ def test_sweep_cli_writes_runs_table_and_catalog_then_resumes(tmp_path: Path) ->
     assert res.exit_code == 0 and "8 runs (8 already done, 0 run, 0 failed)" in res.output
 
 
+def test_a_resumed_sweep_runs_again_what_another_version_of_the_results_made(tmp_path: Path) -> None:
+    """The run id is a content hash of the scenario and seed, not of the model: a run folder whose
+    manifest names another RESULTS_VERSION (made before a model change, or by a newer cnsim) is run
+    again, and the sweep says so; the current ones are kept as they are."""
+    from cnsim._version import RESULTS_VERSION
+
+    spec = _small_spec(tmp_path, n=1, duration="0.005s")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0
+    older, kept = sorted(p for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    manifest = json.loads((older / "manifest.json").read_text())
+    assert manifest["versions"]["results"] == str(RESULTS_VERSION)
+    manifest["versions"]["results"] = str(RESULTS_VERSION - 1)
+    manifest["wall_s"] = -1.0  # a mark: the folder made by "the earlier model"
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    kept_manifest = (kept / "manifest.json").read_text()
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "2 runs (1 already done, 1 run, 0 failed)" in res.output
+    assert "1 run folder(s) were made by another version of cnsim's results and were run again" in res.output
+    again = json.loads((older / "manifest.json").read_text())
+    assert again["versions"]["results"] == str(RESULTS_VERSION) and again["wall_s"] > 0
+    assert (kept / "manifest.json").read_text() == kept_manifest  # not run again
+
+
 def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
     """contract: a non-empty --out is refused unless it is resumed; a sweep resumes its own spec
     only, never a run folder or another sweep's folder (whose runs would mix into its table)."""

@@ -697,6 +697,8 @@ def sweep(
                 f"sweep {parsed.name}: {result.total} runs ({result.reused} already done, {result.ran} run, "
                 f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet, {folder}/report.html"
             )
+        if result.outdated:
+            typer.echo(f"{len(result.outdated)} run folder(s) were made by another version of cnsim's results and were run again", err=True)
         if result.repaired:
             typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json or series file and were run again: {', '.join(result.repaired)}", err=True)
         for run_id, error in result.failed:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._version import RESULTS_VERSION
 from .errors import ScenarioError
 from .scenario import Scenario
 
@@ -42,6 +43,7 @@ __all__ = [
     "damaged",
     "run_complete",
     "parquet_whole",
+    "run_current",
     "run_reusable",
     "publish",
     "run_id_of",
@@ -132,10 +134,22 @@ def parquet_whole(path: Path) -> bool:
     return head == _PARQUET_MAGIC and tail[4:] == _PARQUET_MAGIC and 0 < footer <= size - 12
 
 
+def run_current(folder: Path) -> bool:
+    """Whether the run folder was made by this version of the results (its manifest's
+    ``versions.results`` is :data:`RESULTS_VERSION`): a run made before a change to the model or
+    to its measurements holds results this cnsim would not give."""
+    manifest = read_json(folder / MANIFEST_FILE)
+    versions = manifest.get("versions") if isinstance(manifest, dict) else None
+    return isinstance(versions, dict) and versions.get("results") == str(RESULTS_VERSION)
+
+
 def run_reusable(folder: Path) -> bool:
-    """A finished run a sweep keeps instead of running it again: complete, and every series file
-    whole (a damaged one is run again, not left for the catalog and the checks to trip on)."""
-    return run_complete(folder) and all(parquet_whole(p) for p in (folder / SERIES_DIR).glob("*.parquet"))
+    """A finished run a sweep keeps instead of running it again: complete, made by this version
+    of the results (an older run is run again: the run id names the scenario and seed, not the
+    model), and every series file whole (a damaged one is run again, not left for the catalog
+    and the checks to trip on)."""
+    return (run_complete(folder) and run_current(folder)
+            and all(parquet_whole(p) for p in (folder / SERIES_DIR).glob("*.parquet")))
 
 
 def publish(tmp: Path, final: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import budget
-from ._version import __version__
+from ._version import RESULTS_VERSION, __version__
 from .engine import engine
 from .errors import EngineError, EngineMissing, Problem, ScenarioError
 from .results import Result
@@ -74,6 +74,7 @@ def _peak_rss_bytes() -> int:
 def _versions(core: ModuleType | None) -> dict[str, str]:
     versions = {
         "cnsim": __version__,
+        "results": str(RESULTS_VERSION),
         "python": platform.python_version(),
         "numpy": np.__version__,
     }

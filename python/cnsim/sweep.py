@@ -52,7 +52,19 @@ import pyarrow.parquet as pq
 from . import budget
 from .errors import ResourceError, ScenarioError, format_value
 from .results import dump_json
-from .rundir import SWEEP_PLAN_FILE, SWEEP_TABLE_FILE, TMP_PREFIX, flatten, read_run, rows_table, run_id_of, run_reusable
+from .rundir import (
+    SUMMARY_FILE,
+    SWEEP_PLAN_FILE,
+    SWEEP_TABLE_FILE,
+    TMP_PREFIX,
+    flatten,
+    read_run,
+    rows_table,
+    run_complete,
+    run_current,
+    run_id_of,
+    run_reusable,
+)
 from .runtask import RunOutcome, RunTask, execute_run, params_doc
 from .scenario import load, scenarios
 from .scenario.loading import read_text
@@ -431,6 +443,8 @@ class SweepResult:
     wall_s: float
     #: run folders found corrupted or partial (summary.json unreadable) and run again
     repaired: list[str] = field(default_factory=list)
+    #: complete run folders made by another version of the results (``RESULTS_VERSION``), run again
+    outdated: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -446,6 +460,19 @@ def clean_stale(runs: Path) -> None:
         for p in runs.iterdir():
             if p.name.startswith(TMP_PREFIX) and p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
+
+
+def runs_to_do(runs: Path, tasks: list[RunTask]) -> tuple[list[RunTask], list[str], list[str]]:
+    """The tasks whose run folder under ``runs`` cannot be reused, and of their folders those
+    found damaged (a summary.json that does not read back, a series file not whole) and those made
+    by another version of the results (``RESULTS_VERSION``): both are removed, to be run again."""
+    todo = [t for t in tasks if not run_reusable(runs / t.run_id)]
+    outdated = [t.run_id for t in todo if run_complete(runs / t.run_id) and not run_current(runs / t.run_id)]
+    older = set(outdated)
+    repaired = [t.run_id for t in todo if (runs / t.run_id / SUMMARY_FILE).exists() and t.run_id not in older]
+    for run_id in outdated + repaired:
+        shutil.rmtree(runs / run_id, ignore_errors=True)
+    return todo, repaired, outdated
 
 
 def run_tasks(executor: Any, todo: list[RunTask], done: int, total: int, progress: ProgressHook | None = None) -> list[tuple[str, str]]:
@@ -496,12 +523,7 @@ def run_sweep(
         dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [params_doc(t) for t in tasks]}), encoding="utf-8"
     )
     unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
-    todo = [t for t in unique if not run_reusable(runs / t.run_id)]
-    # a folder with a summary.json that does not read back (truncated, corrupted), or with a
-    # series file that is not whole, is rerun
-    repaired = [t.run_id for t in todo if (runs / t.run_id / "summary.json").exists()]
-    for run_id in repaired:
-        shutil.rmtree(runs / run_id, ignore_errors=True)
+    todo, repaired, outdated = runs_to_do(runs, unique)
     reused = len(unique) - len(todo)
     started = time.perf_counter()
     own = executor is None
@@ -517,4 +539,4 @@ def run_sweep(
             from .catalog import build
 
             build(out)
-    return SweepResult(out, table, len(unique), reused, len(todo), failed, time.perf_counter() - started, repaired)
+    return SweepResult(out, table, len(unique), reused, len(todo), failed, time.perf_counter() - started, repaired, outdated)

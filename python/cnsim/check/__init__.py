@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
-from ..rundir import run_reusable
 from .evaluate import FAIL, NOT_RUN, PASS, Evaluator, Verdict
 from .plan import Plan, make_plan
 from .report import draw_failure, rows, tally, write_checks_report, write_results
@@ -51,13 +50,13 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
 
 def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, list[tuple[str, str]]]:
     """Run the plan's missing runs; returns (total, run now, failed)."""
-    from ..sweep import clean_stale, run_tasks
+    from ..sweep import clean_stale, run_tasks, runs_to_do
 
     runs = out.resolve() / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     tasks = plan.tasks
-    todo = [t for t in tasks if not run_reusable(runs / t.run_id)]
+    todo, _, _ = runs_to_do(runs, tasks)
     failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
     return len(tasks), len(todo), failed
 
