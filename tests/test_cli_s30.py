@@ -166,6 +166,25 @@ def test_check_force_replaces_and_own_output_resumes(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
 
 
+def test_a_resumed_check_runs_again_what_another_version_of_the_results_made(tmp_path: Path) -> None:
+    from cnsim._version import RESULTS_VERSION
+
+    out = tmp_path / "c"
+    args = ["check", "kd", "--only", "T-K15", "--quick", "--workers", "1", "--out", str(out)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    runs = sorted(p for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    assert runs and "run now)" in first.output
+    manifest = json.loads((runs[0] / "manifest.json").read_text())
+    manifest["versions"]["results"] = str(RESULTS_VERSION - 1)
+    (runs[0] / "manifest.json").write_text(json.dumps(manifest))
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert f"{len(runs)} runs (1 run now, 1 of them made by another version of cnsim's results)" in again.output
+    assert json.loads((runs[0] / "manifest.json").read_text())["versions"]["results"] == str(RESULTS_VERSION)
+    assert json.loads((out / "checks.json").read_text())["outdated"] == 1
+
+
 def test_recognising_a_commands_own_folder(tmp_path: Path) -> None:
     check = tmp_path / "check"
     (check / "runs" / "0123456789abcdef").mkdir(parents=True)

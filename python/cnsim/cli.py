@@ -812,7 +812,8 @@ def check(
         if not quiet:
             for name, counts in doc["tally"].items():
                 typer.echo(tally_line(name, counts))
-            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now) in {doc['wall_s']:.1f} s → {folder}/report.html")
+            again = f", {doc['outdated']} of them made by another version of cnsim's results" if doc["outdated"] else ""
+            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now{again}) in {doc['wall_s']:.1f} s → {folder}/report.html")
         if strict and any(r["verdict"] == FAIL for r in doc["checks"]):
             raise typer.Exit(1)
 

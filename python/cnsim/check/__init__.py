@@ -48,17 +48,18 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
     return [c for c in checks if c.id in set(only)]
 
 
-def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, list[tuple[str, str]]]:
-    """Run the plan's missing runs; returns (total, run now, failed)."""
+def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, int, list[tuple[str, str]]]:
+    """Run the plan's missing runs; returns (total, run now, run again because another version
+    of the results made them, failed)."""
     from ..sweep import clean_stale, run_tasks, runs_to_do
 
     runs = out.resolve() / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     tasks = plan.tasks
-    todo, _, _ = runs_to_do(runs, tasks)
+    todo, _, outdated = runs_to_do(runs, tasks)
     failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
-    return len(tasks), len(todo), failed
+    return len(tasks), len(todo), len(outdated), failed
 
 
 @dataclass
@@ -117,7 +118,7 @@ def run_checks(
     if executor is None:
         executor = LocalExecutor(workers)
     try:
-        total, ran, failed = _execute(plan, out, executor, progress)
+        total, ran, outdated, failed = _execute(plan, out, executor, progress)
     finally:
         if own:
             executor.close()
@@ -146,6 +147,7 @@ def run_checks(
         "executor": getattr(executor, "name", "?"),
         "runs": total,
         "ran": ran,
+        "outdated": outdated,
         "failed_runs": [list(f) for f in failed],
         "wall_s": time.perf_counter() - started,
         "run_sets": [
