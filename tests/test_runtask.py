@@ -70,6 +70,23 @@ def test_a_run_refused_by_the_engine_budget_is_a_failed_folder_with_its_scenario
     assert 'bin = "1ps"' in (folder / SCENARIO_FILE).read_text(encoding="utf-8")
 
 
+def test_a_worker_with_another_version_of_the_results_refuses_the_run(tmp_path: Path) -> None:
+    """A task carries its coordinator's RESULTS_VERSION (a Dask worker may run another cnsim): a
+    worker that would compute other results records the run as failed, saying why, instead of
+    mixing its results into the sweep."""
+    import dataclasses
+
+    from cnsim._version import RESULTS_VERSION
+
+    assert task(tmp_path, {}).results_version == RESULTS_VERSION
+    outcome = timed(dataclasses.replace(task(tmp_path, {"duration": "1ms"}), results_version=RESULTS_VERSION + 1))
+    assert outcome.status == "failed"
+    assert outcome.error == (f"this worker's cnsim computes version {RESULTS_VERSION} of the results and the "
+                             f"sweep's coordinator version {RESULTS_VERSION + 1}: install the same cnsim on every worker")
+    folder = tmp_path / "r1"
+    assert doc(folder / ERROR_FILE)["error"] == outcome.error and not (folder / SUMMARY_FILE).exists()
+
+
 def test_a_run_that_does_not_resolve_is_a_failed_folder_without_a_scenario(tmp_path: Path) -> None:
     outcome = timed(task(tmp_path, {"cm.gi": 2.0}))
     assert outcome.status == "failed" and outcome.error is not None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._version import RESULTS_VERSION
 from .results import dump_json
 from .rundir import ERROR_FILE, PARAMS_FILE, SCENARIO_FILE, TMP_PREFIX, publish
 
@@ -39,6 +40,9 @@ class RunTask:
     #: the run's peak memory estimate (cnsim.budget; 0 if not estimated), for the executors'
     #: check of the runs in flight together
     memory_bytes: int = 0
+    #: the version of the results the coordinator computes (the value travels with the task): a
+    #: worker with another cnsim refuses the run rather than mix its results into the sweep
+    results_version: int = RESULTS_VERSION
 
 
 @dataclass
@@ -80,6 +84,11 @@ def execute_run(task: RunTask, stop: threading.Event | None = None) -> RunOutcom
         if stop is not None and stop.is_set():
             raise KeyboardInterrupt
 
+    if task.results_version != RESULTS_VERSION:
+        message = (f"this worker's cnsim computes version {RESULTS_VERSION} of the results and the sweep's "
+                   f"coordinator version {task.results_version}: install the same cnsim on every worker")
+        record_failure(task, message, tmp=tmp)
+        return RunOutcome(task.run_id, "failed", message, time.perf_counter() - started)
     try:
         scen = prepare(task.base, task.overrides, task.seed)
         result = run(scen, progress=progress if stop is not None else None)
