@@ -223,6 +223,40 @@ def test_a_resumed_sweep_runs_again_what_another_version_of_the_results_made(tmp
     assert (kept / "manifest.json").read_text() == kept_manifest  # not run again
 
 
+def test_runs_to_do_sorts_the_folders_a_resume_finds(tmp_path: Path) -> None:
+    """What a resumed sweep or check runs: every task whose folder is not a current, whole run;
+    of those, the folders made by another version of the results (outdated) and the damaged ones
+    (repaired) are removed first, each listed once; a missing or failed run is neither."""
+    from cnsim._version import RESULTS_VERSION
+    from cnsim.runtask import RunTask
+    from cnsim.sweep import runs_to_do
+
+    def folder(name: str, summary: str | None = None, results: str | None = None, error: bool = False) -> Path:
+        f = tmp_path / name
+        f.mkdir()
+        if summary is not None:
+            (f / "summary.json").write_text(summary)
+        if results is not None:
+            (f / "manifest.json").write_text(json.dumps({"versions": {"results": results}}))
+        if error:
+            (f / "error.json").write_text('{"error": "boom"}')
+        return f
+
+    folder("current", '{"scenario": "x"}', str(RESULTS_VERSION))
+    folder("older", '{"scenario": "x"}', str(RESULTS_VERSION - 1))
+    folder("damaged", '{"scenario": ', str(RESULTS_VERSION))
+    folder("damaged-older", '{"scen', str(RESULTS_VERSION - 1))
+    folder("failed", error=True)
+    names = ["current", "older", "damaged", "damaged-older", "failed", "missing"]
+    tasks = [RunTask(run_id=n, base="b", overrides={}, seed=1, params={}, index=i, runs_dir=str(tmp_path), sweep="s")
+             for i, n in enumerate(names)]
+    todo, repaired, outdated = runs_to_do(tmp_path, tasks)
+    assert [t.run_id for t in todo] == names[1:]
+    assert outdated == ["older"]
+    assert repaired == ["damaged", "damaged-older"]  # a summary that does not read back: damaged, whoever made it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["current", "failed"]
+
+
 def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
     """contract: a non-empty --out is refused unless it is resumed; a sweep resumes its own spec
     only, never a run folder or another sweep's folder (whose runs would mix into its table)."""
