@@ -239,7 +239,10 @@ def main() -> int:
             if d:
                 print(f"changed {name}: {d[0]}")
             continue
-        if d:
+        if want is None:
+            bad += 1
+            print(f"MISSING {name}: no golden file (scripts/golden.py --write writes it)")
+        elif d:
             bad += 1
             print(f"DIFF {name}:\n  " + "\n  ".join(d[:20]))
         else:

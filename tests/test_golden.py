@@ -96,6 +96,10 @@ def test_writing_changed_goldens_needs_a_new_results_version(tmp_path: Path, mon
     assert written["summary"]["throughput_gbps"]["aggregate"] == json.loads(stored)["summary"]["throughput_gbps"]["aggregate"] + 1.0
     record = json.loads(golden.RECORD.read_text(encoding="utf-8"))
     assert record == {"results_version": version + 1, "digest": golden.goldens_digest()}
-    # a new case changes no earlier result: written under the same version
+    # a missing golden fails the comparison; a new case changes no earlier result: written under
+    # the same version
     (tmp_path / f"{name}.json").unlink()
+    monkeypatch.setattr(sys, "argv", ["golden.py", "--only", name])
+    assert golden.main() == 1
+    monkeypatch.setattr(sys, "argv", ["golden.py", "--write", "--only", name])
     assert golden.main() == 0 and (tmp_path / f"{name}.json").is_file() and golden.recorded_version() == version + 1
