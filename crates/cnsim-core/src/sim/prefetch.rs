@@ -97,10 +97,10 @@ impl Simulator {
     /// of dependent misses overlaps the events before it.
     ///
     /// * Four events on (`later`, the event [`Simulator::prefetch_for`] had): the NIC behind a transmitter (its
-    ///   service reads its four lines) and the delivery counter of a receiving node, found in
-    ///   [`Prefetch::port_ends`].
+    ///   service reads its four lines) and its node's sent-bytes counter, and the delivery
+    ///   counter of a receiving node, found in [`Prefetch::port_ends`].
     /// * Two events on: the NIC's generator and its list of free VOQ slots, the next frame of a
-    ///   switch's FIFO, the counter's current bin; the route entry and the switch of an arrival.
+    ///   switch's FIFO, the counters' current bins; the route entry and the switch of an arrival.
     /// * One event on: the VOQ slot a new flow takes; the output port an arrival joins.
     #[inline(always)]
     fn prefetch_dependent_lines(&self, later: Option<Event>) {
@@ -109,6 +109,7 @@ impl Simulator {
                 let [owner, peer] = self.prefetch.port_ends[port as usize];
                 if let Device::Nic(n) = owner.get() {
                     crate::engine::prefetch_all(&self.nics[n as usize]);
+                    crate::engine::prefetch(&self.rec.sent[n as usize]);
                 }
                 if let Device::Nic(d) = peer.get() {
                     crate::engine::prefetch(&self.rec.nodes[d as usize]);
@@ -127,6 +128,9 @@ impl Simulator {
                             crate::engine::prefetch_lines(g, 2);
                         }
                         nic.prefetch_free_list();
+                        if let Some(bin) = self.rec.sent[n as usize].bins.last() {
+                            crate::engine::prefetch(bin);
+                        }
                     }
                     Device::Switch(_) => {
                         if let Some(next) = port.oq.front() {
