@@ -84,7 +84,8 @@ pub enum RpVariant {
 pub enum PhaseRule {
     /// [CODE:ns3-rdma]: by the stage of the counter that fired, then the other's.
     Fired,
-    /// The paper's description: FR while both stages are below F, HAI when both reach it.
+    /// The paper's description: FR while both stages are below F, HAI when both are above
+    /// it (with the step R_HAI·(min stage − F), the QCN code's), AI otherwise.
     Joint,
 }
 
@@ -549,14 +550,20 @@ impl DcqcnRp {
             PhaseRule::Fired if own < f => Phase::FastRecovery,
             PhaseRule::Fired if other < f => Phase::ActiveIncrease,
             PhaseRule::Joint if own < f && other < f => Phase::FastRecovery,
-            PhaseRule::Joint if own < f || other < f => Phase::ActiveIncrease,
+            PhaseRule::Joint if own <= f || other <= f => Phase::ActiveIncrease,
             _ => Phase::HyperActiveIncrease,
+        };
+        // the first HAI step is one R_HAI under either rule: "fired" enters HAI at F, "joint"
+        // above it
+        let first_hai = match self.p.phase_rule {
+            PhaseRule::Fired => f,
+            PhaseRule::Joint => f + 1,
         };
         let delta = match phase {
             Phase::FastRecovery => 0.0,
             Phase::ActiveIncrease => self.p.r_ai_bps,
             Phase::HyperActiveIncrease => {
-                self.p.r_hai_bps * (self.byte_stage.min(self.time_stage) - f + 1) as f64
+                self.p.r_hai_bps * (self.byte_stage.min(self.time_stage) - first_hai + 1) as f64
             }
         };
         if self.p.efr && (self.byte_stage == 1 || self.time_stage == 1) && self.rt > 10.0 * self.rc
@@ -1247,13 +1254,16 @@ pub(crate) mod tests {
         (rp.rc, rp.rt) = (0.5e9, 10e9);
         rp.on_timer(SimTime::us(55), &mut rl, &mut r);
         assert_eq!((rp.time_stage, rp.byte_stage, rp.rt), (1, 0, 1.25e9));
-        // "joint": fast recovery while both stages are below F = 5, AI once one has reached
-        // it, HAI once both have
+        // "joint": fast recovery while both stages are below F = 5, HAI once both are above
+        // it, AI otherwise (both at F included)
         for (bytes_before, timer, want) in [
             (3, 4, FastRecovery),
             (4, 4, ActiveIncrease),
             (3, 5, ActiveIncrease),
-            (4, 5, HyperActiveIncrease),
+            (4, 5, ActiveIncrease),
+            (4, 6, ActiveIncrease),
+            (5, 6, HyperActiveIncrease),
+            (6, 5, ActiveIncrease),
         ] {
             let (mut rp, mut rl, mut r) =
                 new_rp(p(serde_json::json!({"phase_rule": "joint", "efr": false})));
@@ -1266,6 +1276,17 @@ pub(crate) mod tests {
                 "stages {} / {timer}",
                 bytes_before + 1
             );
+        }
+        // the joint rule's HAI step is R_HAI·(min stage − F): one R_HAI at stages 6 / 6, two
+        // at 7 / 7 (RT below the line, so the step shows)
+        for (stages, step) in [(6u32, 200e6), (7, 400e6)] {
+            let (mut rp, mut rl, mut r) =
+                new_rp(p(serde_json::json!({"phase_rule": "joint", "efr": false})));
+            rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+            (rp.byte_stage, rp.time_stage, rp.rc, rp.rt) = (stages - 1, stages, 1e9, 2e9);
+            rp.on_send(SimTime::ZERO, 1500, &mut rl, &mut r);
+            assert_eq!(rp.last_phase, Some(HyperActiveIncrease));
+            assert_eq!(rp.rt, 2e9 + step, "stages {stages}");
         }
     }
 
