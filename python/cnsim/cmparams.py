@@ -309,7 +309,7 @@ _FECN: Final[dict[str, Param]] = {
     "c": _f(0.1, doc="queue control floor", lo_open=True),
     "ewma": _frac(0.5, doc="weight of the new rate in the exponential average", lo_open=True),
     "max_increase": _f(1.0, doc="largest relative rise of the advertised rate per interval while q <= Qeq (cnsim's reading)"),
-    "rmin": _positive_rate("rate/n0", doc="lowest advertised rate (C0/N0); at most the slowest node's link rate"),
+    "rmin": _positive_rate(1_000_000, doc="lowest advertised rate (the seeds' Rmin, §1.4); at most the slowest node's link rate"),
     "start": _choice("n0", "line", doc="a source starts at C0/N0 or at line rate"),
     "efecn": Param("bool", False, doc="E-FECN: backward messages from queues above qsc"),
     "qsc": Param("size", "4*qeq", doc="E-FECN severe-congestion queue Qsc"),
