@@ -79,6 +79,30 @@ def test_classes_must_exist() -> None:
         cnsim.run("zhb-og-multi-hop", set={"switch.pfc_classes": 9})
 
 
+def _incast_in_two_classes(scheme: str) -> dict:
+    """dcqcn-incast-2to1 with H1's flow at 6 Gb/s in class 1 (served first) and H2's at line rate
+    in class 0: the S1/H3 port is congested in class 0 only."""
+    flows = '[{src = "H1", dst = "H3", rate = "6Gbps", priority = 1}, {src = "H2", dst = "H3", rate = "10Gbps"}]'
+    return cnsim.run(
+        "dcqcn-incast-2to1",
+        set={"cm.scheme": scheme, "switch.pfc_classes": 2, "traffic.flows": cnsim.scenario.parse_set_value(flows),
+             "duration": "0.05s", "metrics.window": [0.01, 0.05]},
+    ).summary
+
+
+def test_a_congestion_point_measures_the_queue_of_its_frames_class() -> None:
+    """DCQCN marks on "q of the lossless class" (algorithms.md §7.1): class 1's queue never
+    reaches Kmin, so its flow is never marked and keeps its rate as without CM, while class 0's
+    flow is cut to the rest of the link. (Marking on the port's whole queue cut the class-1 flow
+    to 4.7–4.9 Gb/s.)"""
+    dcqcn, none = _incast_in_two_classes("dcqcn"), _incast_in_two_classes("none")
+    hi = dcqcn["throughput_gbps"]["per_flow"]["H1->H3"]
+    assert hi == pytest.approx(none["throughput_gbps"]["per_flow"]["H1->H3"], rel=1e-3)
+    assert hi > 5.8
+    assert dcqcn["throughput_gbps"]["per_flow"]["H2->H3"] == pytest.approx(10.0 - hi, rel=0.02)
+    assert dcqcn["cm"]["frames"] > 0  # class 0 is congested and marked
+
+
 def test_the_resolved_scenario_keeps_classes_and_cp_ports(tmp_path) -> None:
     """A run folder's scenario.toml reproduces the run: PFC classes, priorities and CP placement
     survive the round trip."""

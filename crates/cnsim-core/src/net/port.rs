@@ -76,6 +76,12 @@ pub struct Port {
     ctrl: VecDeque<FrameId>,
     /// With PFC and more than one class: the FIFOs of classes 1, 2, … (empty otherwise).
     hi: Vec<VecDeque<QueuedFrame>>,
+    /// Bytes of `hi[c]` plus its frame in service, as `q_bytes` counts them for all classes:
+    /// a congestion point measures the queue of its frame's class (algorithms.md §7.1 "q of the
+    /// lossless class", §3.1 "per output queue, per CM class"; [`Port::class_bytes`]).
+    hi_bytes: Vec<u64>,
+    /// The class FIFO the data frame in service came from (with `hi`; 0: class 0).
+    serving_class: u8,
     /// Since when something has been paused (the paused-time metrics).
     pub paused_since: SimTime,
     /// Since when each data class has been paused (the deadlock detector, per class).
@@ -125,6 +131,8 @@ impl Port {
             mac: VecDeque::new(),
             ctrl: VecDeque::new(),
             hi: Vec::new(),
+            hi_bytes: Vec::new(),
+            serving_class: 0,
             paused_since: SimTime::ZERO,
             class_since: [SimTime::ZERO; 8],
             pause_record: PauseRecord::default(),
@@ -318,6 +326,7 @@ impl Port {
             };
             if ready_at <= now {
                 queue.pop_front();
+                self.serving_class = c as u8;
                 return Ok(q);
             }
             earliest = earliest.min(ready_at);
@@ -342,12 +351,27 @@ impl Port {
             self.oq.push_back(q);
         } else {
             self.hi[class as usize - 1].push_back(q);
+            self.hi_bytes[class as usize - 1] += size;
+        }
+    }
+
+    /// The bytes `q_bytes` counts for data class `class` alone: its FIFO and its frame in
+    /// service (every class's with one FIFO).
+    #[inline]
+    pub fn class_bytes(&self, class: u8) -> u64 {
+        if self.hi_fifos == 0 {
+            self.q_bytes
+        } else if class == 0 {
+            self.q_bytes - self.hi_bytes.iter().sum::<u64>()
+        } else {
+            self.hi_bytes[class as usize - 1]
         }
     }
 
     /// Give the port one FIFO per priority class (PFC with `classes` > 1).
     pub fn set_classes(&mut self, classes: u8) {
         self.hi = (1..classes).map(|_| VecDeque::new()).collect();
+        self.hi_bytes = vec![0; self.hi.len()];
         self.hi_fifos = self.hi.len() as u8;
     }
 
@@ -363,6 +387,9 @@ impl Port {
         self.busy = false;
         if counted {
             self.q_bytes -= size;
+            if self.hi_fifos != 0 && self.serving_class != 0 {
+                self.hi_bytes[self.serving_class as usize - 1] -= size;
+            }
         }
         self.current
     }
@@ -628,6 +655,36 @@ mod tests {
             PauseChange::None
         );
         assert_eq!(sent(p.start_next(SimTime(700), &mut pool)).0, ctrl);
+    }
+
+    /// A class's bytes are its FIFO's plus its frame in service until the frame's last bit
+    /// leaves (what `q_bytes` counts for the port), class 0's the rest; one FIFO: the port's.
+    #[test]
+    fn each_class_counts_its_own_bytes() {
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        let f = frame(&mut pool, FrameKind::Data, 1500);
+        p.enqueue(f, 0, 1500);
+        assert_eq!(p.class_bytes(0), 1500);
+        let (mut p, mut pool) = (port(Device::Switch(0)), FramePool::new());
+        p.set_classes(3);
+        let sizes = [(0, 1000), (2, 1500), (1, 700), (2, 64), (0, 300)];
+        for &(class, size) in &sizes {
+            let f = frame(&mut pool, FrameKind::Data, size as u32);
+            p.enqueue(f, class, size);
+        }
+        let bytes = |p: &Port| [p.class_bytes(0), p.class_bytes(1), p.class_bytes(2)];
+        assert_eq!(bytes(&p), [1300, 700, 1564]);
+        // class 2's head in service: still counted until its last bit leaves
+        let (f, _) = sent(p.start_next(SimTime(0), &mut pool));
+        assert_eq!(bytes(&p), [1300, 700, 1564]);
+        p.finish(pool.get(f).size as u64, true);
+        assert_eq!(bytes(&p), [1300, 700, 64]);
+        for want in [[1300, 700, 0], [1300, 0, 0], [300, 0, 0], [0, 0, 0]] {
+            let (f, _) = sent(p.start_next(SimTime(0), &mut pool));
+            p.finish(pool.get(f).size as u64, true);
+            assert_eq!(bytes(&p), want);
+        }
+        assert_eq!(p.q_bytes, 0);
     }
 
     /// PFC: a PAUSE for one class holds that class alone (and never CM control); the classes are

@@ -47,7 +47,7 @@ impl Simulator {
         if !self.cps_dequeue.acts_on(frame) {
             return;
         }
-        let q = self.ports[p as usize].q_bytes;
+        let q = self.ports[p as usize].class_bytes(frame.class);
         let Some(cp) = self.cps[p as usize].as_mut() else {
             return;
         };

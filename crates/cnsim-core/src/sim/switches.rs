@@ -29,7 +29,7 @@ impl Simulator {
         if kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
             // a probe addressed to this CP: the CP may answer it (and consume it), D6 class (b)
             let probe = frame.cm;
-            let q = self.ports[out as usize].q_bytes;
+            let q = self.ports[out as usize].class_bytes(class);
             if let Some(cp) = self.cps[out as usize].as_mut() {
                 if let Some(mut answer) = cp.on_probe(now, q, &probe) {
                     answer.msg = crate::cm::msg::PROBE_REPLY;
@@ -69,7 +69,10 @@ impl Simulator {
         // goes first anyway (strict priority), so the order changes nothing
         self.ports[out as usize].enqueue(f, class, size);
         if self.cps_active && !legacy && kind == FrameKind::Data {
-            self.congestion_point_sample(s, out, q, f);
+            // the queue of the frame's class, the arriving frame included (q_out + size with one
+            // class)
+            let q_class = self.ports[out as usize].class_bytes(class);
+            self.congestion_point_sample(s, out, q_class, f);
         }
         if xoff != PauseSignal::None {
             self.signal_pause(s, xoff, true);
