@@ -93,3 +93,23 @@ def test_fluid_model_and_packet_run_agree_on_queue_and_period() -> None:
     eq = study.summary["equilibrium"]
     assert study.summary["fluid"]["queue_mean_bytes"] == pytest.approx(eq["queue_bytes"], rel=0.05)
     assert eq["rate_bps"] == 5e9 and 0 < eq["mark_probability"] < 0.01
+
+
+def test_a_flow_released_at_line_rate_keeps_its_alpha() -> None:
+    """A QP's rate state lives as long as the QP (§1.4): H1's limiter, released at line rate after
+    H2 stops at 3 ms, is re-created when H4 starts at 14.5 ms, and its first CNP then cuts RC to
+    line·(1 − α/2) with the α it kept (decayed on its timer), not with a fresh α = 1, which would
+    cut it to exactly 5 Gb/s (the rate series is recorded at every 1 us, so the first value after
+    the gap is that first cut)."""
+    flows = cnsim.scenario.parse_set_value(
+        '[{src = "H1", dst = "H3", rate = "10Gbps"}, {src = "H2", dst = "H3", rate = "10Gbps", stop = "3ms"},'
+        ' {src = "H4", dst = "H3", rate = "10Gbps", start = "14.5ms"}]'
+    )
+    r = cnsim.run(INCAST, set={"cm.scheme": "dcqcn", "topology.nodes": ["H1", "H2", "H3", "H4"], "traffic.flows": flows,
+                               "duration": "16ms", "metrics.bin": "1us", "metrics.window": [0.0, 0.016]})
+    t = [(x["t_s"], x["gbps"]) for x in r.series("rates").to_pylist() if x["flow"] == "H1->H3"]
+    gaps = [(a, b) for a, b in zip(t, t[1:], strict=False) if b[0] - a[0] > 1.5e-6]
+    assert len(gaps) == 1, gaps  # released once, limited again once
+    (released_at, last), (again_at, first) = gaps[0]
+    assert 3e-3 < released_at < 14.5e-3 < again_at and last == pytest.approx(10.0, rel=1e-3)
+    assert 5.5 < first < 10.0, first  # α < 0.9: kept and decayed (≈ 0.38 here)

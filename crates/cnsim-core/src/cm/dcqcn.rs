@@ -654,6 +654,15 @@ impl DcqcnRp {
 }
 
 impl ReactionPoint for DcqcnRp {
+    /// A QP's rate state exists from its start to its end (§1.4, [CODE:ns3-rdma],
+    /// [CODE:hpcc]): released at line rate (D7), the flow keeps α — decaying on its timer, in
+    /// closed form from `alpha_ref` — and the NIC variant's first CNP is not repeated. At line
+    /// rate nothing else would change: increase events leave RC = RT = line rate, and the next
+    /// CNP resets the stages and counters.
+    fn outlives_release(&mut self) -> bool {
+        self.wake = Wake::default(); // the release voided the wake-up asked for
+        true
+    }
     fn on_message(
         &mut self,
         now: SimTime,
@@ -1099,6 +1108,42 @@ pub(crate) mod tests {
             RateLimiter::new(LINE),
             rng(),
         )
+    }
+
+    /// §1.4: a QP's state outlives its limiter's release. Paper RP: the next CNP finds α decayed
+    /// once per K since the last CNP and cuts with it; NIC RP: α keeps its update grid and the
+    /// first-CNP initialisation is not repeated.
+    #[test]
+    fn the_state_outlives_the_release() {
+        let (mut rp, mut rl, mut r) = new_rp(params(serde_json::json!({})));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        assert_eq!(rp.alpha, 1.0); // (1 − g)·1 + g
+        (rp.rc, rp.rt) = (LINE, LINE); // recovered
+        assert!(rp.released());
+        assert!(rp.outlives_release());
+        assert_eq!(
+            rp.wake.armed,
+            SimTime::NEVER,
+            "the release voided its wake-up"
+        );
+        let mut rl = RateLimiter::new(LINE); // the next limiter starts at line rate (D7)
+        rp.on_message(SimTime::us(10 * 55 + 7), &cnp(), &mut rl, &mut r);
+        let alpha = (1.0 - G).powi(10) * (1.0 - G) + G;
+        close(rp.alpha, alpha);
+        close(rp.rc, LINE * (1.0 - alpha / 2.0));
+        close(rl.rate_bps, rp.rc);
+        // the NIC variant: no second "first CNP" (α = 1, RC = RT = rate_on_first_cnp·RC)
+        let nic = serde_json::json!({"rp": "nic", "alpha_timer_ps": 1000000u64, "rate_on_first_cnp": 0.5});
+        let (mut rp, mut rl, mut r) = new_rp(params(nic));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        close(rp.rc, LINE / 2.0);
+        (rp.rc, rp.rt, rp.decrease_at) = (LINE, LINE, SimTime::NEVER);
+        assert!(rp.released() && rp.outlives_release());
+        let before = rp.alpha_at(SimTime::us(100));
+        let mut rl = RateLimiter::new(LINE);
+        rp.on_message(SimTime::us(100), &cnp(), &mut rl, &mut r);
+        close(rp.alpha_at(SimTime::us(100)), before);
+        assert_eq!((rp.rc, rp.rt), (LINE, LINE), "no first-CNP cut to half");
     }
 
     #[test]

@@ -193,6 +193,12 @@ pub trait ReactionPoint {
     fn tag(&self) -> Option<u32> {
         None
     }
+    /// The flow's limiter was released (D7): whether this state outlives it, to drive the
+    /// flow's next limiter (DCQCN: a QP's rate state lives as long as the QP, §1.4). The
+    /// release voids every wake-up the RP asked for.
+    fn outlives_release(&mut self) -> bool {
+        false
+    }
 }
 
 /// What a notification point asks of its NIC.
@@ -513,6 +519,9 @@ macro_rules! registry {
             }
             pub fn tag(&self) -> Option<u32> {
                 match self { $(AnyRp::$variant(rp) => rp.tag()),* }
+            }
+            pub fn outlives_release(&mut self) -> bool {
+                match self { $(AnyRp::$variant(rp) => rp.outlives_release()),* }
             }
         }
     };

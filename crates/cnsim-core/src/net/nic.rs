@@ -13,7 +13,7 @@
 //! transfer to the OB, the sink and the reaction points — is `sim/nics.rs`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
@@ -118,10 +118,10 @@ impl Voq {
 
     /// Remove the rate limiter and the reaction point (release, D7) and advance the timer token,
     /// so that the flow's pending timers are stale.
-    pub fn release_limiter(&mut self) {
+    pub fn release_limiter(&mut self) -> Option<AnyRp> {
         self.limiter = None;
-        self.rp = None;
         self.timer_token = self.timer_token.wrapping_add(1);
+        self.rp.take()
     }
 
     /// Queue a frame generated at `t`, of finite flow `flow` (or `NO_FLOW`) and priority `class`.
@@ -283,6 +283,10 @@ pub struct Nic {
     pub gens: Vec<u32>,
     pub line_rate: BitRate,
     pub rng: SimRng,
+    /// Reaction points whose limiter was released but whose state lives on
+    /// ([`crate::cm::ReactionPoint::outlives_release`]), by destination: the flow's next limiter
+    /// takes its state from here.
+    pub(crate) dormant: BTreeMap<u32, AnyRp>,
 }
 
 /// [`Nic::first_gen`] of a NIC without a generator.
@@ -313,6 +317,7 @@ impl Nic {
             ingress_bytes: 0,
             blocked: None,
             rng,
+            dormant: BTreeMap::new(),
         }
     }
 

@@ -507,7 +507,11 @@ impl Simulator {
                 return; // e.g. positive feedback for a flow that is not limited (§3.3 step 2)
             }
             voq.limiter = Some(RateLimiter::new(line));
-            voq.rp = Some(self.scheme.new_rp(line));
+            voq.rp = Some(
+                nic.dormant
+                    .remove(&voq.dst)
+                    .unwrap_or_else(|| self.scheme.new_rp(line)),
+            );
         }
         let rl = voq.limiter.as_mut().expect("just created");
         let out =
@@ -561,8 +565,12 @@ impl Simulator {
             );
         }
         if out.release {
-            voq.release_limiter();
             let dst = voq.dst;
+            if let Some(mut rp) = voq.release_limiter() {
+                if rp.outlives_release() {
+                    self.nics[n as usize].dormant.insert(dst, rp);
+                }
+            }
             // the rate series ends here ("no limiter"), whichever event released it
             self.rec.on_rate(now, n, dst, f64::NAN);
             self.nics[n as usize].maybe_recycle(v);
@@ -603,7 +611,9 @@ impl Simulator {
                 let rl = voq.limiter.get_or_insert(RateLimiter::new(line));
                 rl.rate_bps = r;
             }
-            None => voq.release_limiter(),
+            None => {
+                voq.release_limiter();
+            }
         }
         self.limiter_changed(n, v);
     }
