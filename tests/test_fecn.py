@@ -20,7 +20,7 @@ def test_keys_lower_with_the_pseudo_code_defaults() -> None:
     cm = load("zhb-og-single-hop").set_many({"cm.scheme": "fecn"}).lower()["cm"]
     assert cm["scheme"] == "fecn"
     assert (cm["n0"], cm["interval_ps"], cm["qeq"], cm["a"], cm["b"], cm["c"], cm["ewma"]) == (200.0, 10**9, 24_000, 1.1, 1.002, 0.1, 0.5)
-    assert cm["rmin_bps"] == 50_000_000 and cm["qsc"] == 96_000  # C0/N0 at 10 Gb/s; 4 Qeq
+    assert cm["rmin_bps"] == 1_000_000 and cm["qsc"] == 96_000  # the seeds' Rmin (§1.4); 4 Qeq
 
 
 @pytest.mark.parametrize(
@@ -50,6 +50,18 @@ def test_the_output_generated_hotspot_runs_at_the_ideal_aggregate_with_the_queue
     assert s["paused_fraction"] == 0.0
     # one probe per flow per T each way: 16 sources x 15 flows x 600 intervals
     assert s["cm"]["frames"] > 0
+
+
+def test_the_floor_does_not_cap_the_fan_in_fecn_controls() -> None:
+    """The advertised rate's floor is the seeds' Rmin (1 Mb/s), not the start rate C0/N0 (50 Mb/s):
+    the 15 flows into a 0.5 Gb/s hotspot must fall to 33 Mb/s each, below C0/N0. Over the
+    hotspot's last 100 ms the hot queue is back near Qeq (24 KB) and nothing is paused. (With C0/N0
+    as the floor the flows could not go below 0.75 Gb/s together: the queue stood at 5.9 MB and
+    the inputs were paused 32 % of the time.)"""
+    s = _run("zhb-og-single-hop", **{"hotspots.0.rate": 0.05, "metrics.window": [0.4, 0.5]})
+    assert s["queue_bytes"]["hot"]["mean"] < 2 * 24_000
+    assert s["paused_fraction"] == 0
+    assert s["fairness"]["maxmin_rel_error"] < 0.05
 
 
 def test_efecn_answers_severe_congestion() -> None:
