@@ -350,9 +350,16 @@ impl Port {
         if class == 0 || self.hi_fifos == 0 {
             self.oq.push_back(q);
         } else {
-            self.hi[class as usize - 1].push_back(q);
-            self.hi_bytes[class as usize - 1] += size;
+            self.enqueue_class(q, class);
         }
+    }
+
+    /// PFC with several classes: a frame of class `class` ≥ 1 joins its FIFO (out of line, so
+    /// that the common enqueue stays small enough to inline).
+    #[inline(never)]
+    fn enqueue_class(&mut self, q: QueuedFrame, class: u8) {
+        self.hi[class as usize - 1].push_back(q);
+        self.hi_bytes[class as usize - 1] += q.size as u64;
     }
 
     /// The bytes `q_bytes` counts for data class `class` alone: its FIFO and its frame in
