@@ -5,6 +5,7 @@ checked for every catalogue entry and scheme in test_scenario.py."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 
 from cnsim import load
@@ -74,3 +75,27 @@ def test_the_watermarks_say_which_rule_gave_them() -> None:
     assert "egress_xoff = 3000" in zhb and "egress_xon = 1500  # auto" in zhb and "egress_buffer = 6000  # bytes" in zhb
     mixed = load("e2cm-mixed-speed-og").set("switch.xon", "10KB").to_toml().splitlines()
     assert 'xoff = "auto - 2*1500B*ports"' in mixed and "xon = 10000" in mixed
+
+
+def test_every_key_of_the_document_is_written(tmp_path) -> None:
+    """The resolved TOML is the scenario actually simulated (scenario.toml, `cnsim show`): every
+    key of the schema appears in it (a link's, a fat tree's and a flow's inside their inline
+    tables), and non-default metrics keys survive the round trip (the deadlock keys were once left
+    out, so a run's own scenario.toml ran without `stop_on_deadlock`)."""
+    from cnsim.scenario import schema
+
+    text = load("zhb-og-single-hop").to_toml()
+    # inside inline tables, or written for their topology kind only (test above)
+    inline = {"a", "b", "radix", "levels", "merged_top", "src", "dst", "switches", "fat_tree"}
+    models = (schema.ScenarioDoc, schema.TopologySpec, schema.LinksSpec, schema.SwitchSpec, schema.NicSpec,
+              schema.TrafficSpec, schema.HotspotSpec, schema.MetricsSpec)
+    for model in models:
+        for name in set(model.model_fields) - inline:
+            if model.model_fields[name].default in (None, {}, []) and name not in ("queues", "hot_port"):
+                continue  # TOML has no null: an unset optional key is left out
+            assert re.search(rf"^\[*{name}\b", text, re.MULTILINE), f"{model.__name__}.{name}"
+    scen = load("e2cm-mixed-speed-og").set_many({"metrics.stop_on_deadlock": True, "metrics.deadlock_threshold": "2ms"})
+    (tmp_path / "s.toml").write_text(scen.to_toml())
+    metrics = load(tmp_path / "s.toml").lower()["metrics"]
+    assert metrics == scen.lower()["metrics"]
+    assert (metrics["stop_on_deadlock"], metrics["deadlock_threshold_ps"]) == (True, 2_000_000_000)

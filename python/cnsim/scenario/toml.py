@@ -192,6 +192,8 @@ def resolved_toml(r: Resolved, presets: dict[str, Any], sid: str) -> str:
     w.kv("hot_port", r.hot_port)
     w.kv("queues", r.queues)
     w.kv("per_flow", m.per_flow)
+    w.kv("deadlock_threshold", format_time(m.deadlock_threshold))
+    w.kv("stop_on_deadlock", m.stop_on_deadlock)
     return w.text()
 
 
