@@ -156,7 +156,7 @@ def test_the_run_table_shows_the_window_the_headline_and_the_folder(kd_run: cnsi
 
 def test_the_run_table_leaves_out_what_a_run_does_not_have(kd_run: cnsim.Result) -> None:
     summary = {**kd_run.summary, "window_s": [0.0], "fairness": {"jain": None},
-               "deadlock": {"time_s": 0.0125, "cycle": ["S1/EP0", "S2/EP1", "S1/EP0"]}}
+               "deadlock": {"t_s": 0.0125, "cycle": ["S1/EP0", "S2/EP1", "S1/EP0"]}}
     shown = rows(_summary_table(cnsim.Result(kd_run.scenario, summary, manifest=kd_run.manifest), None))
     assert "window" not in shown and "Jain (vs max-min)" not in shown and "results" not in shown
     assert shown["PAUSE deadlock"] == "at 0.0125 s: S1/EP0 -> S2/EP1 -> S1/EP0"

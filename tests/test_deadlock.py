@@ -17,14 +17,14 @@ def test_the_mixed_speed_deadlock_is_reported_with_its_cycle() -> None:
     assert deadlock is not None
     assert deadlock["cycle"] == ["S1/S2", "S2/S1"] and deadlock["class"] == 0
     # the hotspot starts at 0.1 s; both links are paused for the 10 ms threshold by 0.12 s
-    assert 0.11 <= deadlock["time_s"] <= 0.125
+    assert 0.11 <= deadlock["t_s"] <= 0.125
 
 
 def test_the_threshold_and_stopping() -> None:
     late = cnsim.run("e2cm-mixed-speed-og", duration="0.3s", set={"metrics.deadlock_threshold": "50ms"}).summary["deadlock"]
-    assert late is not None and late["time_s"] >= 0.15
+    assert late is not None and late["t_s"] >= 0.15
     stopped = cnsim.run("e2cm-mixed-speed-og", duration="0.3s", set={"metrics.stop_on_deadlock": True}).summary
-    assert stopped["deadlock"] is not None and stopped["duration_s"] == pytest.approx(stopped["deadlock"]["time_s"])
+    assert stopped["deadlock"] is not None and stopped["duration_s"] == pytest.approx(stopped["deadlock"]["t_s"])
 
 
 @pytest.mark.parametrize(
@@ -53,7 +53,7 @@ def test_the_ring_of_six_deadlocks_around_the_ring() -> None:
     deadlock = r.summary["deadlock"]
     assert deadlock is not None
     assert deadlock["cycle"] == [f"S{i}/S{i % 6 + 1}" for i in range(1, 7)]
-    assert deadlock["time_s"] <= 0.02
+    assert deadlock["t_s"] <= 0.02
     assert r.summary["throughput_gbps"]["aggregate"] < 0.1  # nothing moves after the first ms
     # lighter traffic (each ring link offered 8 Gb/s) flows and never deadlocks
     light = cnsim.run("ring-6-deadlock", set={f"traffic.flows.{i}.rate": "4Gbps" for i in range(6)})

@@ -276,7 +276,7 @@ def _summary_table(result: Any, out: Path | None) -> Table:
         table.add_row(label, fmt(value))
     deadlock = s.get("deadlock")
     if deadlock:
-        table.add_row("PAUSE deadlock", f"at {fmt(deadlock['time_s'])} s: {' -> '.join(deadlock['cycle'])}")
+        table.add_row("PAUSE deadlock", f"at {fmt(deadlock['t_s'])} s: {' -> '.join(deadlock['cycle'])}")
     table.add_row("wall time", f"{fmt(result.manifest.get('wall_s'))} s")
     if out is not None:
         table.add_row("results", str(out))

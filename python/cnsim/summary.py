@@ -99,7 +99,7 @@ class Conservation(TypedDict):
 #: A cycle of transmitters pausing each other for good (``metrics.deadlock_threshold``): when it
 #: was detected, the cycle as port names, and the PAUSE class (0: 802.3x PAUSE). Functional
 #: syntax, since ``class`` is a keyword.
-Deadlock = TypedDict("Deadlock", {"time_s": float, "cycle": list[str], "class": int})
+Deadlock = TypedDict("Deadlock", {"t_s": float, "cycle": list[str], "class": int})
 
 
 class WindowStats(TypedDict):

@@ -69,7 +69,7 @@ pub struct WindowStats {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Deadlock {
     /// When it was detected (every member paused for at least the threshold by then).
-    pub time_s: f64,
+    pub t_s: f64,
     /// The cycle's transmitters as port names, each waiting on the next.
     pub cycle: Vec<String>,
     /// The PAUSE class (0: 802.3x PAUSE, the only class today).

@@ -39,7 +39,7 @@ impl Simulator {
         for class in 0..classes {
             if let Some(cycle) = self.paused_cycle(class) {
                 self.deadlock = Some(Deadlock {
-                    time_s: self.now.0 as f64 / PS_PER_S as f64,
+                    t_s: self.now.0 as f64 / PS_PER_S as f64,
                     cycle: cycle.iter().map(|&p| self.topo.port_name(p)).collect(),
                     class: class.into(),
                 });

@@ -90,11 +90,11 @@ fn ring() -> CoreConfig {
 fn a_deadlock_ends_the_run_when_asked_to() {
     let mut cfg = ring();
     let on = run(&cfg).summary;
-    let found = num(&on, "deadlock.time_s");
+    let found = num(&on, "deadlock.t_s");
     assert_eq!(num(&on, "duration_s"), 0.05, "found, but the run goes on");
     cfg.metrics.stop_on_deadlock = true;
     let stop = run(&cfg).summary;
-    assert_eq!(num(&stop, "deadlock.time_s"), found);
+    assert_eq!(num(&stop, "deadlock.t_s"), found);
     assert_eq!(
         num(&stop, "duration_s"),
         found,
