@@ -40,6 +40,13 @@ def test_a_cycle_names_its_chain_and_the_value_that_closes_it() -> None:
     assert "expressions refer to each other in a cycle (cm.gd -> cm.gi -> cm.gd); give one of them a number" == message
 
 
+def test_a_cycle_through_a_derived_value_names_it_auto() -> None:
+    """The automatic XOFF is computed, not written: the cycle's problem for it gives "auto", never
+    the function that computes it."""
+    value, message = problem(scen(switch__memory_per_port="2*xoff"), "switch.xoff")
+    assert value == "auto" and message.startswith("expressions refer to each other in a cycle (switch.xoff -> ")
+
+
 def test_an_unknown_name_lists_the_names_there_are() -> None:
     value, message = problem(scen(cm__scheme="bcn", cm__gd="2*foo"), "cm.gd")
     assert value == "2*foo" and message.startswith('unknown name "foo"; names here: m, rate, xoff,')

@@ -57,10 +57,11 @@ class Resolver:
             return self.values[key]
         if key in self._stack:
             chain = " -> ".join([*self._stack[self._stack.index(key):], key])
+            raw = self.entries[key][1] if key in self.entries else None
             raise EvalProblem(
                 Problem(
                     key,
-                    self.entries[key][1] if key in self.entries else None,
+                    "auto" if callable(raw) and not isinstance(raw, Expr) else raw,  # a derived value
                     f"expressions refer to each other in a cycle ({chain}); give one of them a number",
                 )
             )
