@@ -41,8 +41,10 @@ def test_list() -> None:
     res = runner.invoke(app, ["list"])
     assert res.exit_code == 0
     lines = res.stdout.strip().splitlines()
-    assert [line.split()[0] for line in lines] == cnsim.scenarios()
-    assert all("  " in line for line in lines)
+    assert [line.split("  ", 1)[0] for line in lines] == cnsim.scenarios()
+    for line in lines:  # exactly "<id>  <description>"
+        description = line.split("  ", 1)[1]
+        assert description and description == description.strip(), line
 
 
 def test_show_resolved_toml_and_core() -> None:

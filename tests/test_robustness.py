@@ -429,5 +429,5 @@ def test_list_sweeps() -> None:
     res = runner.invoke(app, ["list", "--sweeps"])
     assert res.exit_code == 0
     lines = res.stdout.strip().splitlines()
-    assert [line.split()[0] for line in lines] == shipped_sweeps()
-    assert all(len(line.split(None, 1)) == 2 for line in lines)
+    assert [line.split("  ", 1)[0] for line in lines] == shipped_sweeps()
+    assert all(line.split("  ", 1)[1] == line.split("  ", 1)[1].strip() != "" for line in lines)

@@ -173,16 +173,13 @@ def list_cmd(
         if sweeps:
             from .sweep import load_spec, shipped_sweeps
 
-            ids = shipped_sweeps()
-            width = max((len(i) for i in ids), default=0)
-            for sid in ids:
-                typer.echo(f"{sid:<{width}}  {load_spec(sid).description}")
+            # exactly the contract's "<id>  <description>": two spaces, no padding, so that
+            # splitting a line at its first two spaces gives both
+            for sid in shipped_sweeps():
+                typer.echo(f"{sid}  {load_spec(sid).description}")
             return
-        ids = scenarios()
-        width = max((len(i) for i in ids), default=0)
-        for sid in ids:
-            description = load(sid)._doc.get("description", "")
-            typer.echo(f"{sid:<{width}}  {description}")
+        for sid in scenarios():
+            typer.echo(f"{sid}  {load(sid)._doc.get('description', '')}")
 
 
 @app.command("keys")
