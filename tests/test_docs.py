@@ -66,3 +66,20 @@ def test_readme_first_run_scenario_exists() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for sid in re.findall(r"^\$ cnsim run (\S+)", readme, re.M):
         assert sid in cnsim.scenarios()
+
+
+def test_readme_summary_example_prints_what_it_shows(tmp_path) -> None:
+    """The README's summary.json example, run as written (its folder in a temporary directory),
+    prints the line the README shows."""
+    import shlex
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("$ cnsim run zhb-og-single-hop --set cm.scheme=bcn --set duration=0.6s"):]
+    run, script, shown = block.splitlines()[:3]
+    argv = shlex.split(run[2:])
+    subprocess.run([sys.executable, "-m", "cnsim", *argv[1:]], cwd=tmp_path, check=True, capture_output=True, timeout=300)
+    code = shlex.split(script[2:])[2]
+    printed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert printed.stdout.strip() == shown.strip()
