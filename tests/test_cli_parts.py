@@ -29,7 +29,7 @@ from cnsim.cli import (
     _scale_sizes,
     _stopped,
     _summary_table,
-    _sweep_out,
+    _sweep_folder_refusal,
     _sweep_progress,
     _visible,
     _write_bench_json,
@@ -368,26 +368,17 @@ def test_a_reproductions_folder_is_its_own_decks(tmp_path: Path) -> None:
     assert _reproduce_folder_refusal(tmp_path, kd, False) == "it holds files that `cnsim reproduce kd` does not write (a, b, c)"
 
 
-def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path) -> None:
     spec = SweepSpec("mine", "kd-symmetric-single-hs", axes={"links.delay": ["4us"]})
-    monkeypatch.chdir(tmp_path)
-    new = _sweep_out(None, spec)
-    assert new.parent == Path("results") and new.name.startswith("mine-") and not new.exists()
     given = tmp_path / "given"
-    assert _sweep_out(given, spec) == given  # new
     given.mkdir()
-    assert _sweep_out(given, spec) == given  # empty
-    (given / "x").write_text("")
-    with pytest.raises(ScenarioError, match=r"the folder is not empty and holds no sweep \(sweep.json\)"):
-        _sweep_out(given, spec)
+    assert _sweep_folder_refusal(given, spec) == "holds no sweep (sweep.json)"
     (given / "sweep.json").write_text(json.dumps({"spec": {**spec.to_dict(), "seeds": [1, 2]}}))
-    with pytest.raises(ScenarioError, match=r"holds another sweep \('mine', or the same name with other settings\) than 'mine'"):
-        _sweep_out(given, spec)
+    assert _sweep_folder_refusal(given, spec) == "holds another sweep ('mine', or the same name with other settings) than 'mine'"
     (given / "sweep.json").write_text(json.dumps({"spec": spec.to_dict()}))
-    assert _sweep_out(given, spec) == given
+    assert _sweep_folder_refusal(given, spec) is None
     (given / "sweep.json").write_text(json.dumps({"spec": ["not", "a", "spec"]}))
-    with pytest.raises(ScenarioError, match=r"holds another sweep \(None, or"):
-        _sweep_out(given, spec)
+    assert _sweep_folder_refusal(given, spec).startswith("holds another sweep (None, or")
 
 
 # --- what the sweep and reproduce commands print and how they end ----------------------------

@@ -264,6 +264,7 @@ def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0
     assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0  # resumed
+    first = {p.name for p in (out / "runs").iterdir()}
     other = _write(tmp_path / "other.toml", spec.read_text().replace('"4us"', '"8us"'))
     res = runner.invoke(app, ["sweep", str(other), "--out", str(out), "--quiet"])
     assert res.exit_code == 2 and "holds another sweep ('small'" in res.output, res.output
@@ -271,7 +272,14 @@ def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
     assert runner.invoke(app, ["run", KD, "--duration", "1ms", "--out", str(run_folder), "--quiet", "--no-plots"]).exit_code == 0
     res = runner.invoke(app, ["sweep", str(spec), "--out", str(run_folder), "--quiet"])
     assert res.exit_code == 2 and "holds no sweep (sweep.json)" in res.output, res.output
+    assert "pass --force to replace it" in res.output
     assert not (run_folder / "runs").exists()
+    # --force replaces the folder (contract: "refused unless --force (replace)")
+    res = runner.invoke(app, ["sweep", str(other), "--out", str(out), "--quiet", "--force"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "sweep.json").read_text())["spec"]["axes"] == {"links.delay": ["8us"]}
+    now = {p.name for p in (out / "runs").iterdir()}
+    assert len(now) == 2 and not now & first  # the first sweep's runs are gone
 
 
 def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

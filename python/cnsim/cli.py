@@ -606,7 +606,7 @@ def _reproduce_folder_refusal(folder: Path, deck: Any, quick: bool) -> str | Non
 
 
 def _resumable_out(out: Path | None, name: str, force: bool = False, refusal: Callable[[Path], str | None] | None = None) -> Path:
-    """The folder of `reproduce` and `check`: new and unique by default. A given non-empty one is
+    """The folder of `sweep`, `reproduce` and `check`: new and unique by default. A given non-empty one is
     resumed (its runs are a cache by run id) only if it holds this command's own output
     (``refusal(folder)`` says why not), refused otherwise unless ``force`` (it is then replaced,
     after the command's input has been checked)."""
@@ -622,31 +622,23 @@ def _resumable_out(out: Path | None, name: str, force: bool = False, refusal: Ca
     return folder
 
 
-def _sweep_out(out: Path | None, spec: Any) -> Path:
-    """A sweep's folder: new and unique by default; an existing non-empty one is resumed if it
-    holds this spec's sweep (its sweep.json), and refused otherwise (contract: "refused unless
-    --force or, for sweeps, it is resumed"), so that runs of another sweep, or a run folder, are
-    never mixed into this one's table and catalog."""
+def _sweep_folder_refusal(folder: Path, spec: Any) -> str | None:
+    """Why a non-empty folder is not this spec's sweep to resume (None: it is, by its
+    sweep.json), so that runs of another sweep, or a run folder, are never mixed into this one's
+    table and catalog."""
     import json
 
-    from .outdir import choose
     from .results import dump_json
     from .rundir import SWEEP_PLAN_FILE
 
-    folder = choose(out, spec.name, resume=True)
-    if out is None or not folder.is_dir() or not any(folder.iterdir()):
-        return folder
-    plan = folder / SWEEP_PLAN_FILE
     try:
-        previous = json.loads(plan.read_text(encoding="utf-8"))["spec"]
+        previous = json.loads((folder / SWEEP_PLAN_FILE).read_text(encoding="utf-8"))["spec"]
     except (OSError, ValueError, KeyError, TypeError):
-        raise ScenarioError(f"--out {out}: the folder is not empty and holds no sweep ({SWEEP_PLAN_FILE}); "
-                            "a sweep resumes only in its own folder: choose another folder") from None
+        return f"holds no sweep ({SWEEP_PLAN_FILE})"
     if previous != json.loads(dump_json(spec.to_dict())):
         other = previous.get("name") if isinstance(previous, dict) else None
-        raise ScenarioError(f"--out {out}: the folder holds another sweep ({other!r}, or the same name with other "
-                            f"settings) than {spec.name!r}; a sweep resumes only its own spec: choose another folder")
-    return folder
+        return f"holds another sweep ({other!r}, or the same name with other settings) than {spec.name!r}"
+    return None
 
 
 @app.command()
@@ -658,8 +650,10 @@ def sweep(
     out: Path | None = typer.Option(None, "--out", help="Sweep folder (default results/<name>-<timestamp>/); rerun into it to resume."),
     plots: bool = typer.Option(False, "--plots", help="Draw the per-run figures and report.html of every run."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out (otherwise only this spec's own sweep folder is resumed)."),
 ) -> None:
     """Run a sweep: every run folder, DIR/sweep.parquet and DIR/catalog.duckdb; resumes in DIR."""
+    from . import outdir
     from .executors import make_executor
     from .sweep import load_spec, run_sweep
     from .sweep import plan as plan_sweep
@@ -667,11 +661,13 @@ def sweep(
     with _guard():
         _executor_options(executor, workers, scheduler)
         parsed = load_spec(spec)
-        folder = _sweep_out(out, parsed)
+        folder = _resumable_out(out, parsed.name, force, lambda f: _sweep_folder_refusal(f, parsed))
         tasks = plan_sweep(parsed, folder, plots=plots)  # every run resolved and estimated first
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
         _fits_in_memory(pool, [t.memory_bytes for t in tasks])
+        if force and folder.is_dir():
+            outdir.clear(folder)
         try:
             if bar is not None:
                 with bar:
