@@ -312,6 +312,28 @@ def test_signals_stop_a_run_cleanly(tmp_path: Path, sig: int, status: int, word:
     assert not (tmp_path / "run").exists() and not list(tmp_path.glob(".run.partial-*"))
 
 
+@pytest.mark.parametrize(("sig", "status", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_signals_while_the_command_starts_end_it_in_one_line(tmp_path: Path, sig: int, status: int, word: str) -> None:
+    """A signal while the command line's modules are imported (about 0.3 s: numpy, pydantic, the
+    engine) ends the command as later: one line, 130 or 143, no traceback. The child signals
+    itself from inside the import of numpy, so the moment is exact."""
+    code = (
+        "import builtins, os, signal\n"
+        "real = builtins.__import__\n"
+        "def hook(name, *args, **kwargs):\n"
+        f"    if name == 'numpy':\n        builtins.__import__ = real\n        os.kill(os.getpid(), {int(sig)})\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = hook\n"
+        "from cnsim._entry import main\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, "run", "zhb-og-single-hop", "--duration", "1ms", "--out", "run"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60, preexec_fn=_default_sigint)
+    assert res.returncode == status, res.stderr
+    assert word in res.stderr and "while starting" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert not (tmp_path / "run").exists()
+
+
 def test_interrupt_in_python_does_not_abort_the_interpreter(tmp_path: Path) -> None:
     """A Ctrl-C during cnsim.run used to end the process with SIGABRT (134) at exit."""
     code = (

@@ -261,7 +261,7 @@ class StartupRound:
 
 #: the start-up benchmark launches the CLI as the ``cnsim`` console script does, with the
 #: interpreter and the package of the benchmark itself (not whichever ``cnsim`` is on PATH)
-_CLI = "import sys; from cnsim.cli import main; sys.exit(main())"
+_CLI = "import sys; from cnsim._entry import main; sys.exit(main())"
 
 
 def run_startup(run_args: list[str], rounds: int, folder: str) -> list[StartupRound]:
