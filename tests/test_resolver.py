@@ -69,3 +69,20 @@ def test_what_an_expression_gives_is_range_checked() -> None:
     assert value == "-1*gd0" and message.startswith("the expression gives -6.66667e-07: ")
     value, message = problem(scen(cm__scheme="bcn", cm__qeq="-1*m"), "cm.qeq")
     assert message == "the expression gives -600000, a negative size"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "given", "fragment"),
+    [
+        ({"cm__scheme": "bcn", "cm__stop_time": "1e300*1s"}, "cm.stop_time", "1e300*1s", "out of range; the largest time allowed is 1000000s"),
+        ({"cm__scheme": "bcn", "cm__qeq": "m*1e20"}, "cm.qeq", "m*1e20", "out of range; the largest size allowed"),
+        ({"switch__memory_per_port": "1e300*1KB"}, "switch.memory_per_port", "1e300*1KB", "out of range"),
+        ({"cm__scheme": "qcn", "cm__rmin": "rate*0"}, "cm.rmin", "rate*0", "the expression gives 0: out of range; allowed:"),
+    ],
+)
+def test_an_expression_is_held_to_the_bounds_of_a_literal(overrides: dict[str, Any], key: str, given: str, fragment: str) -> None:
+    """A value written as an expression meets the same bounds as one written as a number: the
+    quantity's largest value and the parameter's range (an overflow once reached the engine, or
+    Python's int(), as an internal error)."""
+    value, message = problem(scen(**overrides), key)
+    assert value == given and fragment in message, message

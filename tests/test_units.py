@@ -72,6 +72,11 @@ def test_sizes(text: object, nbytes: int) -> None:
         (parse_size, "600KBB", "unknown unit"),
         (parse_size, "", "cannot read"),
         (parse_size, [1], "got list"),
+        # exponents beyond the decimal context: refused, not an Overflow, not rounded to zero
+        (parse_time, "1e999999s", "out of range"),
+        (parse_size, "1e1000000B", "out of range"),
+        (parse_rate, 1e308, "out of range"),
+        (parse_time, "1e-999999999999s", "whole number"),
     ],
 )
 def test_bad_values(parser, value: object, fragment: str) -> None:

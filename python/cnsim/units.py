@@ -119,6 +119,12 @@ def parse_quantity(value: object, kind: str) -> int:
         if unit not in table:
             raise UnitError(f"unknown unit {unit!r} in {value!r}; expected {_KIND_HELP[kind]}")
         factor = table[unit]
+    # exponents far beyond any bound are answered before the arithmetic, which would overflow
+    # the decimal context (1e999999s) or round a tiny number to zero (1e-999999999999s)
+    if num != 0 and num.adjusted() > 60:
+        raise UnitError(f"{_short(value)} is out of range: the largest {kind} allowed is {_MAX_TEXT[kind]}")
+    if num != 0 and num.adjusted() < -60:
+        raise UnitError(f"{_short(value)} is not a whole number of {_BASE[kind]}; expected {_KIND_HELP[kind]}")
     base = num * factor
     if base < 0:
         raise UnitError(f"{value!r} is negative; expected {_KIND_HELP[kind]} that is >= 0")
@@ -127,6 +133,11 @@ def parse_quantity(value: object, kind: str) -> int:
     if base != base.to_integral_value():
         raise UnitError(f"{value!r} is not a whole number of {_BASE[kind]}; expected {_KIND_HELP[kind]}")
     return int(base)
+
+
+def largest(kind: str) -> tuple[int, str]:
+    """The largest ``kind`` ("time", "rate" or "size") cnsim accepts: base units, and as written."""
+    return _MAX[kind], _MAX_TEXT[kind]
 
 
 def _short(value: object) -> str:

@@ -13,7 +13,7 @@ from ..errors import Problem
 from ..expr import Expr, ExprError
 from ..topology import Network
 from ..units import (
-    PS_PER_S,
+    PS_PER_S, largest,
 )
 from .cmtable import check_range
 from .schema import ScenarioDoc
@@ -100,10 +100,20 @@ class Resolver:
         if not math.isfinite(number):
             raise EvalProblem(Problem(key, expr.text, "the expression is not a finite number"))
         if kind in ("size", "rate", "time", "time_or_auto"):
-            scaled = number * PS_PER_S if kind in ("time", "time_or_auto") else number
+            qkind = "time" if kind == "time_or_auto" else kind
+            scaled = number * PS_PER_S if qkind == "time" else number
             if scaled < 0:
                 raise EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}, a negative {kind}"))
-            return int(round(scaled))
+            most, most_text = largest(qkind)
+            if not scaled <= most:  # an infinite product too (1e300 s in ps)
+                raise EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}: out of range; the largest {qkind} allowed is {most_text}"))
+            value = int(round(scaled))
+            if param is not None:  # the range a literal is checked against (cmtable.check_param)
+                try:
+                    check_range(param, value)
+                except ValueError as err:
+                    raise EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}: {err}")) from None
+            return value
         if kind == "int":
             if number != int(number):
                 raise EvalProblem(Problem(key, expr.text, f"the expression gives {number:g}, not an integer"))
