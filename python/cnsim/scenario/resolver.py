@@ -13,7 +13,8 @@ from ..errors import Problem
 from ..expr import Expr, ExprError
 from ..topology import Network
 from ..units import (
-    PS_PER_S, largest,
+    PS_PER_S,
+    largest,
 )
 from .cmtable import check_range
 from .schema import ScenarioDoc
