@@ -215,6 +215,27 @@ def test_unlinked_node_is_a_message() -> None:
         prepare("zhb-og-multi-hop", set={"topology.switches": ["S0", "S2", "S3", "S4", "S5"]})
 
 
+def test_a_network_in_pieces_is_a_message() -> None:
+    """A switch without links, or a part of the graph on its own, is named (it once reached the
+    watermarks as an empty max(), or the engine as "a connected network")."""
+    with pytest.raises(ScenarioError, match=r"the network is not connected: S6 cannot be reached from S1"):
+        prepare("zhb-og-multi-hop", set={"topology.switches": ["S1", "S2", "S3", "S4", "S5", "S6"]})
+    links = [{"a": "S1", "b": n} for n in ("1", "2")] + [{"a": "S2", "b": n} for n in ("3", "4")]
+    with pytest.raises(ScenarioError, match=r"not connected: S2, 3, 4 cannot be reached from S1"):
+        prepare("zhb-og-multi-hop", set={"topology.nodes": 4, "topology.switches": ["S1", "S2"], "topology.links": links,
+                                         "traffic.flows": [], "hotspots": [], "metrics.hot_port": None, "metrics.queues": []})
+
+
+def test_a_message_names_the_first_problems_and_counts_the_rest() -> None:
+    flows = [{"src": "1", "dst": f"x{i}", "rate": "1Gbps"} for i in range(500)]
+    with pytest.raises(ScenarioError) as err:
+        prepare("zhb-og-single-hop", set={"traffic.flows": flows})
+    text = str(err.value)
+    assert text.count("traffic.flows.") == 20 and text.endswith("... and 480 more problems.")
+    assert len(err.value.problems) == 500
+    assert len(text) < 20_000
+
+
 def test_bad_out_is_refused_before_simulating(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     started = time.perf_counter()

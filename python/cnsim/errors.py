@@ -112,6 +112,10 @@ class Problem:
         return f"{shorten(self.key) or '(document)'}: {shorten(self.message, MAX_PARAGRAPH // 2)} ({given})."
 
 
+#: at most this many problems are written out in one message (all are kept in the exception)
+MAX_PROBLEMS = 20
+
+
 def missing() -> Any:
     """The marker for "no value was given" (a required key is absent)."""
     return _MISSING
@@ -128,7 +132,9 @@ def raise_problems(problems: list[Problem], where: str = "") -> None:
             seen.add((p.key, p.message))
             unique.append(p)
     head = f"{where}: " if where else ""
-    paragraphs = [head + unique[0].render()] + [p.render() for p in unique[1:]]
+    paragraphs = [head + unique[0].render()] + [p.render() for p in unique[1:MAX_PROBLEMS]]
+    if len(unique) > MAX_PROBLEMS:  # 20,000 bad flows: the first ones say what is wrong
+        paragraphs.append(f"... and {len(unique) - MAX_PROBLEMS} more problems.")
     raise ScenarioError("\n\n".join(paragraphs), unique)
 
 

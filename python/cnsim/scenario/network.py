@@ -80,6 +80,8 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
     if clash or len(set(switches)) != len(switches):
         return None, nodes  # names are ambiguous: no network to check the rest against
     known = set(switches) | set(nodes)
+    everything = [*switches, *nodes]  # named once, at most 20, however many links are wrong
+    listing = ", ".join(everything[:20]) + (f", ... ({len(everything)} in all)" if len(everything) > 20 else "")
     links: list[Link] = []
     seen: set[frozenset[str]] = set()
     for i, ls in enumerate(topo.links):
@@ -87,7 +89,7 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
         for end in ("a", "b"):
             name = getattr(ls, end)
             if name not in known:
-                problems.append(Problem(f"topology.links.{i}.{end}", name, f"unknown node or switch; known: {', '.join([*switches, *nodes])}"))
+                problems.append(Problem(f"topology.links.{i}.{end}", name, f"unknown node or switch; known: {listing}"))
                 ok = False
         if ok and ls.a == ls.b:
             problems.append(Problem(f"topology.links.{i}", f"{ls.a}-{ls.b}", "a link needs two different ends"))
@@ -111,7 +113,29 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
         if n != 1:
             problems.append(Problem("topology.links", f"node {node}", f"every node needs exactly one link (node {node} has {n})"))
             wired = False
+    if wired:
+        wired = _connected(net, problems)
     return (net if wired else None), nodes
+
+
+def _connected(net: Network, problems: list[Problem]) -> bool:
+    """Every switch and node reachable from the first switch over the links (a switch without
+    links, or a part of the graph on its own, has no route to or from the rest)."""
+    start = net.switches[0]
+    seen = {start}
+    stack = [start]
+    while stack:
+        for other, _ in net.neighbours(stack.pop()):
+            if other not in seen:
+                seen.add(other)
+                stack.append(other)
+    apart = [name for name in [*net.switches, *net.nodes] if name not in seen]
+    if not apart:
+        return True
+    shown = ", ".join(apart[:10]) + (f", ... ({len(apart)} in all)" if len(apart) > 10 else "")
+    problems.append(Problem("topology.links", f"{len(net.links)} links",
+                            f"the network is not connected: {shown} cannot be reached from {start}; link every switch and node into one network"))
+    return False
 
 
 def per_switch(value: Any) -> bool:
