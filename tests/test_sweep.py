@@ -412,7 +412,9 @@ def test_the_spec_s_alternative_readings_ship_as_sweeps() -> None:
 @pytest.mark.parametrize(
     ("changes", "fragment"),
     [
-        ({"name": 5}, "name: must be a non-empty string without '/' or spaces (given 5)"),
+        ({"name": 5}, "name: must be a non-empty string without '/', spaces or control characters (given 5)"),
+        ({"name": "a\x00b"}, "name: must be a non-empty string"),  # a NUL reached the file system
+        ({"name": "a\tb"}, "name: must be a non-empty string"),
         ({"name": ""}, "name: must be a non-empty string"),
         ({"name": "a b"}, "name: must be a non-empty string"),
         ({"name": "a/b"}, "name: must be a non-empty string"),

@@ -212,8 +212,10 @@ def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | No
         if key not in _SPEC_KEYS:
             problems.append(f"{key}: unknown key of a sweep spec; allowed: {', '.join(_SPEC_KEYS)}")
     name = doc.get("name", Path(source).stem if source and not source.startswith("sweep:") else source.removeprefix("sweep:"))
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
-        problems.append(f"name: must be a non-empty string without '/' or spaces (given {format_value(name)})")
+    # the name becomes a folder name (results/<name>-<timestamp>): no separators, blanks or
+    # control characters (a NUL reached the file system)
+    if not isinstance(name, str) or not name or any(c in "/\\" or c.isspace() or not c.isprintable() for c in name):
+        problems.append(f"name: must be a non-empty string without '/', spaces or control characters (given {format_value(name)})")
     base = doc.get("base")
     if not isinstance(base, str) or not base:
         problems.append(f"base: a scenario id or file is required (given {format_value(base)})")
