@@ -196,6 +196,16 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     assert_refused(cnsim_cmd("run", "bad.toml", cwd=tmp_path), "not a UTF-8 text file")
 
 
+def test_an_oversized_file_is_refused_unread(tmp_path: Path) -> None:
+    """A 3 GB file once took 42 s and 6 GB before "not valid TOML" (a sparse file here: no disk)."""
+    from cnsim.scenario.loading import MAX_FILE_BYTES
+
+    with open(tmp_path / "big.toml", "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)
+    for command in ("run", "sweep"):
+        assert_refused(cnsim_cmd(command, "big.toml", cwd=tmp_path), "big.toml: 32 MB; scenario and sweep files of at most 32 MB are read")
+
+
 def test_empty_file(tmp_path: Path) -> None:
     (tmp_path / "empty.toml").write_text("")
     assert_refused(cnsim_cmd("run", "empty.toml", cwd=tmp_path), "empty")

@@ -30,9 +30,19 @@ def scenarios() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in _catalog_dir().iterdir() if p.name.endswith(".toml"))
 
 
+#: the largest scenario or sweep file read (a 60,000-node graph written out is about 3 MB): a
+#: bigger one is refused before it is read, not parsed for a minute into gigabytes
+MAX_FILE_BYTES = 32 * 10**6
+
+
 def read_text(path: Path) -> str:
-    """A scenario or sweep file's text; a file that is not UTF-8 or cannot be read is bad input."""
+    """A scenario or sweep file's text; a file that is not UTF-8, cannot be read or is larger
+    than :data:`MAX_FILE_BYTES` is bad input."""
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ScenarioError(f"{path}: {size / 1e6:.0f} MB; scenario and sweep files of at most {MAX_FILE_BYTES // 10**6} MB are read "
+                                "(is it the right file?)")
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise ScenarioError(f"{path}: not a UTF-8 text file (byte {err.start} cannot be decoded); save it as UTF-8 TOML") from None
