@@ -254,6 +254,17 @@ def test_bad_out_is_refused_before_simulating(tmp_path: Path) -> None:
     assert time.perf_counter() - started < 10  # 10 simulated seconds were not run first
 
 
+def test_a_symbolic_link_out_is_refused_before_simulating(tmp_path: Path) -> None:
+    """The run once simulated, then failed to replace the link ("Cannot call rmtree on a symbolic
+    link") and threw the results away."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    started = time.perf_counter()
+    res = cnsim_cmd("run", "zhb-og-single-hop", "--duration", "10s", "--out", "link", "--quiet", cwd=tmp_path)
+    assert_refused(res, "--out link: is a symbolic link")
+    assert time.perf_counter() - started < 10
+
+
 def test_unwritable_out_is_refused_before_simulating(tmp_path: Path) -> None:
     res = cnsim_cmd("run", "zhb-og-single-hop", "--duration", "10s", "--out", "/proc/cnsim-results", "--quiet", cwd=tmp_path)
     assert_refused(res, "--out /proc/cnsim-results", "cannot write")

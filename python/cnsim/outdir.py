@@ -85,6 +85,8 @@ def choose(out: Path | None, stem: str, force: bool = False, resume: bool = Fals
         _writable_parent(folder)
         return folder
     _not_the_current_folder(out)
+    if out.is_symlink():  # the results replace the folder by a rename: a link would be replaced, or refuse at the end
+        raise ScenarioError(f"--out {out}: is a symbolic link (to {os.readlink(out)}); give the folder's own path")
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out {out}: is a file, not a folder; give a folder path for the results")
     if out.is_dir() and any(out.iterdir()) and not (force or resume):
