@@ -83,11 +83,13 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     (1.67 a link each way) and in the switch (16 input partitions of 600 KB: 6,400), and the
     frames generated after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait
     in unlimited VOQs.
+    The events add PAUSE's deadlock check, every quarter of its 10 ms threshold from 10 ms on.
     The wall time is the events at 15 M/s and 50 us a recorded flow."""
     est = budget.estimate(zhb)
     frames = 16 * 0.85 * 1e10 * 0.6 / 12_000
+    checks = (0.6 - 0.01) / 0.0025
     assert (est.nodes, est.ports, est.bins, est.series_rows, est.recorded_flows) == (16, 32, 600, 600 * 62, 15)
-    assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames, rel=1e-12)
+    assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames + checks, rel=1e-12)
     backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 24)
     assert est.backlog_bytes == backlog
     assert est.buffered_bytes == 16 * 600_000 // 1500 * 256
@@ -95,10 +97,24 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     memory = 120 * MIB + 16 * 2048 + 32 * 512 + 600 * 62 * 56 + 15 * 2560 + 16 * 16 * 8 + wires * 256 + backlog
     memory += est.buffered_bytes
     assert est.memory_bytes == pytest.approx(int(memory), abs=1)
-    assert est.wall_s == pytest.approx(5 * frames / 15e6 + 15 * 50e-6, rel=1e-12)
+    assert est.wall_s == pytest.approx((5 * frames + checks) / 15e6 + 15 * 50e-6, rel=1e-12)
     assert est.describe() == (
         "16 nodes, 32 ports, 600 bins x series = 37,200 series rows, 15 recorded flows, about 6.8e+06 frames and "
         f"3.4e+07 events (~2.3 s at 15 M events/s), peak memory about {budget.human_bytes(est.memory_bytes)}")
+
+
+def test_the_deadlock_check_is_counted_only_with_pause(zhb: dict) -> None:
+    """A 1 us threshold over 10,000 s: 4·10^10 checks (a run the estimate once put at 0 events,
+    which then ran for 25 minutes); none without PAUSE."""
+    zhb["traffic"]["sources"] = []
+    zhb["duration_ps"], zhb["metrics"]["bin_ps"] = 10**16, 10**16
+    zhb["metrics"]["deadlock_threshold_ps"] = 10**6
+    assert budget.estimate(zhb).events == pytest.approx((10**16 - 10**6) / 250_000, rel=1e-12)
+    zhb["duration_ps"] = zhb["metrics"]["bin_ps"] = 10**17  # 4·10^11: refused
+    with pytest.raises(ResourceError, match="more than 1e\\+11 events"):
+        budget.check(zhb)
+    zhb["switch"]["pause"] = False
+    assert budget.estimate(zhb).events == 0
 
 
 def test_bins_round_up_and_a_zero_bin_counts_as_a_picosecond(zhb: dict) -> None:

@@ -13,6 +13,7 @@ exhaust memory *before* it starts, in well under a second:
   sends in it, Σ over the sources of k · d·(1 − (1 − 1/d)^(a/k)), k = max(t/T, 1) periods
   (a pair probes with its first frame), for a source active for t with a frames over d
   destinations;
+  with PAUSE, the deadlock check too: one every quarter threshold (10 ms by default);
 * **series memory**: every bin × every recorded entity, in the engine (8 B per value) and in
   the long-format tables Python builds from them (about 48 B per row);
 * **finite flows** (TG-GEO): every completed flow keeps its completion time for the exact FCT
@@ -394,6 +395,12 @@ def estimate(core: dict[str, Any]) -> Estimate:
             probes += periods * _pairs_reached(n / periods, destinations)
     # a probe and its reply cross the path as a data frame does
     events = (frames + 2 * probes) * (2 * path + 1)
+    if core["switch"].get("pause"):
+        # the PAUSE deadlock check, every quarter threshold from the first threshold on (one
+        # event each, not counted in the engine's events): a 1 us threshold over 10,000 s is
+        # 4·10^10 of them, which the frames alone did not show
+        threshold = max(int(core["metrics"].get("deadlock_threshold_ps") or 0), 1)
+        events += max(0, duration - threshold) / max(threshold // 4, 1)
     limited = pairs if traits.get("limits_every_flow") else 0.0
 
     metrics = core["metrics"]
