@@ -63,11 +63,12 @@ def test_oversized_runs_are_refused_within_a_second(tmp_path: Path, args: list[s
 
 
 def test_estimate_matches_the_offered_load() -> None:
-    """zhb-og-single-hop: 16 sources × 0.85 × 10 Gb/s × 0.6 s / 12,000 bit = 6.8 M frames."""
+    """zhb-og-single-hop: 16 sources × 0.85 × 10 Gb/s × 0.6 s / 12,000 bit = 6.8 M frames, five
+    events each, and a PAUSE deadlock check every 2.5 ms from 10 ms on (236)."""
     est = budget.estimate(prepare("zhb-og-single-hop").lower())
     assert est.frames == pytest.approx(6.8e6)
     assert est.bins == 600 and est.nodes == 16 and est.ports == 32
-    assert est.events == pytest.approx(6.8e6 * 5)
+    assert est.events == pytest.approx(6.8e6 * 5 + 236)
 
 
 def test_the_backlog_estimate_follows_the_voq_stores_chunks() -> None:
@@ -213,6 +214,21 @@ def test_empty_file(tmp_path: Path) -> None:
 
 def test_list_where_a_scalar_is_expected(tmp_path: Path) -> None:
     assert_refused(cnsim_cmd("run", "zhb-og-single-hop", "--set", 'cm.scheme=["qcn"]', cwd=tmp_path), "cm.scheme", "unknown scheme")
+
+
+@pytest.mark.parametrize(("key", "value", "fragment"), [
+    ("traffic.load", True, "valid number"),  # once read as load 1.0
+    ("seed", True, "valid integer"),
+    ("seed", "5", "valid integer"),
+    ("hotspots.0.rate", False, "valid number"),  # once a 0 Gb/s hotspot
+    ("switch.pause", "off", "valid boolean"),  # once PAUSE off
+    ("topology.fat_tree.radix", "4", "valid integer"),
+])
+def test_a_value_of_the_wrong_type_is_refused_not_converted(key: str, value: object, fragment: str) -> None:
+    sid = "e2cm-fat-tree-16" if key.startswith("topology.fat_tree") else "zhb-og-single-hop"
+    with pytest.raises(ScenarioError, match=fragment) as err:
+        prepare(sid, set={key: value})
+    assert key in str(err.value)
 
 
 def test_switch_named_like_a_node_is_a_message() -> None:

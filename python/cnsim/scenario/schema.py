@@ -44,7 +44,7 @@ from .fields import (
 class _Model(BaseModel):
     # the field docstrings are the key reference's descriptions (cnsim keys, docs/keys.md): it
     # reads them itself (keys.attribute_docs), only when asked, not pydantic at every import
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def field_problem(field: str, value: Any, message: str) -> PydanticCustomError:
