@@ -430,6 +430,8 @@ def test_the_spec_s_alternative_readings_ship_as_sweeps() -> None:
         ({"set": {"cm.w": 2.0}, "axes": {"cm.w": [1.0]}}, "cm.w: both in [set] and swept"),
         ({"set": {"cm.w": 2.0}, "zip": {"cm.w": [1.0]}}, "cm.w: both in [set] and swept"),
         ({"set": {"seed": 2}}, "seed: the seed is swept with `seeds = [...]`, not as a key"),
+        # TOML keeps `"links.delay"` and `links.delay` apart; the second once replaced the first
+        ({"axes": {"links.delay": ["1us", "2us"], "links": {"delay": ["3us"]}}}, "axes.links.delay: given twice"),
     ],
 )
 def test_spec_fields_are_checked(changes: dict[str, Any], fragment: str) -> None:

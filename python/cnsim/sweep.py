@@ -153,10 +153,11 @@ def _flatten_keys(table: Any, where: str, prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in table.items():
         dotted = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict):
-            out.update(_flatten_keys(value, where, dotted))
-        else:
-            out[dotted] = value
+        inner = _flatten_keys(value, where, dotted) if isinstance(value, dict) else {dotted: value}
+        for name, v in inner.items():
+            if name in out:  # `"links.delay" = …` and `links.delay = …`: TOML sees two keys
+                raise ScenarioError(f"{where}.{name}: given twice (once as a quoted key, once as a dotted one); give it once")
+            out[name] = v
     return out
 
 
