@@ -43,9 +43,11 @@ const WORDS: usize = SLOTS / 64;
 const DEFAULT_SLOT_BITS: u32 = 16;
 /// A data frame's transmission spans at least this many slots ([`EventQueue::with_reach`]).
 const MIN_SLOTS_PER_TRANSMISSION: u64 = 4;
-/// Popped events at the front of the current slot beyond which a push there drops them
-/// ([`EventQueue::compact`]); an ordinary slot is spent long before.
-const COMPACT_AFTER: usize = 4096;
+/// The widest slot, 2^36 ps (69 ms): links so slow that one transmission outlasts the run
+/// (1 bit/s) would otherwise make a slot as wide as the run, current all along, whose popped
+/// events are dropped only when it is spent — never (10 simulated seconds of deadlock checks
+/// every 250 ns held 1 GB). Far beyond any ordinary network's slots (65 ns at 10 Gb/s).
+const MAX_SLOT_BITS: u32 = 36;
 
 /// The pending-event set.
 #[derive(Debug)]
@@ -94,7 +96,7 @@ impl EventQueue {
         let per_slot = reach.0.div_ceil(SLOTS as u64 - 1).max(1);
         let reach_bits = per_slot.next_power_of_two().trailing_zeros();
         let finest_bits = (shortest.0 / MIN_SLOTS_PER_TRANSMISSION).max(1).ilog2();
-        Self::with_slot_bits(reach_bits.min(finest_bits))
+        Self::with_slot_bits(reach_bits.min(finest_bits).min(MAX_SLOT_BITS))
     }
 
     fn with_slot_bits(slot_bits: u32) -> Self {
@@ -159,24 +161,11 @@ impl EventQueue {
     /// one: every pending event is later): after every pending event of a time not later.
     #[inline(always)]
     fn insert_current(&mut self, e: Entry) {
-        if self.head > COMPACT_AFTER {
-            self.compact();
-        }
         let mut i = self.cur.len();
         while i > self.head && self.cur[i - 1].time > e.time {
             i -= 1;
         }
         self.cur.insert(i, e);
-    }
-
-    /// Drop the popped events from the front of `cur`. A slot as wide as a run (links so slow
-    /// that one transmission outlasts it) stays current for the whole run: every push lands in
-    /// it, and without this its popped events would pile up (10 simulated seconds of deadlock
-    /// checks every 250 ns held 1 GB). Only the popped prefix goes: order is kept.
-    #[inline(never)]
-    fn compact(&mut self) {
-        self.cur.drain(..self.head);
-        self.head = 0;
     }
 
     /// `cur` is spent: make the next non-empty slot current, moving the far events it now
@@ -422,26 +411,33 @@ mod tests {
         }
     }
 
-    /// A slot wider than the run (one transmission outlasts it): every push lands in the
-    /// current slot, and the popped events are dropped as they pile up, in order throughout —
-    /// a pending event behind them included.
+    /// Links so slow that a transmission outlasts the run: the slots stop at 2^36 ps, so the
+    /// current slot is spent every 69 ms and its popped events go with it (a slot as wide as
+    /// the run once kept every event of the run); order is kept throughout.
     #[test]
-    fn a_current_slot_that_never_ends_does_not_grow() {
-        let mut q = EventQueue::with_slot_bits(60);
-        q.push(SimTime(1_000_000_000), ev(7)); // pending all along
+    fn the_slots_of_the_slowest_links_are_spent_and_do_not_pile_up() {
+        let transmission = SimTime(12_000 * crate::time::PS_PER_S); // 1500 B at 1 bit/s
+        let mut q = EventQueue::with_reach(SimTime(2 * transmission.0), transmission);
+        assert_eq!(q.slot_bits, MAX_SLOT_BITS);
+        q.push(transmission, ev(7)); // pending all along
+        let step = 250_000; // a deadlock check every 250 ns, for a simulated second
         q.push(SimTime(0), ev(0));
-        for k in 1..200_000u64 {
+        let mut most = 0;
+        for k in 1..4_000_000u64 {
             let (t, e) = q.pop().expect("pending");
-            assert_eq!((t, e), (SimTime(k - 1), ev(if k == 1 { 0 } else { 1 })));
-            q.push(SimTime(k), ev(1));
-            assert!(
-                q.cur.len() <= 2 * COMPACT_AFTER + 2,
-                "{} events held",
-                q.cur.len()
+            assert_eq!(
+                (t, e),
+                (SimTime((k - 1) * step), ev(if k == 1 { 0 } else { 1 }))
             );
+            q.push(SimTime(k * step), ev(1));
+            most = most.max(q.cur.len());
         }
-        assert_eq!(q.pop(), Some((SimTime(199_999), ev(1))));
-        assert_eq!(q.pop(), Some((SimTime(1_000_000_000), ev(7))));
+        assert!(
+            most <= (1 << MAX_SLOT_BITS) / step as usize + 2,
+            "{most} events held"
+        );
+        assert_eq!(q.pop(), Some((SimTime(3_999_999 * step), ev(1))));
+        assert_eq!(q.pop(), Some((transmission, ev(7))));
         assert_eq!(q.pop(), None);
     }
 
@@ -585,8 +581,10 @@ mod tests {
     fn the_wheel_reaches_the_delay_it_is_built_for() {
         for reach in [1, 127, 2_200_000, 12_000_000 + 500_000_000, u64::MAX / 2] {
             let q = EventQueue::with_reach(SimTime(reach), SimTime::NEVER);
+            // (a reach beyond what the widest slots cover gets the widest slots)
             assert!(
-                (SLOTS as u128 - 1) << q.slot_bits >= u128::from(reach),
+                (SLOTS as u128 - 1) << q.slot_bits >= u128::from(reach)
+                    || q.slot_bits == MAX_SLOT_BITS,
                 "{reach}"
             );
             let narrower = q.slot_bits.checked_sub(1).map(|b| (SLOTS as u128 - 1) << b);
