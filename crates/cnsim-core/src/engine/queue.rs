@@ -43,11 +43,13 @@ const WORDS: usize = SLOTS / 64;
 const DEFAULT_SLOT_BITS: u32 = 16;
 /// A data frame's transmission spans at least this many slots ([`EventQueue::with_reach`]).
 const MIN_SLOTS_PER_TRANSMISSION: u64 = 4;
-/// The widest slot, 2^36 ps (69 ms): links so slow that one transmission outlasts the run
-/// (1 bit/s) would otherwise make a slot as wide as the run, current all along, whose popped
-/// events are dropped only when it is spent — never (10 simulated seconds of deadlock checks
-/// every 250 ns held 1 GB). Far beyond any ordinary network's slots (65 ns at 10 Gb/s).
-const MAX_SLOT_BITS: u32 = 36;
+/// The widest slot, 2^28 ps (268 us). A slot keeps the capacity of the most events it ever
+/// held, and every slot of the ring comes to hold a slot's worth: links so slow that one
+/// transmission outlasts the run (1 bit/s) made slots as wide as the run, and 10 simulated
+/// seconds of deadlock checks every 250 ns (the shortest period) held 1 GB; at this width a slot
+/// holds at most about 1,100 of them. Only transmissions longer than 1 ms (1500 B below 11
+/// Mb/s) reach it: 10 Gb/s slots are 2^18 ps, 1 Gb/s ones 2^21.
+const MAX_SLOT_BITS: u32 = 28;
 
 /// The pending-event set.
 #[derive(Debug)]
@@ -411,9 +413,9 @@ mod tests {
         }
     }
 
-    /// Links so slow that a transmission outlasts the run: the slots stop at 2^36 ps, so the
-    /// current slot is spent every 69 ms and its popped events go with it (a slot as wide as
-    /// the run once kept every event of the run); order is kept throughout.
+    /// Links so slow that a transmission outlasts the run: the slots stop at 2^28 ps, so a
+    /// slot holds at most its width's worth of events (a slot as wide as the run once kept every
+    /// event of the run, and the ring's slots as much capacity each); order is kept throughout.
     #[test]
     fn the_slots_of_the_slowest_links_are_spent_and_do_not_pile_up() {
         let transmission = SimTime(12_000 * crate::time::PS_PER_S); // 1500 B at 1 bit/s
