@@ -13,7 +13,7 @@
 //! transfer to the OB, the sink and the reaction points — is `sim/nics.rs`.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
@@ -283,10 +283,6 @@ pub struct Nic {
     pub gens: Vec<u32>,
     pub line_rate: BitRate,
     pub rng: SimRng,
-    /// Reaction points whose limiter was released but whose state lives on
-    /// ([`crate::cm::ReactionPoint::outlives_release`]), by destination: the flow's next limiter
-    /// takes its state from here.
-    pub(crate) dormant: BTreeMap<u32, AnyRp>,
 }
 
 /// [`Nic::first_gen`] of a NIC without a generator.
@@ -317,7 +313,6 @@ impl Nic {
             ingress_bytes: 0,
             blocked: None,
             rng,
-            dormant: BTreeMap::new(),
         }
     }
 
@@ -637,6 +632,9 @@ mod tests {
         // the runs, the eligibility, the reaction point and its timer token follow: a limited
         // flow of a finite flow reads five lines at most
         assert!(size_of::<Voq>() <= 5 * 64);
+        // and a NIC is five lines (the rarely read state, such as a released flow's reaction
+        // point, lives in the simulator)
+        assert!(size_of::<Nic>() <= 5 * 64);
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub struct Port {
     records: u8,
     /// Frames may have to wait for their `Frame::ready_at` (a switch with a processing delay).
     holds: bool,
+    /// The class FIFO the data frame in service came from (with `hi`; 0: class 0); in the
+    /// padding before `queue_rec`.
+    serving_class: u8,
     /// Index of this port's queue recorder (with [`RECORD_QUEUE`]).
     queue_rec: u32,
     /// Index of this port's throughput recorder (with [`RECORD_TPUT`]).
@@ -75,13 +78,7 @@ pub struct Port {
     /// CM class (a) backward messages: strict priority over data ([`Port::push_ctrl`]).
     ctrl: VecDeque<FrameId>,
     /// With PFC and more than one class: the FIFOs of classes 1, 2, … (empty otherwise).
-    hi: Vec<VecDeque<QueuedFrame>>,
-    /// Bytes of `hi[c]` plus its frame in service, as `q_bytes` counts them for all classes:
-    /// a congestion point measures the queue of its frame's class (algorithms.md §7.1 "q of the
-    /// lossless class", §3.1 "per output queue, per CM class"; [`Port::class_bytes`]).
-    hi_bytes: Vec<u64>,
-    /// The class FIFO the data frame in service came from (with `hi`; 0: class 0).
-    serving_class: u8,
+    hi: Vec<ClassFifo>,
     /// Since when something has been paused (the paused-time metrics).
     pub paused_since: SimTime,
     /// Since when each data class has been paused (the deadlock detector, per class).
@@ -97,6 +94,16 @@ pub struct Port {
 pub struct QueuedFrame {
     pub frame: FrameId,
     pub size: u32,
+}
+
+/// A PFC class's FIFO beyond class 0, with its bytes as `q_bytes` counts them for all classes
+/// (its frames and its frame in service): a congestion point measures the queue of its frame's
+/// class (algorithms.md §7.1 "q of the lossless class", §3.1 "per output queue, per CM class";
+/// [`Port::class_bytes`]).
+#[derive(Debug, Default)]
+struct ClassFifo {
+    frames: VecDeque<QueuedFrame>,
+    bytes: u64,
 }
 
 /// [`Port::records`]: the queue length is recorded.
@@ -122,6 +129,7 @@ impl Port {
             peer_local: spec.peer_local,
             records: 0,
             holds: false,
+            serving_class: 0,
             spec,
             queue_rec: 0,
             tput_rec: 0,
@@ -131,8 +139,6 @@ impl Port {
             mac: VecDeque::new(),
             ctrl: VecDeque::new(),
             hi: Vec::new(),
-            hi_bytes: Vec::new(),
-            serving_class: 0,
             paused_since: SimTime::ZERO,
             class_since: [SimTime::ZERO; 8],
             pause_record: PauseRecord::default(),
@@ -316,7 +322,7 @@ impl Port {
             let queue = if c == 0 {
                 &mut self.oq
             } else {
-                &mut self.hi[c - 1]
+                &mut self.hi[c - 1].frames
             };
             let Some(&q) = queue.front() else { continue };
             let ready_at = if self.holds {
@@ -358,8 +364,9 @@ impl Port {
     /// that the common enqueue stays small enough to inline).
     #[inline(never)]
     fn enqueue_class(&mut self, q: QueuedFrame, class: u8) {
-        self.hi[class as usize - 1].push_back(q);
-        self.hi_bytes[class as usize - 1] += q.size as u64;
+        let fifo = &mut self.hi[class as usize - 1];
+        fifo.frames.push_back(q);
+        fifo.bytes += q.size as u64;
     }
 
     /// The bytes `q_bytes` counts for data class `class` alone: its FIFO and its frame in
@@ -369,22 +376,21 @@ impl Port {
         if self.hi_fifos == 0 {
             self.q_bytes
         } else if class == 0 {
-            self.q_bytes - self.hi_bytes.iter().sum::<u64>()
+            self.q_bytes - self.hi.iter().map(|c| c.bytes).sum::<u64>()
         } else {
-            self.hi_bytes[class as usize - 1]
+            self.hi[class as usize - 1].bytes
         }
     }
 
     /// Give the port one FIFO per priority class (PFC with `classes` > 1).
     pub fn set_classes(&mut self, classes: u8) {
-        self.hi = (1..classes).map(|_| VecDeque::new()).collect();
-        self.hi_bytes = vec![0; self.hi.len()];
+        self.hi = (1..classes).map(|_| ClassFifo::default()).collect();
         self.hi_fifos = self.hi.len() as u8;
     }
 
     /// Every data FIFO, class 0 first.
     pub fn data_queues(&self) -> impl Iterator<Item = &VecDeque<QueuedFrame>> {
-        std::iter::once(&self.oq).chain(self.hi.iter())
+        std::iter::once(&self.oq).chain(self.hi.iter().map(|c| &c.frames))
     }
 
     /// The last bit of the frame in service left: the port is idle again. A frame charged to
@@ -395,7 +401,7 @@ impl Port {
         if counted {
             self.q_bytes -= size;
             if self.hi_fifos != 0 && self.serving_class != 0 {
-                self.hi_bytes[self.serving_class as usize - 1] -= size;
+                self.hi[self.serving_class as usize - 1].bytes -= size;
             }
         }
         self.current
@@ -485,6 +491,8 @@ mod tests {
         }
         // the link itself after them: a data frame's start and end never read it
         assert!(offset_of!(Port, spec) > offset_of!(Port, wake_at));
+        // six lines in all (PFC's class state lives in its FIFOs and in line 0's padding)
+        assert!(std::mem::size_of::<Port>() <= 6 * 64);
     }
 
     #[test]

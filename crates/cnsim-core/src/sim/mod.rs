@@ -10,9 +10,10 @@ mod prefetch;
 mod summary;
 mod switches;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::cm::{AnyCp, AnyNp, OnDequeue, Scheme};
+use crate::cm::{AnyCp, AnyNp, AnyRp, OnDequeue, Scheme};
 use crate::engine::{Event, EventQueue, SimRng};
 use crate::error::{Error, Result};
 use crate::frame::FramePool;
@@ -91,6 +92,11 @@ pub struct Simulator {
     pub(crate) sink_events: bool,
     /// One notification point per NIC (indexed by NIC), when `sink_events`.
     pub(crate) nps: Vec<AnyNp>,
+    /// Reaction points whose limiter was released but whose state lives on
+    /// ([`crate::cm::ReactionPoint::outlives_release`]), by (NIC, destination): the flow's next
+    /// limiter takes its state from here. Kept here, not in the NIC, whose lines the event path
+    /// reads.
+    pub(crate) dormant_rps: BTreeMap<(u32, u32), AnyRp>,
     /// Each notification point's own random stream (algorithms.md §9): QCN-3pt's reflection
     /// draws do not shift the draws of the NIC's reaction points.
     pub(crate) np_rngs: Vec<SimRng>,
@@ -189,6 +195,7 @@ impl Simulator {
             cps,
             cp_rngs,
             nps,
+            dormant_rps: BTreeMap::new(),
             np_rngs,
             select_at_departure: true,
             frame_size: cfg.traffic.frame_size,

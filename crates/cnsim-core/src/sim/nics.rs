@@ -508,8 +508,8 @@ impl Simulator {
             }
             voq.limiter = Some(RateLimiter::new(line));
             voq.rp = Some(
-                nic.dormant
-                    .remove(&voq.dst)
+                self.dormant_rps
+                    .remove(&(n, voq.dst))
                     .unwrap_or_else(|| self.scheme.new_rp(line)),
             );
         }
@@ -568,7 +568,7 @@ impl Simulator {
             let dst = voq.dst;
             if let Some(mut rp) = voq.release_limiter() {
                 if rp.outlives_release() {
-                    self.nics[n as usize].dormant.insert(dst, rp);
+                    self.dormant_rps.insert((n, dst), rp);
                 }
             }
             // the rate series ends here ("no limiter"), whichever event released it
