@@ -59,8 +59,8 @@ pub struct Port {
     records: u8,
     /// Frames may have to wait for their `Frame::ready_at` (a switch with a processing delay).
     holds: bool,
-    /// The class FIFO the data frame in service came from (with `hi`; 0: class 0); in the
-    /// padding before `queue_rec`.
+    /// With `hi`: the class FIFO the frame in service came from (0: class 0, [`NO_CLASS`]: a
+    /// control frame); in the padding before `queue_rec`.
     serving_class: u8,
     /// Index of this port's queue recorder (with [`RECORD_QUEUE`]).
     queue_rec: u32,
@@ -103,8 +103,15 @@ pub struct QueuedFrame {
 #[derive(Debug, Default)]
 struct ClassFifo {
     frames: VecDeque<QueuedFrame>,
+    /// The bytes of `frames`.
     bytes: u64,
+    /// The size of the class's last frame to start: in service while the port is busy with it
+    /// ([`Port::serving_class`]), so that the end of a transmission need not look at classes.
+    serving: u32,
 }
+
+/// [`Port::serving_class`] while a control frame is in service.
+const NO_CLASS: u8 = u8::MAX;
 
 /// [`Port::records`]: the queue length is recorded.
 const RECORD_QUEUE: u8 = 1;
@@ -252,6 +259,9 @@ impl Port {
         };
         let (f, size, rate) = if let Some(f) = urgent {
             self.urgent -= 1;
+            if self.hi_fifos != 0 {
+                self.serving_class = NO_CLASS; // a control frame: no class's bytes
+            }
             (f, pool.get(f).size, self.spec.rate)
         } else if self.hi_fifos != 0 {
             match self.start_class(now, pool) {
@@ -332,6 +342,11 @@ impl Port {
             };
             if ready_at <= now {
                 queue.pop_front();
+                if c > 0 {
+                    let fifo = &mut self.hi[c - 1];
+                    fifo.bytes -= q.size as u64;
+                    fifo.serving = q.size;
+                }
                 self.serving_class = c as u8;
                 return Ok(q);
             }
@@ -373,12 +388,17 @@ impl Port {
     /// service (every class's with one FIFO).
     #[inline]
     pub fn class_bytes(&self, class: u8) -> u64 {
+        let held = |c: usize| {
+            let fifo = &self.hi[c - 1];
+            let serving = self.busy && self.serving_class as usize == c;
+            fifo.bytes + if serving { fifo.serving as u64 } else { 0 }
+        };
         if self.hi_fifos == 0 {
             self.q_bytes
         } else if class == 0 {
-            self.q_bytes - self.hi.iter().map(|c| c.bytes).sum::<u64>()
+            self.q_bytes - (1..=self.hi.len()).map(held).sum::<u64>()
         } else {
-            self.hi[class as usize - 1].bytes
+            held(class as usize)
         }
     }
 
@@ -400,9 +420,6 @@ impl Port {
         self.busy = false;
         if counted {
             self.q_bytes -= size;
-            if self.hi_fifos != 0 && self.serving_class != 0 {
-                self.hi[self.serving_class as usize - 1].bytes -= size;
-            }
         }
         self.current
     }
@@ -694,10 +711,19 @@ mod tests {
         assert_eq!(bytes(&p), [1300, 700, 1564]);
         p.finish(pool.get(f).size as u64, true);
         assert_eq!(bytes(&p), [1300, 700, 64]);
-        for want in [[1300, 700, 0], [1300, 0, 0], [300, 0, 0], [0, 0, 0]] {
+        // a control frame in service counts in no class (class 2's last frame has left)
+        let ctrl = frame(&mut pool, FrameKind::Control, 64);
+        p.push_ctrl(ctrl);
+        assert_eq!(sent(p.start_next(SimTime(0), &mut pool)).0, ctrl);
+        assert_eq!(bytes(&p), [1300, 700, 64]);
+        p.finish(64, false);
+        let mut before = bytes(&p);
+        for after in [[1300, 700, 0], [1300, 0, 0], [300, 0, 0], [0, 0, 0]] {
             let (f, _) = sent(p.start_next(SimTime(0), &mut pool));
+            assert_eq!(bytes(&p), before, "in service: still counted");
             p.finish(pool.get(f).size as u64, true);
-            assert_eq!(bytes(&p), want);
+            assert_eq!(bytes(&p), after);
+            before = after;
         }
         assert_eq!(p.q_bytes, 0);
     }
