@@ -33,7 +33,9 @@ def test_a_flow_or_the_traffic_may_stop_when_it_starts_but_not_before() -> None:
 
 
 def test_a_flow_between_unconnected_switches_has_no_route(tmp_path: Path) -> None:
-    """Two switches without a link between them: A → B has no route; A → C (same switch) has."""
+    """Two switches without a link between them: the network is refused as not connected (the
+    engine routes only a connected one), naming what cannot be reached; the flows' own mistakes
+    are still named beside it."""
     path = tmp_path / "split.toml"
     path.write_text("""
 description = "two islands"
@@ -52,21 +54,17 @@ flows = [{ src = "A", dst = "C", rate = "1Gbps" }, { src = "A", dst = "B", rate 
 [metrics]
 hot_port = "S1/C"
 """)
-    text = message(refused(load(path), "traffic.flows.1", "no route from the source to the destination"), "traffic.flows.1")
+    text = message(refused(load(path), "topology.links", "the network is not connected: S2, B cannot be reached from S1"), "topology.links")
     with pytest.raises(ScenarioError) as err:
         load(path).validate()
-    assert [p.key for p in err.value.problems] == ["traffic.flows.1"], text
-    # a flow to itself is one problem, not also an unroutable one
+    assert [p.key for p in err.value.problems] == ["topology.links"], text
+    # a flow to itself, or to an unknown node, is its own problem beside it
     s = load(path)
-    s.set("traffic.flows", [{"src": "A", "dst": "A", "rate": "1Gbps"}])
-    with pytest.raises(ScenarioError) as err:
-        s.validate()
-    assert [p.key for p in err.value.problems] == ["traffic.flows.0.dst"]
-    # an unknown destination is one problem too
-    s.set("traffic.flows", [{"src": "A", "dst": "Z", "rate": "1Gbps"}])
-    with pytest.raises(ScenarioError) as err:
-        s.validate()
-    assert [p.key for p in err.value.problems] == ["traffic.flows.0.dst"]
+    for flow in ({"src": "A", "dst": "A", "rate": "1Gbps"}, {"src": "A", "dst": "Z", "rate": "1Gbps"}):
+        s.set("traffic.flows", [flow])
+        with pytest.raises(ScenarioError) as err:
+            s.validate()
+        assert [p.key for p in err.value.problems] == ["topology.links", "traffic.flows.0.dst"]
 
 
 def test_a_mean_size_is_for_geometric_sizes_only() -> None:

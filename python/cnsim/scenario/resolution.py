@@ -136,8 +136,6 @@ class Resolution:
                 p.append(Problem(f"traffic.flows.{i}.stop", format_time(f.stop), "stop comes before start"))
             if net is not None and f.src in node_set and f.rate > net.node_rate(f.src):
                 p.append(Problem(f"traffic.flows.{i}.rate", format_rate(f.rate), f"more than the link rate of node {f.src} ({format_rate(net.node_rate(f.src))})"))
-            if net is not None and f.src in node_set and f.dst in node_set and f.src != f.dst and not net.path(f.src, f.dst):
-                p.append(Problem(f"traffic.flows.{i}", f"{f.src}->{f.dst}", "no route from the source to the destination: the topology is not connected"))
         for name in doc.traffic.loads:
             node(f"traffic.loads.{name}", name)
         if doc.traffic.loads and doc.traffic.pattern != "uniform":

@@ -167,7 +167,6 @@ impl Simulator {
             _ => u64::MAX,
         };
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
-        let deadlock_threshold = SimTime(cfg.metrics.deadlock_threshold_ps);
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
         Ok(Simulator {
@@ -208,7 +207,7 @@ impl Simulator {
             flows: FlowTracker::new(hot_nodes),
             gens_done,
             run_to_completion: cfg.run_to_completion,
-            deadlock_threshold,
+            deadlock_threshold: SimTime(cfg.metrics.deadlock_threshold_ps),
             stop_on_deadlock: cfg.metrics.stop_on_deadlock,
             deadlock: None,
             paused_transmitters: 0,
