@@ -82,3 +82,24 @@ def test_the_figures_are_written_as_pngs_by_name(og: cnsim.Result, tmp_path: Any
     assert figure_png(og, "queue.png")[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(KeyError):
         figure_png(og, "nope.png")
+
+
+def test_a_long_series_is_drawn_as_its_envelope() -> None:
+    """A series longer than MOST_POINTS is drawn as the smallest and largest value of each of
+    MOST_POINTS / 2 chunks, in time order: a one-bin spike still shows, a chunk without values
+    stays a gap; a shorter series is drawn as it is."""
+    from cnsim.plots import MOST_POINTS, _thin
+
+    t = np.arange(10 * MOST_POINTS + 3, dtype=np.float64)
+    v = np.zeros_like(t)
+    v[12_345] = 7.0
+    v[-3] = -1.0
+    v[40:60] = np.nan  # a gap inside a chunk: the chunk's other values count
+    chunk = -(-len(t) // (MOST_POINTS // 2))
+    v[chunk * 3:chunk * 4] = np.nan  # a whole chunk without values
+    tt, vv = _thin(t, v)
+    assert 0.9 * MOST_POINTS <= len(tt) <= MOST_POINTS and np.all(np.diff(tt) >= 0)
+    assert np.nanmax(vv) == 7.0 and np.nanmin(vv) == -1.0 and 12_345.0 in tt.tolist()
+    assert np.isnan(vv[6:8]).all() and np.isnan(vv).sum() == 2
+    short = np.arange(10.0)
+    assert _thin(short, short) == (short, short)
