@@ -103,3 +103,15 @@ def test_a_long_series_is_drawn_as_its_envelope() -> None:
     assert np.isnan(vv[6:8]).all() and np.isnan(vv).sum() == 2
     short = np.arange(10.0)
     assert _thin(short, short) == (short, short)
+
+
+def test_a_run_without_traffic_draws_its_figures_silently(tmp_path: Any) -> None:
+    """Nothing to label (no flow, no hotspot): matplotlib's warnings are not the user's business
+    (they were printed by every such run); the figures are written all the same."""
+    import warnings
+
+    r = cnsim.run("zhb-og-single-hop", set={"traffic.load": 0, "hotspots": [], "duration": "2ms"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paths = save_figures(r, tmp_path)
+    assert [p.name for p in paths] == list(cnsim.plots.FIGURES) and all(p.stat().st_size > 0 for p in paths)

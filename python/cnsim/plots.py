@@ -11,6 +11,9 @@ canvas is used (no pyplot, no global backend switch), so plotting is safe in any
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -162,7 +165,8 @@ def figure_png(result: Result, name: str) -> bytes:
 
     draw = dict(zip(FIGURES, (_throughput, _queue, _per_flow), strict=True))[name]
     buf = io.BytesIO()
-    draw(result).savefig(buf, format="png")
+    with _quiet():
+        draw(result).savefig(buf, format="png")
     return buf.getvalue()
 
 
@@ -170,8 +174,18 @@ def save_figures(result: Result, directory: Path) -> list[Path]:
     """Write the default figures into ``directory``; returns their paths."""
     out = []
     for name, draw in zip(FIGURES, (_throughput, _queue, _per_flow), strict=True):
-        fig = draw(result)
         path = Path(directory) / name
-        fig.savefig(path)
+        with _quiet():
+            draw(result).savefig(path)
         out.append(path)
     return out
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Matplotlib's warnings about a figure with nothing to label (a run without traffic) or a
+    node name the font has no glyph for: the figure is drawn all the same, and a successful run
+    prints nothing on stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield
