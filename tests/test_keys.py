@@ -62,6 +62,8 @@ def test_cli_keys() -> None:
     res = runner.invoke(app, ["keys", "trafic"])
     assert res.exit_code == 2
     assert 'Did you mean "traffic"' in res.output
+    res = runner.invoke(app, ["keys", "x" * 5000])  # echoed once, cut: not 10,000 characters
+    assert res.exit_code == 2 and res.output.count("x") < 100 and "(5000 characters)" in res.output
 
 
 @pytest.mark.parametrize(

@@ -192,11 +192,11 @@ def keys_cmd(
     with _guard():
         found = matching(prefix)
         if not found:
-            from .errors import did_you_mean
+            from .errors import did_you_mean, format_value
             from .keys import all_keys
 
             heads = sorted({k.name.split(".")[0].removesuffix("[]") for k in all_keys()})
-            raise ScenarioError(f"cnsim keys {prefix}: no key starts with {prefix!r}.{did_you_mean(prefix, heads)} Tables: {', '.join(heads)}.")
+            raise ScenarioError(f"cnsim keys: no key starts with {format_value(prefix)}.{did_you_mean(prefix, heads)} Tables: {', '.join(heads)}.")
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
