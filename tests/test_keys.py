@@ -63,7 +63,7 @@ def test_cli_keys() -> None:
     assert res.exit_code == 2
     assert 'Did you mean "traffic"' in res.output
     res = runner.invoke(app, ["keys", "x" * 5000])  # echoed once, cut: not 10,000 characters
-    assert res.exit_code == 2 and res.output.count("x") < 100 and "(5000 characters)" in res.output
+    assert res.exit_code == 2 and res.output.count("x") < 100 and "(5,000 characters)" in res.output
 
 
 @pytest.mark.parametrize(
