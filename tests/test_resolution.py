@@ -119,7 +119,7 @@ def test_the_adapter_buffer_holds_a_frame_per_voq() -> None:
 
 
 def test_priorities_must_name_a_pfc_class() -> None:
-    refused(scen(traffic__priority=1), "traffic.priority", "0 (switch.pfc_classes = 0: one class)")
+    refused(scen(traffic__priority=1), "traffic.priority", "no such class; allowed: 0, the only class with 802.3x PAUSE")
     accepted(scen(switch__pfc_classes=2, traffic__priority=1))
     refused(scen(switch__pfc_classes=2, traffic__priority=2), "traffic.priority", "a class in [0, 1] (switch.pfc_classes = 2)")
     flows = [{**FLOWS[0], "priority": 2}]

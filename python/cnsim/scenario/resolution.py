@@ -190,7 +190,8 @@ class Resolution:
         if nic.on_full == "block" and nic.ingress != "shared":
             p.append(Problem("nic.on_full", nic.on_full, f'"block" (the generator waits for room) needs nic.ingress = "shared"; with "{nic.ingress}" use "drop"'))
         classes = max(1, doc.switch.pfc_classes)
-        allowed = "0 (switch.pfc_classes = 0: one class)" if classes == 1 else f"a class in [0, {classes - 1}] (switch.pfc_classes = {classes})"
+        allowed = ("no such class; allowed: 0, the only class with 802.3x PAUSE (switch.pfc_classes = 0; give switch.pfc_classes for more)"
+                   if classes == 1 else f"no such class; allowed: a class in [0, {classes - 1}] (switch.pfc_classes = {classes})")
         if doc.traffic.priority >= classes:
             p.append(Problem("traffic.priority", doc.traffic.priority, allowed))
         for i, f in enumerate(doc.traffic.flows):
