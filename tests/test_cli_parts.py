@@ -377,6 +377,8 @@ def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path) -> None:
     assert _sweep_folder_refusal(given, spec) == "holds another sweep ('mine', or the same name with other settings) than 'mine'"
     (given / "sweep.json").write_text(json.dumps({"spec": spec.to_dict()}))
     assert _sweep_folder_refusal(given, spec) is None
+    (given / "sweep.json").write_text("{not json")
+    assert _sweep_folder_refusal(given, spec) == "its sweep.json does not read back (a damaged sweep folder)"
     (given / "sweep.json").write_text(json.dumps({"spec": ["not", "a", "spec"]}))
     assert _sweep_folder_refusal(given, spec).startswith("holds another sweep (None, or")
 

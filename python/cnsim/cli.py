@@ -631,10 +631,13 @@ def _sweep_folder_refusal(folder: Path, spec: Any) -> str | None:
     from .results import dump_json
     from .rundir import SWEEP_PLAN_FILE
 
-    try:
-        previous = json.loads((folder / SWEEP_PLAN_FILE).read_text(encoding="utf-8"))["spec"]
-    except (OSError, ValueError, KeyError, TypeError):
+    plan = folder / SWEEP_PLAN_FILE
+    if not plan.is_file():
         return f"holds no sweep ({SWEEP_PLAN_FILE})"
+    try:
+        previous = json.loads(plan.read_text(encoding="utf-8"))["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its {SWEEP_PLAN_FILE} does not read back (a damaged sweep folder)"
     if previous != json.loads(dump_json(spec.to_dict())):
         other = previous.get("name") if isinstance(previous, dict) else None
         return f"holds another sweep ({other!r}, or the same name with other settings) than {spec.name!r}"
