@@ -96,10 +96,10 @@ pub struct QueuedFrame {
     pub size: u32,
 }
 
-/// A PFC class's FIFO beyond class 0, with its bytes as `q_bytes` counts them for all classes
-/// (its frames and its frame in service): a congestion point measures the queue of its frame's
-/// class (algorithms.md §7.1 "q of the lossless class", §3.1 "per output queue, per CM class";
-/// [`Port::class_bytes`]).
+/// A PFC class's FIFO beyond class 0, with what [`Port::class_bytes`] needs to count the class
+/// as `q_bytes` counts all of them (its frames and its frame in service): a congestion point
+/// measures the queue of its frame's class (algorithms.md §7.1 "q of the lossless class", §3.1
+/// "per output queue, per CM class").
 #[derive(Debug, Default)]
 struct ClassFifo {
     frames: VecDeque<QueuedFrame>,
