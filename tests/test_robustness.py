@@ -217,12 +217,14 @@ def test_list_where_a_scalar_is_expected(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "fragment"), [
-    ("traffic.load", True, "valid number"),  # once read as load 1.0
-    ("seed", True, "valid integer"),
-    ("seed", "5", "valid integer"),
-    ("hotspots.0.rate", False, "valid number"),  # once a 0 Gb/s hotspot
-    ("switch.pause", "off", "valid boolean"),  # once PAUSE off
-    ("topology.fat_tree.radix", "4", "valid integer"),
+    ("traffic.load", True, r"expected a fraction \(in \[0, 1\]\)"),  # once read as load 1.0
+    ("seed", True, "expected an integer"),
+    ("seed", "5", "expected an integer"),
+    ("hotspots.0.rate", False, "expected a fraction"),  # once a 0 Gb/s hotspot
+    ("switch.pause", "off", "expected true or false"),  # once PAUSE off
+    ("topology.fat_tree.radix", "4", "expected an integer"),
+    ("links", 5, r"expected a table of keys \(`cnsim keys links` lists them\)"),
+    ("traffic.flows", 5, "expected a list of tables of keys"),
 ])
 def test_a_value_of_the_wrong_type_is_refused_not_converted(key: str, value: object, fragment: str) -> None:
     sid = "e2cm-fat-tree-16" if key.startswith("topology.fat_tree") else "zhb-og-single-hop"

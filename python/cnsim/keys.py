@@ -13,16 +13,18 @@ import ast
 import functools
 import inspect
 import textwrap
-import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from .cmparams import SCHEMES, Param
-from .scenario import Kind, ScenarioDoc
+from .scenario import ScenarioDoc
+from .scenario.fields import UNIT_TYPES as _UNITS
+from .scenario.fields import describe_field as _describe
+from .scenario.fields import strip_optional as _strip_optional
 from .units import format_rate, format_size, format_time
 
 __all__ = ["Key", "all_keys", "matching", "markdown"]
@@ -38,57 +40,6 @@ class Key:
     default: str
     allowed: str
     doc: str
-
-
-_UNITS = {
-    "time": "time (ps ns us ms s)",
-    "rate": "rate (bps Kbps Mbps Gbps)",
-    "size": "size (B KB MB; KB = 1000 B)",
-}
-
-
-def _kind_of(annotation: Any, metadata: Iterable[Any]) -> Kind | None:
-    for m in metadata:
-        if isinstance(m, Kind):
-            return m
-    if get_origin(annotation) is Annotated:
-        return _kind_of(None, get_args(annotation)[1:])
-    if get_origin(annotation) in (Union, types.UnionType):
-        for arg in get_args(annotation):
-            found = _kind_of(arg, ())
-            if found is not None:
-                return found
-    return None
-
-
-def _strip_optional(annotation: Any) -> tuple[Any, bool]:
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return annotation, False
-
-
-def _describe(field: FieldInfo) -> tuple[str, str]:
-    """(type, allowed values) of a model field."""
-    kind = _kind_of(field.annotation, field.metadata)
-    annotation, optional = _strip_optional(field.annotation)
-    if get_origin(annotation) is Annotated:
-        annotation = get_args(annotation)[0]
-    bounds = [f"{op} {getattr(m, attr)}" for m in field.metadata for attr, op in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")) if getattr(m, attr, None) is not None]
-    if kind is not None:
-        return _UNITS.get(kind.name, kind.name), kind.extra or (", ".join(bounds))
-    if get_origin(annotation) is Literal:
-        return "choice", " | ".join(f'"{v}"' for v in get_args(annotation))
-    if get_origin(annotation) is list:
-        (item,) = get_args(annotation)
-        inner = _kind_of(item, ())
-        return f"list of {inner.name + 's' if inner else 'strings'}", ""
-    if get_origin(annotation) is dict:
-        return "table {name = value}", ""
-    name = getattr(annotation, "__name__", str(annotation))
-    extra = "optional" if optional else ""
-    return {"int": "integer", "float": "number", "bool": "bool", "str": "string"}.get(name, name), ", ".join([*bounds, *([extra] if extra else [])])
 
 
 def _default(field: FieldInfo, type_: str) -> str:

@@ -13,11 +13,12 @@ from pydantic import ValidationError
 from ..cmparams import SCHEMES
 from ..errors import Problem, ScenarioError, format_value, raise_problems, shorten
 from .cmtable import check_cm_table, check_param
+from .invalid import problems_from_validation
 from .lower import lower_core
 from .overrides import MAX_DEPTH, assign, nesting_message, split_key, too_deep
 from .resolution import Resolution
 from .resolver import Resolved
-from .schema import ScenarioDoc, problems_from_validation
+from .schema import ScenarioDoc
 from .toml import resolved_toml
 
 

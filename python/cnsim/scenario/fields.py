@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BeforeValidator, Field
+from pydantic.fields import FieldInfo
 
 from ..expr import Expr, ExprError, parse_expr
 from ..units import (
@@ -177,3 +179,54 @@ def window_value(value: Any) -> Any:
     raise ValueError('expected [t0, t1] (times), "hotspot" or "run"')
 
 
+#: the type a user writes for a quantity field
+UNIT_TYPES = {
+    "time": "time (ps ns us ms s)",
+    "rate": "rate (bps Kbps Mbps Gbps)",
+    "size": "size (B KB MB; KB = 1000 B)",
+}
+
+
+def kind_of(annotation: Any, metadata: Iterable[Any]) -> Kind | None:
+    for m in metadata:
+        if isinstance(m, Kind):
+            return m
+    if get_origin(annotation) is Annotated:
+        return kind_of(None, get_args(annotation)[1:])
+    if get_origin(annotation) in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = kind_of(arg, ())
+            if found is not None:
+                return found
+    return None
+
+
+def strip_optional(annotation: Any) -> tuple[Any, bool]:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return annotation, False
+
+
+def describe_field(field: FieldInfo) -> tuple[str, str]:
+    """(type, allowed values) of a model field: the key reference's columns, and what an error
+    about a value of the wrong type says is allowed."""
+    kind = kind_of(field.annotation, field.metadata)
+    annotation, optional = strip_optional(field.annotation)
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    bounds = [f"{op} {getattr(m, attr)}" for m in field.metadata for attr, op in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")) if getattr(m, attr, None) is not None]
+    if kind is not None:
+        return UNIT_TYPES.get(kind.name, kind.name), kind.extra or (", ".join(bounds))
+    if get_origin(annotation) is Literal:
+        return "choice", " | ".join(f'"{v}"' for v in get_args(annotation))
+    if get_origin(annotation) is list:
+        (item,) = get_args(annotation)
+        inner = kind_of(item, ())
+        return f"list of {inner.name + 's' if inner else 'strings'}", ""
+    if get_origin(annotation) is dict:
+        return "table {name = value}", ""
+    name = getattr(annotation, "__name__", str(annotation))
+    extra = "optional" if optional else ""
+    return {"int": "integer", "float": "number", "bool": "bool", "str": "string"}.get(name, name), ", ".join([*bounds, *([extra] if extra else [])])

@@ -5,14 +5,13 @@ problems (:class:`~cnsim.errors.Problem`: key, value, what is allowed)."""
 
 from __future__ import annotations
 
-import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..cmparams import FRAME_MAX, FRAME_MIN
-from ..errors import Problem, did_you_mean, missing
+from ..errors import missing
 from ..units import format_time
 from .fields import (
     MAX_NODES,
@@ -272,119 +271,3 @@ class ScenarioDoc(_Model):
 
 def dotted(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
-
-
-def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    """The model class inside ``X | None``, ``list[X]``, ``Annotated[X, ...]``, if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    origin = get_origin(annotation)
-    if origin is None:
-        return None
-    for arg in get_args(annotation):
-        found = _unwrap_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
-    model: type[BaseModel] | None = ScenarioDoc
-    for part in loc:
-        if model is None:
-            return []
-        if isinstance(part, int) or part not in model.model_fields:
-            continue
-        model = _unwrap_model(model.model_fields[part].annotation)
-    return ([*model.model_fields] + (["cm"] if model is ScenarioDoc else [])) if model else []
-
-
-def _is_union(annotation: Any) -> bool:
-    """``A | B`` with at least two members besides None (pydantic then tags the error location
-    with the member's name: ``switch.cp_ports.literal['all']``)."""
-    if get_origin(annotation) not in (Union, types.UnionType):
-        return False
-    return len([a for a in get_args(annotation) if a is not type(None)]) >= 2
-
-
-def _untag(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], int | None, Any]:
-    """``loc`` without the member tag pydantic puts after a union field, the length of the union
-    field's location (None: no union on the way) and the union's annotation."""
-    model: type[BaseModel] | None = ScenarioDoc
-    out: list[Any] = []
-    parts = list(loc)
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        out.append(part)
-        i += 1
-        if isinstance(part, int):
-            continue
-        if model is None or part not in model.model_fields:
-            model = None
-            continue
-        annotation = model.model_fields[part].annotation
-        if _is_union(annotation) and i < len(parts) and isinstance(parts[i], str):
-            return (*out, *parts[i + 1 :]), len(out), annotation
-        model = _unwrap_model(annotation)
-    return tuple(out), None, None
-
-
-def _describe_union(annotation: Any) -> str:
-    """``"all" or a list of strings`` for ``Literal["all"] | list[str]``."""
-    names: list[str] = []
-    for arg in get_args(annotation):
-        if arg is type(None):
-            continue
-        if get_origin(arg) is Literal:
-            names.extend(f'"{v}"' if isinstance(v, str) else str(v) for v in get_args(arg))
-        elif get_origin(arg) is list:
-            item = get_args(arg)
-            names.append("a list of strings" if item == (str,) else "a list")
-        else:
-            names.append(getattr(arg, "__name__", str(arg)))
-    return " or ".join(names)
-
-
-def _problem(loc: tuple[Any, ...], e: Any) -> Problem:
-    key = dotted(loc)
-    kind = e["type"]
-    if kind == "extra_forbidden":
-        names = _allowed_keys(loc[:-1])
-        where = dotted(tuple(p for p in loc[:-1] if not isinstance(p, int)))
-        command = f"cnsim keys {where}".strip()
-        msg = f"unknown key.{did_you_mean(str(loc[-1]), names)} The keys allowed here are: {', '.join(names)} (`{command}` describes them)"
-    elif kind == "missing":
-        return Problem(key, missing(), "this key is required")
-    elif kind == "cnsim_field":  # raised by field_problem()
-        ctx = e["ctx"]
-        return Problem(dotted(loc + ((ctx["field"],) if ctx["field"] else ())), ctx["value"], ctx["message"])
-    elif kind == "literal_error":
-        msg = "not an allowed value; allowed: " + str(e.get("ctx", {}).get("expected", ""))
-    elif kind == "value_error":
-        msg = str(e["msg"]).removeprefix("Value error, ")
-    elif kind.startswith(("greater", "less")):
-        msg = f"out of range: {e['msg'].lower()}"
-    else:
-        msg = str(e["msg"])
-    return Problem(key, e.get("input"), msg)
-
-
-def problems_from_validation(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Problem]:
-    problems = []
-    # errors under a union field, by the field's key: one problem for the field, unless the
-    # value had a member's shape (a list) and the errors are inside it
-    unions: dict[str, tuple[int, Any, list[tuple[tuple[Any, ...], Any]]]] = {}
-    for e in err.errors():
-        loc, union_len, annotation = _untag(prefix + tuple(e["loc"]))
-        if union_len is None:
-            problems.append(_problem(loc, e))
-        else:
-            unions.setdefault(dotted(loc[:union_len]), (union_len, annotation, []))[2].append((loc, e))
-    for key, (union_len, annotation, members) in unions.items():
-        inner = [(loc, e) for loc, e in members if len(loc) > union_len]
-        if inner:
-            problems.extend(_problem(loc, e) for loc, e in inner)
-        else:
-            problems.append(Problem(key, members[0][1].get("input"), f"not an allowed value; allowed: {_describe_union(annotation)}"))
-    return problems
