@@ -82,7 +82,7 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
     node_set = set(nodes)  # looked up once a link: a list made a 60,000-node graph take 107 s
     known = set(switches) | node_set
     everything = [*switches, *nodes]  # named once, at most 20, however many links are wrong
-    listing = ", ".join(everything[:20]) + (f", ... ({len(everything)} in all)" if len(everything) > 20 else "")
+    listing = _names(everything, 20)
     links: list[Link] = []
     seen: set[frozenset[str]] = set()
     for i, ls in enumerate(topo.links):
@@ -119,6 +119,11 @@ def build_network(doc: ScenarioDoc, problems: list[Problem]) -> tuple[Network | 
     return (net if wired else None), nodes
 
 
+def _names(names: list[str], most: int) -> str:
+    """At most ``most`` names for a message, then how many there are in all."""
+    return ", ".join(names[:most]) + (f", ... ({len(names)} in all)" if len(names) > most else "")
+
+
 def _connected(net: Network, problems: list[Problem]) -> bool:
     """Every switch and node reachable from the first switch over the links (a switch without
     links, or a part of the graph on its own, has no route to or from the rest)."""
@@ -133,7 +138,7 @@ def _connected(net: Network, problems: list[Problem]) -> bool:
     apart = [name for name in [*net.switches, *net.nodes] if name not in seen]
     if not apart:
         return True
-    shown = ", ".join(apart[:10]) + (f", ... ({len(apart)} in all)" if len(apart) > 10 else "")
+    shown = _names(apart, 10)
     problems.append(Problem("topology.links", f"{len(net.links)} links",
                             f"the network is not connected: {shown} cannot be reached from {start}; link every switch and node into one network"))
     return False
