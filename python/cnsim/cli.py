@@ -300,9 +300,9 @@ def run_cmd(
         bar, update = _progress_bar(scen.resolved.doc.duration, quiet)
         if bar is not None:
             with bar:
-                result = run(scen, progress=update, force=force)
+                result = run(scen, progress=update, force=force, meanwhile=_load_report_template)
         else:
-            result = run(scen, force=force)
+            result = run(scen, force=force, meanwhile=_load_report_template)
         tmp = outdir.staging(folder)
         try:
             result.save(tmp, plots=not no_plots)
@@ -317,6 +317,12 @@ def run_cmd(
             from rich.console import Console
 
             Console().print(_summary_table(result, folder))
+
+
+def _load_report_template() -> None:
+    from .report import load_template
+
+    load_template()
 
 
 #: --scale's defaults (the options are None when not given, so that they can be told apart)

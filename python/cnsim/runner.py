@@ -21,17 +21,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import budget
 from ._version import RESULTS_VERSION, __version__
 from .engine import engine
 from .errors import EngineError, EngineMissing, Problem, ScenarioError
-from .results import Result
 from .scenario import Scenario, load, measurement_window
 from .units import PS_PER_S
+
+if TYPE_CHECKING:  # imported while the engine runs (``_simulate``): numpy is a tenth of the start
+    from .results import Result
 
 __all__ = ["run", "prepare", "engine", "EngineMissing"]
 
@@ -71,12 +71,18 @@ def _peak_rss_bytes() -> int:
     return int(rss if sys.platform == "darwin" else rss * 1024)
 
 
+def _numpy_version() -> str:
+    import numpy as np
+
+    return np.__version__
+
+
 def _versions(core: ModuleType | None) -> dict[str, str]:
     versions = {
         "cnsim": __version__,
         "results": str(RESULTS_VERSION),
         "python": platform.python_version(),
-        "numpy": np.__version__,
+        "numpy": _numpy_version(),
     }
     if core is not None and hasattr(core, "version"):
         versions["core"] = str(core.version())
@@ -90,29 +96,33 @@ def run(
     duration: Any = None,
     progress: Progress | None = None,
     force: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Result:
     """Simulate ``scenario`` (id, path or :class:`Scenario`) and return a :class:`Result`.
 
     ``set`` maps dotted keys to values (as ``--set``); ``seed`` and ``duration`` override the
-    scenario's; ``progress(sim_ps, total_ps)`` is called about ten times a second.
-    Raises :class:`ScenarioError` for bad input, :class:`EngineMissing` without the engine and
-    ``KeyboardInterrupt`` when interrupted. A run that would exceed the machine is refused
-    before it starts (:class:`ResourceError`, :mod:`cnsim.budget`) unless ``force``.
+    scenario's; ``progress(sim_ps, total_ps)`` is called about ten times a second;
+    ``meanwhile()`` is called once in the calling thread while the engine runs (the command line
+    loads the report's template there). Raises :class:`ScenarioError` for bad input,
+    :class:`EngineMissing` without the engine and ``KeyboardInterrupt`` when interrupted. A run
+    that would exceed the machine is refused before it starts (:class:`ResourceError`,
+    :mod:`cnsim.budget`) unless ``force``.
     """
     scen = prepare(scenario, set, seed, duration)
     budget.check(scen.core_config(), force=force)
     core = engine()
-    started = time.perf_counter()
-    raw = _simulate(core, scen, progress)
+    raw, wall = _simulate(core, scen, progress, meanwhile)
     loop = float(raw["loop_s"])
     window = _window_after_the_end(scen, raw)
     if window is not None:
         # the window is measured as the run goes, so the same deterministic run is made again
         # with the window its end turned out to need
         scen = scen.copy().set("metrics.window", [f"{window[0]}ps", f"{window[1]}ps"])
-        raw = _simulate(core, scen, progress)
+        raw, again = _simulate(core, scen, progress, None)
         loop += float(raw["loop_s"])
-    wall = time.perf_counter() - started
+        wall += again
+    from .results import Result  # loaded by _simulate while the engine ran
+
     result = Result.from_engine(scen, raw)
     # the simulated time run (a run to completion may end before its cap) and its events: every
     # engine summary holds both, as it holds the frames delivered
@@ -143,12 +153,18 @@ def run(
     return result
 
 
-def _simulate(core: Any, scen: Scenario, progress: Progress | None) -> Any:
-    """Run the engine on ``scen`` in a worker thread (Ctrl-C interrupts it); its raw result."""
+def _simulate(
+    core: Any, scen: Scenario, progress: Progress | None, meanwhile: Callable[[], object] | None
+) -> tuple[Any, float]:
+    """Run the engine on ``scen`` in a worker thread (Ctrl-C interrupts it): its raw result and
+    the engine's wall time, its build and its run (the engine's ``run_s``, which leaves out its
+    waits for the GIL while this thread imports what the results need)."""
+    started = time.perf_counter()
     try:
         sim = core.Simulation(scen.core_config())
     except Exception as err:
         raise _front_end_error(core, scen, err) from None
+    built = time.perf_counter() - started
     total_ps = scen.resolved.doc.duration
     box: dict[str, Any] = {}
     done = threading.Event()
@@ -166,6 +182,12 @@ def _simulate(core: Any, scen: Scenario, progress: Progress | None) -> Any:
     # Wait on an Event, not on Thread.join: a join interrupted by Ctrl-C can make later joins
     # return while the engine thread still runs, and the interpreter then aborts at exit (134).
     try:
+        # what the results need (numpy: a tenth of a short run's start-up) is imported while the
+        # engine runs, on another core
+        from . import results  # noqa: F401
+
+        if meanwhile is not None:
+            meanwhile()
         while not done.wait(_POLL_S):
             if progress is not None:
                 progress(int(sim.progress_ps()), total_ps)
@@ -178,7 +200,7 @@ def _simulate(core: Any, scen: Scenario, progress: Progress | None) -> Any:
         if isinstance(failure, core.Interrupted):
             raise KeyboardInterrupt from None
         raise _front_end_error(core, scen, failure) from None
-    return box["result"]
+    return box["result"], built + float(box["result"]["run_s"])
 
 
 def _window_after_the_end(scen: Scenario, raw: Any) -> tuple[int, int] | None:

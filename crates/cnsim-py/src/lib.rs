@@ -1,6 +1,7 @@
 //! PyO3 glue: `cnsim._core.Simulation(core_config).run()` (the config as JSON text or as a dict)
 //! → `{"summary": json, "series": …,
-//! "loop_s": the event loop's wall-clock seconds}`.
+//! "loop_s": the event loop's wall-clock seconds, "run_s": the whole call's, waits for the GIL
+//! excluded}`.
 //! The GIL is released for the whole run; progress and interrupts go through atomics so that a
 //! Python thread can draw a progress bar and forward Ctrl-C.
 //!
@@ -77,15 +78,19 @@ impl Simulation {
                 EngineError::new_err("this Simulation has already run; build a new one")
             })?;
         let ctl = self.ctl.clone();
-        let (result, loop_s) = py.allow_threads(move || {
+        let (result, loop_s, finished_s) = py.allow_threads(move || {
             guarded(move || {
                 let mut sim = sim;
                 let started = Instant::now();
                 sim.run(&ctl)?;
                 let loop_s = started.elapsed().as_secs_f64();
-                Ok((sim.finish(), loop_s))
+                let result = sim.finish();
+                Ok((result, loop_s, started.elapsed().as_secs_f64()))
             })
         })?;
+        // the conversion is timed from here, once the GIL is back: a calling thread that held it
+        // meanwhile (importing what the results need, `cnsim.runner`) is not the engine's time
+        let converting = Instant::now();
         let out = PyDict::new(py);
         // wall-clock, for the manifest only (never the summary): the event loop alone, without
         // building the engine or computing its results
@@ -110,6 +115,7 @@ impl Simulation {
             series.set_item(kind, d)?;
         }
         out.set_item("series", series)?;
+        out.set_item("run_s", finished_s + converting.elapsed().as_secs_f64())?;
         Ok(out)
     }
 

@@ -186,6 +186,12 @@ def _bytecode_cache(directory: str | None = None) -> jinja2.BytecodeCache | None
         return None
 
 
+def load_template() -> None:
+    """Load the page template ahead of the first page: `cnsim run` does it while the engine
+    runs, so that Jinja's import and the template's load cost no wall time on a second core."""
+    _template()
+
+
 def render(page: Page) -> str:
     """The page as HTML text."""
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
