@@ -59,6 +59,17 @@ def test_the_engines_wall_time_leaves_out_what_the_caller_does_meanwhile() -> No
     assert 0 < r.manifest["loop_s"] <= r.manifest["wall_s"] < 0.3 <= calls[0]
 
 
+def test_a_failure_meanwhile_stops_the_engine_before_it_is_raised() -> None:
+    import threading
+
+    def failing() -> None:
+        raise RuntimeError("the template could not be read")
+
+    with pytest.raises(RuntimeError, match="template"):
+        cnsim.run("kd-symmetric-single-hs", duration="2s", meanwhile=failing)
+    assert not [t for t in threading.enumerate() if t.name == "cnsim-engine"]
+
+
 def test_the_runner_leaves_numpy_to_the_engines_run() -> None:
     """What the results need (numpy: a tenth of a short run's start-up) is imported while the
     engine runs, so importing the runner and resolving a scenario must not import it."""

@@ -374,14 +374,15 @@ def test_signals_stop_a_run_cleanly(tmp_path: Path, sig: int, status: int, word:
 
 @pytest.mark.parametrize(("sig", "status", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_signals_while_the_command_starts_end_it_in_one_line(tmp_path: Path, sig: int, status: int, word: str) -> None:
-    """A signal while the command line's modules are imported (about 0.3 s: numpy, pydantic, the
-    engine) ends the command as later: one line, 130 or 143, no traceback. The child signals
-    itself from inside the import of numpy, so the moment is exact."""
+    """A signal while the command line's modules are imported (about 0.3 s: pydantic and the
+    scenario schema, typer, the engine) ends the command as later: one line, 130 or 143, no
+    traceback. The child signals itself from inside the import of pydantic, so the moment is
+    exact (numpy is imported later, while the engine runs: a signal then stops the run)."""
     code = (
         "import builtins, os, signal\n"
         "real = builtins.__import__\n"
         "def hook(name, *args, **kwargs):\n"
-        f"    if name == 'numpy':\n        builtins.__import__ = real\n        os.kill(os.getpid(), {int(sig)})\n"
+        f"    if name == 'pydantic':\n        builtins.__import__ = real\n        os.kill(os.getpid(), {int(sig)})\n"
         "    return real(name, *args, **kwargs)\n"
         "builtins.__import__ = hook\n"
         "from cnsim._entry import main\n"
@@ -391,6 +392,26 @@ def test_signals_while_the_command_starts_end_it_in_one_line(tmp_path: Path, sig
                          cwd=tmp_path, capture_output=True, text=True, timeout=60, preexec_fn=_default_sigint)
     assert res.returncode == status, res.stderr
     assert word in res.stderr and "while starting" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_signal_while_the_results_are_imported_stops_the_run(tmp_path: Path) -> None:
+    """numpy and the results module are imported while the engine runs: a Ctrl-C then stops the
+    engine and ends the command as any interrupted run does."""
+    code = (
+        "import builtins, os, signal\n"
+        "real = builtins.__import__\n"
+        "def hook(name, *args, **kwargs):\n"
+        "    if name == 'numpy':\n        builtins.__import__ = real\n        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = hook\n"
+        "from cnsim._entry import main\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, "run", "zhb-og-single-hop", "--duration", "30s", "--force", "--out", "run"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60, preexec_fn=_default_sigint)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.strip() == "cnsim: interrupted; the run was stopped and nothing was written."
     assert not (tmp_path / "run").exists()
 
 

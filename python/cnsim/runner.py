@@ -191,7 +191,7 @@ def _simulate(
         while not done.wait(_POLL_S):
             if progress is not None:
                 progress(int(sim.progress_ps()), total_ps)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or what this thread did meanwhile failed: stop the engine
         sim.interrupt()
         _wait_through_interrupts(done)
         raise
