@@ -212,6 +212,16 @@ def test_empty_file(tmp_path: Path) -> None:
     assert_refused(cnsim_cmd("run", "empty.toml", cwd=tmp_path), "empty")
 
 
+def test_a_sweep_spec_given_as_a_scenario_is_named_as_such(tmp_path: Path) -> None:
+    """A sweep spec run as a scenario, or a sweep whose base is itself, listed each of the
+    spec's keys as an unknown scenario key."""
+    (tmp_path / "s.toml").write_text('name = "s"\nbase = "s.toml"\n[axes]\n"cm.scheme" = ["none"]\n')
+    for command in ("run", "sweep"):
+        done = cnsim_cmd(command, "s.toml", cwd=tmp_path)
+        assert_refused(done, "s.toml: a sweep spec (it names a `base` scenario), not a scenario; `cnsim sweep")
+        assert "unknown key" not in done.stderr
+
+
 def test_list_where_a_scalar_is_expected(tmp_path: Path) -> None:
     assert_refused(cnsim_cmd("run", "zhb-og-single-hop", "--set", 'cm.scheme=["qcn"]', cwd=tmp_path), "cm.scheme", "unknown scheme")
 

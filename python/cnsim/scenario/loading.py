@@ -75,6 +75,8 @@ def _read_toml(text: str, where: str) -> dict[str, Any]:
     doc = parse_toml(text, where)
     if not doc:
         raise ScenarioError(f"{where}: the scenario file is empty; a scenario needs at least `duration` and a topology (see `cnsim show zhb-og-single-hop`)")
+    if "base" in doc:  # a key of sweep specs only: its other keys would each be "unknown"
+        raise ScenarioError(f"{where}: a sweep spec (it names a `base` scenario), not a scenario; `cnsim sweep {where}` runs it")
     return doc
 
 
