@@ -448,6 +448,15 @@ def test_force_skips_the_bound_but_never_a_zero_step() -> None:
         work.check(work.estimate([p], t_start=0.0, t_end=0.2), memory=1000)
 
 
+def test_a_zero_step_from_a_huge_qdelta_weight_names_it() -> None:
+    """With cm.w = 1e300 the message blamed only the gains and the link rate."""
+    from cnsim.fluid import fluid_params, work
+
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.w": 1e300})
+    h, why = min(work.step_limits(p))
+    assert h == 0 and "the Qdelta weight (cm.w)" in why
+
+
 def test_simulate_itself_refuses_a_hopeless_integration() -> None:
     """The Python API too (cnsim.fluid.simulate), not only the command."""
     from cnsim.fluid import fluid_params, simulate

@@ -100,7 +100,7 @@ def step_limits(p: FluidParams) -> list[tuple[float, str]]:
     gains = "cm.gd, cm.gi, cm.ps" if p.scheme == "bcn" else "cm.gd, cm.ps"
     cands = [
         (1.0 / (20.0 * wc) if wc > 0 else math.inf,
-         f"1/(20·ω_c) with the loop's crossover ω_c = {wc:.4g} rad/s, which grows with the gains ({gains}) and the link rate"),
+         f"1/(20·ω_c) with the loop's crossover ω_c = {wc:.4g} rad/s, which grows with the gains ({gains}), the Qdelta weight (cm.w) and the link rate"),
         (p.sample_spacing_s / 2.0, f"half the sampling interval Δ = L/(p_s·μ) = {p.sample_spacing_s:.4g} s (cm.ps or cm.sample_bytes, and the link rate)"),
         (max(hi - lo, 1e-3) / 1000.0, f"a thousandth of the hotspot window ({hi - lo:.4g} s)"),
     ]
