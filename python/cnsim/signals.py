@@ -244,9 +244,11 @@ def sustained_time(t_end: ArrayLike, values: ArrayLike, start: float, level: flo
                    floor: float = 0.9) -> float:
     """Time after ``start`` until a binned signal reaches ``level`` and then stays >= ``floor``·level for ``hold`` s.
 
-    Measured to the end of the first bin of that stretch; inf when no such stretch fits in the
-    record. (A port that drains a backlog at line rate right after a hotspot and then falls back has
-    not recovered yet.)
+    Measured to the end of the first bin of that stretch; inf when there is no such stretch. (A
+    port that drains a backlog at line rate right after a hotspot and then falls back has not
+    recovered yet.) A stretch that lasts to the end of the record counts even if the record cuts
+    it shorter than ``hold``: nothing breaks it, and a port that reached the level before the end
+    is not "never" (T-Z14's runs end 100 ms after the hotspot).
     """
     t = np.asarray(t_end, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
@@ -263,7 +265,7 @@ def sustained_time(t_end: ArrayLike, values: ArrayLike, start: float, level: flo
         j = i
         while j + 1 < n and ok[j + 1]:
             j += 1
-        if t[j] - (t[i] - width) >= hold - _EPS:
+        if t[j] - (t[i] - width) >= hold - _EPS or j == n - 1:
             return float(t[i] - start)
         i = j + 1
     return math.inf

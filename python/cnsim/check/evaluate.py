@@ -22,6 +22,7 @@ import numpy as np
 
 from ..runner import prepare
 from ..runtask import RunTask
+from ..signals import jain
 from .condition import ConditionError
 from .extract import MetricUnavailable, RunData, ScenarioData, metric_def
 from .plan import Plan
@@ -79,6 +80,12 @@ _COMBINE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "mean": lambda a: np.mean(a, axis=0),
     "max": lambda a: np.max(a, axis=0),
     "min": lambda a: np.min(a, axis=0),
+}
+
+
+#: a run's value reduced over its entities (Measure.per_run), before the seeds are combined
+_PER_RUN: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "jain": lambda a: np.asarray(jain(a), dtype=np.float64),
 }
 
 
@@ -161,7 +168,8 @@ class Evaluator:
             for task in group:
                 run = self.run_data(task.run_id)
                 window = run.window(m.window)
-                per_seed.append(np.asarray(definition.fn(run, window, m.args, arg), dtype=np.float64))
+                value = np.asarray(definition.fn(run, window, m.args, arg), dtype=np.float64)
+                per_seed.append(_PER_RUN[m.per_run](value) if m.per_run else value)
             shapes = {p.shape for p in per_seed}
             if len(shapes) > 1:
                 raise MetricUnavailable(f"{m.name}: the seeds of a point give different entity sets")

@@ -24,7 +24,8 @@ A deck file::
     measure.thr = { run = "qeq150", metric = "hot_port", window = "all" }
     # measure fields: run, metric (cnsim.check.extract.METRICS), window (all|ss|tr|rec|last100|after|main
     # or [t0, t1] in s; default ss for series metrics, main for summary ones), where (a subset of the
-    # run set's points by axis value), args (metric arguments), seeds (mean|max|min over seeds)
+    # run set's points by axis value), args (metric arguments), seeds (mean|max|min over seeds),
+    # per_run (jain: each run's entities reduced to Jain's index before the seeds are combined)
     pending = "reason"                           # optional: the check cannot be measured yet
 
 Loading validates everything (keys, types, ids, classes, run sets against the scenario catalog and
@@ -51,10 +52,13 @@ __all__ = ["CLASSES", "ID_PATTERN", "Check", "Deck", "Measure", "RunSet", "deck_
 ID_PATTERN = re.compile(r"^T-[A-Z][0-9]{2}$")
 CLASSES = ("N1", "N2", "Q", "M")
 SEED_RULES = ("mean", "max", "min")
+#: what a measure may reduce each run's entities to before its seeds are combined: §A compares the
+#: seed mean of a figure, so a fairness index is taken per run, not of the seed-mean rates
+PER_RUN_RULES = ("jain",)
 _DECK_KEYS = {"deck", "title", "source", "runs", "checks"}
 _RUN_KEYS = {"scenario", "set", "axes", "zip", "quick", "note"}
 _CHECK_KEYS = {"id", "class", "source", "claim", "expected", "tolerance", "pass", "measure", "pending", "note"}
-_MEASURE_KEYS = {"run", "metric", "window", "where", "args", "seeds"}
+_MEASURE_KEYS = {"run", "metric", "window", "where", "args", "seeds", "per_run"}
 
 
 @dataclass
@@ -83,6 +87,7 @@ class Measure:
     where: dict[str, Any] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)
     seeds: str = "mean"
+    per_run: str | None = None
 
     @property
     def source(self) -> str:
@@ -201,6 +206,9 @@ def _parse_measure(name: str, body: Any, where: str, runs: dict[str, RunSet], pr
     seeds = body.get("seeds", "mean")
     if seeds not in SEED_RULES:
         problems.append(f"{where}.seeds: {format_value(seeds)} is not allowed; allowed: {', '.join(SEED_RULES)}")
+    per_run = body.get("per_run")
+    if per_run is not None and per_run not in PER_RUN_RULES:
+        problems.append(f"{where}.per_run: {format_value(per_run)} is not allowed; allowed: {', '.join(PER_RUN_RULES)}")
     where_sel = body.get("where", {})
     args = body.get("args", {})
     if not isinstance(where_sel, dict) or not isinstance(args, dict):
@@ -213,7 +221,8 @@ def _parse_measure(name: str, body: Any, where: str, runs: dict[str, RunSet], pr
             problems.append(f"{where}.where.{key}: not an axis of run set {run}; axes: {', '.join(swept) or '(none)'}")
         elif value not in swept[key]:
             problems.append(f"{where}.where.{key}: {format_value(value)} is not a value of the axis ({format_value(swept[key])})")
-    return Measure(name, str(run), str(metric), window, dict(where_sel), dict(args), str(seeds))
+    return Measure(name, str(run), str(metric), window, dict(where_sel), dict(args), str(seeds),
+                   None if per_run is None else str(per_run))
 
 
 def _parse_check(deck: str, body: Any, index: int, runs: dict[str, RunSet], problems: list[str]) -> Check | None:
