@@ -21,7 +21,8 @@ impl Simulator {
         };
         let out = sw.ports[out_local as usize];
         if kind == FrameKind::Control && !sw.legacy {
-            // class (a): strict priority, not buffered, never dropped (D6)
+            // class (a): strict priority, not buffered, never dropped (D6); it arrives after the
+            // processing delay (`Simulator::control_hold`)
             self.ports[out as usize].push_ctrl(f);
             self.try_start(out);
             return;

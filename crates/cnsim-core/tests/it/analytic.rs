@@ -113,3 +113,51 @@ fn a_hotspot_serves_at_its_fraction_and_zero_serves_nothing() {
         "nothing to serve at rate 0 is not underrun"
     );
 }
+
+/// A CM backward message crossing a switch waits that switch's processing delay like any
+/// received frame (D14: "eligible at its output `switch.processing_delay` later"; D6 gives it
+/// priority at the output, not a way around the pipeline). Node 1 on S1 sends to node 3 on S2,
+/// whose port is a 2 Gb/s hotspot; S2's BCN message to node 1 crosses S1. A 1 us processing
+/// delay delays the sampled frame by 1 us (S1, forward) and the message by 1 us (S1, backward):
+/// the limiter is created 2 us later than without it (it was 1 us while messages skipped it).
+#[test]
+fn a_backward_message_waits_the_processing_delay_of_every_switch_it_crosses() {
+    let limiter_created = |processing_ps: u64| -> usize {
+        let mut cfg = star(1, G10, 1_000_000);
+        cfg.topology.switches.push("S2".into());
+        cfg.topology.nodes.push("3".into());
+        for (a, b) in [("S1", "S2"), ("S2", "3")] {
+            cfg.topology.links.push(cnsim_core::scenario::LinkConfig {
+                a: a.into(),
+                b: b.into(),
+                rate_bps: G10,
+                delay_ps: 1_000_000,
+            });
+        }
+        let limits = cfg.switch.thresholds["S1"];
+        cfg.switch.thresholds.insert("S2".into(), limits);
+        cfg.switch.processing_delay_ps = processing_ps;
+        cfg.duration_ps = MS / 2;
+        cfg.metrics.window_ps = [0, MS / 2];
+        cfg.metrics.bin_ps = 100_000; // 100 ns
+        cfg.traffic.sources = vec![source("1", Some("3"), 1.0)];
+        cfg.metrics.per_flow = vec![["1".into(), "3".into()]];
+        cfg.metrics.hot_port = "S2/3".into();
+        cfg.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+            node: "3".into(),
+            rate: 0.2,
+            start_ps: 0,
+            end_ps: MS,
+        }];
+        cfg.cm = bcn_zhb(3000.0);
+        cfg.switch.cp_ports = Some(vec!["S2/3".into()]); // S1's egress toward S2 sends nothing
+        let out = run(&cfg);
+        let rates = series(&out.result, "rates");
+        rates.columns[0]
+            .1
+            .iter()
+            .position(|r| !r.is_nan())
+            .expect("a message reached node 1")
+    };
+    assert_eq!(limiter_created(1_000_000) - limiter_created(0), 20);
+}
