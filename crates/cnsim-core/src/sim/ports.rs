@@ -6,7 +6,6 @@ use crate::cm::OnDequeue;
 use crate::engine::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::net::port::{PauseChange, Start};
-use crate::time::SimTime;
 use crate::topology::Device;
 
 use super::Simulator;
@@ -141,39 +140,17 @@ impl Simulator {
             Device::Nic(n) => self
                 .queue
                 .push(now + delay, Event::ArriveAtNic { nic: n, frame: f }),
-            Device::Switch(s) => {
-                let arrival = now + delay;
-                let at = if kind == FrameKind::Control {
-                    arrival + self.control_hold(s)
-                } else {
-                    arrival
-                };
-                self.queue.push(
-                    at,
-                    Event::ArriveAtSwitch {
-                        switch: s,
-                        frame: f,
-                    },
-                )
-            }
+            Device::Switch(s) => self.queue.push(
+                now + delay,
+                Event::ArriveAtSwitch {
+                    switch: s,
+                    frame: f,
+                },
+            ),
         }
         match owner {
             Device::Switch(_) => self.try_start(p),
             Device::Nic(n) => self.nic_service(n),
-        }
-    }
-
-    /// How long after its last bit a CM backward message (D6 class (a)) reaches its output at
-    /// switch `s`: a received frame becomes eligible there `switch.processing_delay` later
-    /// (D14), and such a message does nothing else at a CM switch (no admission, no counters, no
-    /// sample: D6), so its arrival is simply that much later. A legacy switch treats it as data,
-    /// whose ready time carries the delay.
-    #[inline(never)]
-    fn control_hold(&self, s: u32) -> SimTime {
-        if self.switches[s as usize].legacy {
-            SimTime::ZERO
-        } else {
-            self.sw_params.processing_delay
         }
     }
 

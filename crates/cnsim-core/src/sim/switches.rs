@@ -3,6 +3,7 @@
 //! output queue and its records, PAUSE frames on the watermarks the switch signals, and backward
 //! control messages from switches and NICs (D6).
 
+use crate::engine::Event;
 use crate::frame::{Frame, FrameId, FrameKind, ALL_CLASSES};
 use crate::net::switch::{Origin, PauseSignal};
 use crate::net::PAUSE_FRAME_BYTES;
@@ -21,8 +22,21 @@ impl Simulator {
         };
         let out = sw.ports[out_local as usize];
         if kind == FrameKind::Control && !sw.legacy {
-            // class (a): strict priority, not buffered, never dropped (D6); it arrives after the
-            // processing delay (`Simulator::control_hold`)
+            // class (a): strict priority, not buffered, never dropped (D6). Like every received
+            // frame it becomes eligible at its output `processing_delay` after its last bit
+            // (D14): it is handed back then, its ready time marking it as processed (a ready
+            // time from an earlier switch lies before this arrival). Only control frames pay
+            // for this, and only with a processing delay.
+            let ready = now + self.sw_params.processing_delay;
+            if ready > now && frame.ready_at < now {
+                self.pool.get_mut(f).ready_at = ready;
+                let arrival = Event::ArriveAtSwitch {
+                    switch: s,
+                    frame: f,
+                };
+                self.queue.push(ready, arrival);
+                return;
+            }
             self.ports[out as usize].push_ctrl(f);
             self.try_start(out);
             return;
