@@ -113,14 +113,17 @@ def run(
     core = engine()
     raw, wall = _simulate(core, scen, progress, meanwhile)
     loop = float(raw["loop_s"])
-    window = _window_after_the_end(scen, raw)
-    if window is not None:
-        # the window is measured as the run goes, so the same deterministic run is made again
-        # with the window its end turned out to need
+    after = _window_after_the_end(scen, raw)
+    if after is not None:
+        # the scenario names the window measured, so that what is computed from it (the max-min
+        # reference's demands, the figures' window) covers the same span; the window is measured
+        # as the run goes, so when its start moves the same deterministic run is made again
+        window, again = after
         scen = scen.copy().set("metrics.window", [f"{window[0]}ps", f"{window[1]}ps"])
-        raw, again = _simulate(core, scen, progress, None)
-        loop += float(raw["loop_s"])
-        wall += again
+        if again:
+            raw, more = _simulate(core, scen, progress, None)
+            loop += float(raw["loop_s"])
+            wall += more
     from .results import Result  # loaded by _simulate while the engine ran
 
     result = Result.from_engine(scen, raw)
@@ -203,10 +206,11 @@ def _simulate(
     return box["result"], built + float(box["result"]["run_s"])
 
 
-def _window_after_the_end(scen: Scenario, raw: Any) -> tuple[int, int] | None:
-    """The window a run to completion that ended before its cap needed (contract "Measurement
-    window", applied to the end of the run), if it differs from the one measured (resolved for
-    the cap, and clipped by the engine to the end); else None."""
+def _window_after_the_end(scen: Scenario, raw: Any) -> tuple[tuple[int, int], bool] | None:
+    """The window a run to completion that ended before its cap measured or needs (contract
+    "Measurement window", applied to the end of the run), if it differs from the one resolved
+    for the cap, and whether the run must be made again for it: the engine measured the resolved
+    window clipped to the end, which is the one needed unless the rule moves its start."""
     doc = scen.resolved.doc
     if not doc.traffic.run_to_completion:  # only such a run can end early: no summary parse
         return None
@@ -215,7 +219,9 @@ def _window_after_the_end(scen: Scenario, raw: Any) -> tuple[int, int] | None:
         return None
     wanted, _ = measurement_window(doc, end_ps)
     measured = scen.resolved.window_ps
-    return None if (measured[0], min(measured[1], end_ps)) == wanted else wanted
+    if wanted == measured:
+        return None
+    return wanted, (measured[0], min(measured[1], end_ps)) != wanted
 
 
 def _end_ps(raw: Any) -> int | None:
