@@ -263,15 +263,10 @@ impl Recorder {
         }
     }
 
-    /// A hotspot window starts (`on`) or ends on `port`, whose queue is `q` (moving hot port, D16).
-    pub fn move_hot_port(&mut self, t: SimTime, port: u32, on: bool, q: u64) {
-        if on {
-            self.current_hot = Some(port);
-            self.hot_queue.set(&self.bins, &self.window, t, q);
-        } else if self.current_hot == Some(port) {
-            self.current_hot = None;
-            self.hot_queue.set(&self.bins, &self.window, t, 0);
-        }
+    /// The moving hot port (D16) is now `port` (None: no hotspot is on), whose queue is `q`.
+    pub fn move_hot_port(&mut self, t: SimTime, port: Option<u32>, q: u64) {
+        self.current_hot = port;
+        self.hot_queue.set(&self.bins, &self.window, t, q);
     }
 
     /// A data frame served over [start, t) left the moving hot port, whose queue is now `q`.

@@ -264,14 +264,7 @@ impl Simulator {
                         self.try_start(port);
                     }
                 }
-                Event::Hotspot { index, on } => {
-                    let h = self.hotspots[index as usize];
-                    self.set_service_rate(h.port, if on { h.rate } else { 1.0 });
-                    if self.rec.hot_dynamic {
-                        let q = self.ports[h.port as usize].q_bytes;
-                        self.rec.move_hot_port(t, h.port, on, q);
-                    }
-                }
+                Event::Hotspot { index } => self.on_hotspot(index),
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
                 Event::SinkTimer { nic, src } => self.on_sink_timer(nic, src),
                 Event::CpTick { port } => self.on_cp_tick(port),
@@ -361,6 +354,27 @@ impl Simulator {
                     port = self.topo.switch_ports[s as usize][local as usize];
                 }
             }
+        }
+    }
+
+    /// Hotspot window `index` starts or ends now: its port serves at the rate of the last listed
+    /// window that covers the instant, or at line rate (D16; the rule of [`Self::capacity_pieces`],
+    /// so that windows that overlap or nest are served as they are measured), and the moving hot
+    /// port is the port of the last listed window covering the instant, if any.
+    fn on_hotspot(&mut self, index: u32) {
+        let (now, port) = (self.now, self.hotspots[index as usize].port);
+        let covering = |h: &&Hotspot| h.start <= now && now < h.end;
+        let rate = self
+            .hotspots
+            .iter()
+            .filter(|h| h.port == port)
+            .rfind(covering)
+            .map_or(1.0, |h| h.rate);
+        self.set_service_rate(port, rate);
+        if self.rec.hot_dynamic {
+            let hot = self.hotspots.iter().rfind(covering).map(|h| h.port);
+            let q = hot.map_or(0, |p| self.ports[p as usize].q_bytes);
+            self.rec.move_hot_port(now, hot, q);
         }
     }
 

@@ -161,3 +161,50 @@ fn a_backward_message_waits_the_processing_delay_of_every_switch_it_crosses() {
     };
     assert_eq!(limiter_created(1_000_000) - limiter_created(0), 20);
 }
+
+/// Two saturated flows into nodes 1 and 2 (star of 3, node 3 sends nothing), hotspots given as
+/// (node, rate, start ms, end ms); 60 ms run, window [10, 50] ms.
+fn hotspot_run(hotspots: &[(&str, f64, u64, u64)], hot_port: &str) -> serde_json::Value {
+    let mut cfg = star(4, G10, 1_000_000);
+    cfg.duration_ps = 60 * MS;
+    cfg.metrics.window_ps = [10 * MS, 50 * MS];
+    set_thresholds(&mut cfg, BufferModel::Egress, 10_000_000_000, 0, 0, false);
+    cfg.traffic.sources = vec![source("3", Some("1"), 1.0), source("4", Some("2"), 1.0)];
+    cfg.metrics.hot_port = hot_port.into();
+    cfg.hotspots = hotspots
+        .iter()
+        .map(|&(node, rate, t0, t1)| cnsim_core::scenario::HotspotConfig {
+            node: node.into(),
+            rate,
+            start_ps: t0 * MS,
+            end_ps: t1 * MS,
+        })
+        .collect();
+    run(&cfg).summary
+}
+
+/// A window nested in another on the same node: the node serves at the inner rate while it
+/// lasts and at the outer one again after it, as the capacity the metrics count (D16: the last
+/// listed window covering the instant). The end of the inner window restored the line rate.
+#[test]
+fn a_nested_hotspot_gives_the_port_back_to_the_outer_one() {
+    let sm = hotspot_run(&[("1", 0.2, 10, 50), ("1", 0.5, 20, 30)], "S1/1");
+    // 10 ms at 5 Gb/s and 30 at 2 Gb/s over the 40 ms window
+    let hot = num(&sm, "throughput_gbps.hot_port");
+    assert!((hot - 2.75).abs() < 0.01, "hot port {hot}");
+    let used = num(&sm, "bottleneck_utilisation");
+    assert!((used - 1.0).abs() < 0.01, "utilisation {used}");
+}
+
+/// Windows on two nodes that overlap: the moving hot port is the port of the last listed
+/// window covering the instant, and stays on node 1's port once node 2's window ends inside
+/// it (it fell to no port at all, and counted node 1's capacity without its traffic).
+#[test]
+fn the_moving_hot_port_returns_to_a_window_still_on() {
+    let sm = hotspot_run(&[("1", 0.2, 10, 50), ("2", 0.5, 20, 30)], "hotspot");
+    // node 1 at 2 Gb/s for [10, 20) and [30, 50), node 2 at 5 Gb/s for [20, 30)
+    let hot = num(&sm, "throughput_gbps.hot_port");
+    assert!((hot - (30.0 * 2.0 + 10.0 * 5.0) / 40.0).abs() < 0.01, "hot port {hot}");
+    let used = num(&sm, "bottleneck_utilisation");
+    assert!((used - 1.0).abs() < 0.01, "utilisation {used}");
+}
