@@ -148,6 +148,19 @@ def test_a_window_cut_by_the_runs_end_is_the_window_its_figures_use() -> None:
     assert cut.summary["fairness"] == exact.summary["fairness"]
 
 
+def test_the_last_bin_ends_where_the_run_ends(tmp_path: Path) -> None:
+    """A run to completion stops inside its last bin, whose rate is over the part it ran: its
+    t_s is the run's end (it was the full bin's end, after the run; summing rate × bin width
+    then overstated the bytes)."""
+    path = tmp_path / "fct.toml"
+    path.write_text(FCT_DOC.format(delay="3us", mean="60000B"))
+    r = cnsim.run(cnsim.load(path).set("metrics.bin", "3ms"))
+    end = r.summary["duration_s"]
+    t = sorted(set(r.series("throughput").column("t_s").to_pylist()))
+    assert end % 0.003 > 1e-6 and t[-1] == pytest.approx(end, abs=1e-12) and t[-2] < end
+    assert t[-2] == pytest.approx(0.003 * (len(t) - 1), abs=1e-12)
+
+
 def test_fct_of_single_frame_flows_is_the_exact_path_latency(tmp_path: Path) -> None:
     # Each flow is one frame, alone in the network (consecutive arrivals are a full slot apart):
     # FCT = delivery of its last frame - generation of its first = 2 serialisations + 2 delays.

@@ -111,7 +111,8 @@ class LongSeries:
 def decode_columns(kind: str, raw: dict[str, Any] | None) -> LongSeries:
     """One engine series kind → its long-format numpy columns (:class:`LongSeries`).
 
-    The value of bin *i* is reported at ``t_s`` = end of bin *i* (docs/core-config.md); a row
+    The value of bin *i* is reported at ``t_s`` = end of bin *i* (docs/core-config.md), the last
+    one at the run's end (``end_s``), where a run to completion may stop inside it; a row
     whose values are all NaN ("no value at this bin end", a flow without a rate limiter) is left
     out.
     """
@@ -126,8 +127,11 @@ def decode_columns(kind: str, raw: dict[str, Any] | None) -> LongSeries:
     bins = int(raw.get("bins", 0)) if entities else 0
     bin_s = float(raw.get("bin_s", 0.0))
     n = len(entities)
-    # bin ends, rounded to the picosecond so that 26 ms reads 0.026
+    # bin ends, rounded to the picosecond so that 26 ms reads 0.026; the last one is the run's
+    # end, where a run to completion stops inside its last bin (whose rate is over its part)
     t = np.round(np.arange(1, bins + 1, dtype=np.float64) * bin_s, 12)
+    if raw.get("end_s") is not None and bins:
+        t = np.minimum(t, round(float(raw["end_s"]), 12))
     codes = np.repeat(np.arange(n, dtype=np.int32), bins)
     values: dict[str, np.ndarray] = {}
     raw_cols = raw.get("columns", {})

@@ -106,6 +106,8 @@ impl Simulation {
             d.set_item("entities", PyList::new(py, &s.entities)?)?;
             d.set_item("bins", result.bins)?;
             d.set_item("bin_s", result.bin_s)?;
+            // the last bin ends with the run, which may stop inside it (a run to completion)
+            d.set_item("end_s", result.summary.duration_s)?;
             let cols = PyDict::new(py);
             for (name, values) in &s.columns {
                 let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();

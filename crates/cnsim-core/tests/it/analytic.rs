@@ -173,12 +173,14 @@ fn hotspot_run(hotspots: &[(&str, f64, u64, u64)], hot_port: &str) -> serde_json
     cfg.metrics.hot_port = hot_port.into();
     cfg.hotspots = hotspots
         .iter()
-        .map(|&(node, rate, t0, t1)| cnsim_core::scenario::HotspotConfig {
-            node: node.into(),
-            rate,
-            start_ps: t0 * MS,
-            end_ps: t1 * MS,
-        })
+        .map(
+            |&(node, rate, t0, t1)| cnsim_core::scenario::HotspotConfig {
+                node: node.into(),
+                rate,
+                start_ps: t0 * MS,
+                end_ps: t1 * MS,
+            },
+        )
         .collect();
     run(&cfg).summary
 }
@@ -204,7 +206,10 @@ fn the_moving_hot_port_returns_to_a_window_still_on() {
     let sm = hotspot_run(&[("1", 0.2, 10, 50), ("2", 0.5, 20, 30)], "hotspot");
     // node 1 at 2 Gb/s for [10, 20) and [30, 50), node 2 at 5 Gb/s for [20, 30)
     let hot = num(&sm, "throughput_gbps.hot_port");
-    assert!((hot - (30.0 * 2.0 + 10.0 * 5.0) / 40.0).abs() < 0.01, "hot port {hot}");
+    assert!(
+        (hot - (30.0 * 2.0 + 10.0 * 5.0) / 40.0).abs() < 0.01,
+        "hot port {hot}"
+    );
     let used = num(&sm, "bottleneck_utilisation");
     assert!((used - 1.0).abs() < 0.01, "utilisation {used}");
 }
