@@ -115,3 +115,21 @@ def test_a_run_without_traffic_draws_its_figures_silently(tmp_path: Any) -> None
         warnings.simplefilter("error")
         paths = save_figures(r, tmp_path)
     assert [p.name for p in paths] == list(cnsim.plots.FIGURES) and all(p.stat().st_size > 0 for p in paths)
+
+
+def test_a_moving_hot_port_is_drawn_as_its_own_series() -> None:
+    """With `metrics.hot_port = "hotspot"` (D16) the figures draw the port hot at each instant,
+    its own series, as the hot port and hot queue: every recorded port was labelled "hot port"
+    and the first recorded queue marked hot."""
+    r = cnsim.run("zhb-sweeping-hotspot", set={"duration": "160ms"})
+    assert r.scenario.resolved.hot_port == "hotspot"
+    (ax,) = _throughput(r).axes
+    drawn = [name for name in lines(ax) if not name.startswith("_")]
+    assert drawn == ["aggregate", "hot port (the one hot at each instant)"]
+    t, v = series(r, "throughput", "port:hotspot", "gbps")
+    assert lines(ax)["hot port (the one hot at each instant)"].get_ydata().tolist() == v.tolist()
+    (ax,) = _queue(r).axes
+    hot = [line for line in ax.get_lines() if line.get_color() == "tab:red"]
+    assert [line.get_label() for line in hot] == ["hot port's queue (the port hot at each instant)"]
+    t, q = series(r, "queue", "hotspot", "bytes")
+    assert hot[0].get_ydata().tolist() == (q / 1000.0).tolist()

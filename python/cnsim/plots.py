@@ -116,9 +116,11 @@ def _throughput(result: Result) -> Figure:
     hot = result.scenario.resolved.hot_port
     if "aggregate" in series:
         ax.plot(*series["aggregate"], label="aggregate", color="tab:blue", linewidth=1.2)
-    hot_entities = [k for k in series if k.startswith("port:") and (hot == "hotspot" or k == f"port:{hot}")]
-    for name in hot_entities:
-        ax.plot(*series[name], label=f"hot port {name.removeprefix('port:')}", color="tab:red", linewidth=1.2)
+    # the moving hot port (D16) is its own series, "port:hotspot": the port hot at each instant
+    name = f"port:{hot}"
+    if name in series:
+        label = "hot port (the one hot at each instant)" if hot == "hotspot" else f"hot port {hot}"
+        ax.plot(*series[name], label=label, color="tab:red", linewidth=1.2)
     _decorate(ax, result, "throughput (Gb/s)")
     ax.set_ylim(bottom=0)
     ax.legend(loc="best", fontsize=8)
@@ -129,10 +131,11 @@ def _queue(result: Result) -> Figure:
     fig, ax = _new_figure()
     series = _entity_series(result, "queue", "bytes")
     r = result.scenario.resolved
-    first = r.queues[0] if r.queues else None
+    # the hot queue: the moving hot port's own series (D16), else the first recorded queue
+    first = "hotspot" if r.hot_port == "hotspot" else (r.queues[0] if r.queues else None)
     for name, (t, v) in series.items():
         style = {"linewidth": 1.4, "color": "tab:red"} if name == first else {"linewidth": 0.9, "alpha": 0.8}
-        label = f"{name} (hot)" if name == first else name
+        label = ("hot port's queue (the port hot at each instant)" if name == "hotspot" else f"{name} (hot)") if name == first else name
         ax.plot(t, v / 1000.0, label=label, **style)
     _decorate(ax, result, "queue (KB)")
     ax.set_ylim(bottom=0)
