@@ -11,6 +11,28 @@ use crate::net::PAUSE_FRAME_BYTES;
 use super::Simulator;
 
 impl Simulator {
+    /// A CM backward message (D6 class (a)) received by switch `s` for its output `out`: strict
+    /// priority, not buffered, never dropped. Like every received frame it becomes eligible at
+    /// its output `processing_delay` after its last bit (D14): it is handed back then, its ready
+    /// time marking it as processed (a ready time from an earlier switch lies before this
+    /// arrival). Out of line: data never comes here.
+    #[inline(never)]
+    fn relay_control(&mut self, s: u32, out: u32, f: FrameId) {
+        let now = self.now;
+        let ready = now + self.sw_params.processing_delay;
+        if ready > now && self.pool.get(f).ready_at < now {
+            self.pool.get_mut(f).ready_at = ready;
+            let arrival = Event::ArriveAtSwitch {
+                switch: s,
+                frame: f,
+            };
+            self.queue.push(ready, arrival);
+            return;
+        }
+        self.ports[out as usize].push_ctrl(f);
+        self.try_start(out);
+    }
+
     /// Frame `f` was received on input `in_local` of switch `s`.
     pub(crate) fn switch_receive(&mut self, s: u32, in_local: u32, f: FrameId) {
         let now = self.now;
@@ -22,23 +44,7 @@ impl Simulator {
         };
         let out = sw.ports[out_local as usize];
         if kind == FrameKind::Control && !sw.legacy {
-            // class (a): strict priority, not buffered, never dropped (D6). Like every received
-            // frame it becomes eligible at its output `processing_delay` after its last bit
-            // (D14): it is handed back then, its ready time marking it as processed (a ready
-            // time from an earlier switch lies before this arrival). Only control frames pay
-            // for this, and only with a processing delay.
-            let ready = now + self.sw_params.processing_delay;
-            if ready > now && frame.ready_at < now {
-                self.pool.get_mut(f).ready_at = ready;
-                let arrival = Event::ArriveAtSwitch {
-                    switch: s,
-                    frame: f,
-                };
-                self.queue.push(ready, arrival);
-                return;
-            }
-            self.ports[out as usize].push_ctrl(f);
-            self.try_start(out);
+            self.relay_control(s, out, f);
             return;
         }
         if kind == FrameKind::Probe && self.cps_active && !sw.legacy && frame.cm.cpid == out {
