@@ -29,8 +29,8 @@ pub enum Event {
     PortWake { port: u32 },
     /// NIC `nic` has a generator arrival or a rate-limiter release due.
     NicWake { nic: u32 },
-    /// Hotspot window `index` starts or ends.
-    Hotspot { index: u32 },
+    /// Hotspot window `index` starts (`on`) or ends.
+    Hotspot { index: u32, on: bool },
     /// An out-of-band CM message (`feedback = "oob"`) reaches NIC `nic`.
     Feedback { nic: u32, frame: FrameId },
     /// A reaction-point timer of flow `flow` at NIC `nic` (scheme specific; `token` detects stale timers).

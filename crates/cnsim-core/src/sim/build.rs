@@ -347,8 +347,8 @@ pub(super) fn first_events(
     }
     for (i, h) in hotspots.iter().enumerate() {
         let index = i as u32;
-        queue.push(h.start, Event::Hotspot { index });
-        queue.push(h.end, Event::Hotspot { index });
+        queue.push(h.start, Event::Hotspot { index, on: true });
+        queue.push(h.end, Event::Hotspot { index, on: false });
     }
     queue
 }

@@ -264,7 +264,7 @@ impl Simulator {
                         self.try_start(port);
                     }
                 }
-                Event::Hotspot { index } => self.on_hotspot(index),
+                Event::Hotspot { index, on } => self.on_hotspot(index, on),
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
                 Event::SinkTimer { nic, src } => self.on_sink_timer(nic, src),
                 Event::CpTick { port } => self.on_cp_tick(port),
@@ -361,8 +361,10 @@ impl Simulator {
     /// window that covers the instant, or at line rate (D16; the rule of [`Self::capacity_pieces`],
     /// so that windows that overlap or nest are served as they are measured), and the moving hot
     /// port is the port of the last listed window covering the instant, if any.
-    fn on_hotspot(&mut self, index: u32) {
-        let (now, port) = (self.now, self.hotspots[index as usize].port);
+    fn on_hotspot(&mut self, index: u32, on: bool) {
+        let (now, h) = (self.now, self.hotspots[index as usize]);
+        debug_assert_eq!(now, if on { h.start } else { h.end });
+        let port = h.port;
         let covering = |h: &&Hotspot| h.start <= now && now < h.end;
         let rate = self
             .hotspots
