@@ -133,9 +133,10 @@ def _queue(result: Result) -> Figure:
     r = result.scenario.resolved
     # the hot queue: the moving hot port's own series (D16), else the first recorded queue
     first = "hotspot" if r.hot_port == "hotspot" else (r.queues[0] if r.queues else None)
+    hot_label = "hot port's queue (the port hot at each instant)" if first == "hotspot" else f"{first} (hot)"
     for name, (t, v) in series.items():
         style = {"linewidth": 1.4, "color": "tab:red"} if name == first else {"linewidth": 0.9, "alpha": 0.8}
-        label = ("hot port's queue (the port hot at each instant)" if name == "hotspot" else f"{name} (hot)") if name == first else name
+        label = hot_label if name == first else name
         ax.plot(t, v / 1000.0, label=label, **style)
     _decorate(ax, result, "queue (KB)")
     ax.set_ylim(bottom=0)
