@@ -97,6 +97,7 @@ DECK = Deck(
     # quick: 0.2 s with the hotspot at 0.05-0.15 s (full: 1.0 s, hotspot 0.1-0.5 s, whole-run averages)
     quick_set={"duration": "0.2s", "hotspots.0.start": "0.05s", "hotspots.0.end": "0.15s", "metrics.window": ["0s", "0.2s"]},
     labeler=eval_label,
-    notes=["CN-SIM bridge: 150 KB per input, PAUSE 130/110 KB; NIC buffer 150 KB shared, the generator blocks when full; "
+    notes=["CN-SIM bridge: 150 KB per input, PAUSE 130/110 KB; NIC (AD-CNSIM): per-destination VOQs that never block one "
+           "another, the 150 KB NIC buffer is the PAUSE-able output buffer (scenarios.md §1.2, docs/decisions.md); "
            "links 0.5 us, bridge and NIC processing 1 us each. Table averages over the whole run, like the deck."],
 )
