@@ -72,7 +72,7 @@ def _efr() -> Study:
 
 _SH = "One bridge, H0..H9 at 85 % uniform; H0's service drops to {rate} from 0.1 to 0.5 s (hotspot degree 9, severity {sev})."
 _MH = ("5-switch chain, H1-H6 at 25 %, H7-H10 at 40 % uniform; H6 served at {rate} from 0.1 to 0.5 s (degree 9, severity {sev}; "
-       "the four chain CP queues are recorded).")
+       "the four chain queues toward S4 are recorded; the CP is H6's egress, switch.cp_ports).")
 
 DECK = Deck(
     name="eval",
