@@ -80,7 +80,10 @@ DECK = Deck(
     studies=[
         _grid("e2cm-non-cm-domain-grid", "Managing across a non-CM domain",
               "Hot flows 1-4 -> 6 and the lukewarm 5 -> 7 (10 Gb/s each) share S4 -> S5 inside the legacy (non-CM) bridge S4: max-min "
-              "2.0 Gb/s each; only E2CM probes can see that hotspot.", per_node=True),
+              "2.0 Gb/s each; only E2CM probes can see that hotspot. The five sources offer 50 Gb in 1 s to one 10 Gb/s link, "
+              "which needs 5 s: with the catalogue's 2 s cap most flows are still incomplete when the run ends, so completed "
+              "flows and FCT here cover the flows that finished by 2 s (cnsim check e2cm runs it with a 6 s cap; "
+              "docs/decisions.md).", per_node=True),
         _grid("e2cm-fat-tree-16-grid", "Fat tree, 16 nodes",
               "Radix-4 merged-top fat tree; 50 % uniform TG-GEO load; node 1 served at 10 % from 0.1 to 0.5 s.", per_flow=False,
               quick_set=_FT_QUICK),
