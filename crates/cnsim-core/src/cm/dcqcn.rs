@@ -579,6 +579,7 @@ impl DcqcnRp {
 
     /// §7.4 step 1 (first CNP) or the flag for the next α update and decrease check.
     fn nic_cnp(&mut self, now: SimTime) {
+        self.nic_timer_catch_up(now);
         if !self.active {
             self.active = true;
             self.alpha = self.p.alpha_init;
@@ -597,6 +598,24 @@ impl DcqcnRp {
             let i = (now.0 - self.alpha_ref.0) / d + 1;
             self.decrease_at = SimTime(self.alpha_ref.0 + i * d);
         }
+    }
+
+    /// The increase-timer expiries strictly before `now` that no event ran: only a dormant RP
+    /// (its limiter released at line rate, kept by `outlives_release`) has them, since its
+    /// wake-up was voided at the release. [CODE:hpcc]'s timer keeps firing at line rate, where
+    /// an increase leaves RC = RT = line rate and only advances TimeStage, so they are applied
+    /// in closed form; without this the next wake-up asked for is in the past.
+    fn nic_timer_catch_up(&mut self, now: SimTime) {
+        if self.timer_at == SimTime::NEVER || self.timer_at >= now {
+            return;
+        }
+        debug_assert!(self.rc >= self.line && self.rt >= self.line);
+        let t = self.p.timer_ps;
+        let k = (now.0 - 1 - self.timer_at.0) / t + 1; // expiries at timer_at + i·T < now
+        self.time_stage = self
+            .time_stage
+            .saturating_add(k.min(u32::MAX as u64) as u32);
+        self.timer_at = SimTime(self.timer_at.0 + k * t);
     }
 
     /// §7.4 step 3: the decrease check with a CNP pending.
@@ -1539,6 +1558,51 @@ pub(crate) mod tests {
             assert_eq!((rl.rate_bps, rp.rt), (rc, rt), "increase {stage}");
             t += SimTime::us(900);
         }
+    }
+
+    /// A flow released at line rate and congested again later than one increase period after
+    /// its release: its kept RP's increase timer went on past the release ([CODE:hpcc]'s timer
+    /// never stops), so the new CNP must not ask for a wake-up in the past (the engine's event
+    /// queue refuses one: "event scheduled in the past").
+    #[test]
+    fn a_nic_rp_congested_again_after_its_release_asks_for_no_past_wake_up() {
+        let (mut rp, mut rl, mut r) = new_rp(nic_with(
+            serde_json::json!({"timer_ps": 55000000u64, "r_hai_bps": 1e9, "rate_on_first_cnp": 0.5}),
+        ));
+        rp.on_message(SimTime::ZERO, &cnp(), &mut rl, &mut r);
+        let mut now = SimTime::ZERO;
+        let mut out = RpOutput::default();
+        for _ in 0..10_000 {
+            now = rp.timer_at.min(rp.decrease_at);
+            out = rp.on_timer(now, &mut rl, &mut r);
+            if out.release {
+                break;
+            }
+        }
+        assert!(out.release, "released at line rate");
+        assert!(rp.outlives_release());
+        let stage = rp.time_stage;
+        // 10 ms later (181 whole periods of 55 us after the last expiry)
+        let later = now + SimTime::ms(10);
+        let mut rl = RateLimiter::new(LINE);
+        let out = rp.on_message(later, &cnp(), &mut rl, &mut r);
+        let wake = out.timer.expect("a wake-up for the decrease check");
+        assert!(
+            wake >= later,
+            "wake-up {wake:?} before the CNP at {later:?}"
+        );
+        assert!(
+            wake <= later + SimTime::us(4) && wake == rp.decrease_at,
+            "the decrease check comes first"
+        );
+        // the timer kept its grid: 182 expiries since the last one ran (the 182nd after the CNP)
+        assert_eq!(rp.time_stage, stage + 181);
+        assert_eq!(rp.timer_at, now + SimTime::us(55 * 182));
+        assert_eq!((rp.rc, rp.rt), (LINE, LINE));
+        // the decrease: TimeStage != 0, so RT := RC (no clamp needed)
+        rp.on_timer(wake, &mut rl, &mut r);
+        assert_eq!((rp.rt, rp.time_stage), (LINE, 0));
+        assert!(rl.rate_bps < LINE);
     }
 
     #[test]
