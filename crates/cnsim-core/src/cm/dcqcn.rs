@@ -22,8 +22,9 @@
 //!   nothing else); byte counter (B) and timer (T) expiries increment their stage and run an
 //!   increase event: phase by `phase_rule` ("fired": FR while the stage of the counter that
 //!   fired is < F, then AI while the other's is < F, else HAI — [CODE:ns3-rdma]; "joint": FR
-//!   while both are < F, HAI when both are ≥ F, AI otherwise), RT += 0 / R_AI /
-//!   R_HAI·(min(stages) − F + 1), or RT := RT/8 when a stage is 1 and RT > 10·RC (`efr`); then
+//!   while both are < F, HAI when both are > F, AI otherwise), RT += 0 / R_AI /
+//!   R_HAI·(min(stages) − F + 1) ("fired") or R_HAI·(min(stages) − F) ("joint"), or
+//!   RT := RT/8 when a stage is 1 and RT > 10·RC (`efr`); then
 //!   RC := min((RC + RT)/2, line rate). In HAI the next byte-counter cycle and timer period are
 //!   halved. No jitter.
 //! * **RP** (§7.4, `rp = "nic"`, the `dcqcn-nic` preset): the first CNP sets α = `alpha_init`
@@ -35,7 +36,8 @@
 //!   R_AI), > F → HAI (RT += R_HAI), RT capped at the line rate, RC := (RC + RT)/2.
 //!
 //! Limiters follow D7: created at line rate by the first CNP of a flow, released when RC and RT
-//! reach the line rate (a later CNP starts a new one, α = `alpha_init`). Units: bytes, b/s, ps.
+//! reach the line rate (a later CNP starts a new one with the flow's kept RP and its α,
+//! `outlives_release`). Units: bytes, b/s, ps.
 
 use std::sync::Arc;
 
@@ -119,7 +121,7 @@ pub struct DcqcnParams {
     /// RT := RC on every decrease (else only when a stage is non-zero).
     pub clamp_target: bool,
     pub phase_rule: PhaseRule,
-    /// The TR/8 clamp of the first increase (paper RP).
+    /// The TR/8 clamp of an increase at which either stage is 1 (paper RP).
     pub efr: bool,
     /// NIC RP: RC = RT = this fraction of RC at the first CNP.
     pub rate_on_first_cnp: f64,
