@@ -264,7 +264,7 @@ _DCQCN: Final[dict[str, Param]] = {
     "cnp_mode": _choice("suppress", "poll", doc="NP: a CNP at once unless one went within cnp_interval (paper), or a check every cnp_interval (ns3-rdma) (§7.2)"),
     "rp": _choice("paper", "nic", doc="RP: the paper's byte counter and timer (§7.3) or the NIC's timer-only version (§7.4)"),
     "g": _frac(0.00390625, doc="alpha gain g (1/256)"),
-    "alpha_init": _frac(1.0, doc="alpha of a new rate limiter"),
+    "alpha_init": _frac(1.0, doc="alpha at a flow's first CNP (a limiter re-created after a release keeps the flow's alpha)"),
     "alpha_timer": _period("55us", doc="K: alpha decay period (nic: alpha update period)", floor=FAST_PERIOD_FLOOR_PS),
     "timer": _period("55us", doc="T: rate-increase timer"),
     "bc": _positive_size(10_000_000, doc="B: byte counter (paper RP)"),
@@ -274,7 +274,7 @@ _DCQCN: Final[dict[str, Param]] = {
     "rmin": _positive_rate(100_000_000, doc="minimum rate; at most the slowest node's link rate"),
     "clamp_target": Param("bool", True, doc="RT := RC on every decrease (else only after an increase)"),
     "phase_rule": _choice("fired", "joint", doc="paper RP: the phase from the stage of the counter that fired (ns3-rdma) or from both stages (QCN) (§7.3)"),
-    "efr": Param("bool", True, doc="TR/8 clamp of the first increase (paper RP)"),
+    "efr": Param("bool", True, doc="TR/8 clamp of an increase at which either stage is 1 (paper RP)"),
     "rate_on_first_cnp": _frac(1.0, doc="nic RP: RC = RT = this x RC at the first CNP", lo_open=True),
     "decrease_interval": _period("4us", doc="nic RP: rate-decrease check period", floor=FAST_PERIOD_FLOOR_PS),
 }
