@@ -297,6 +297,11 @@ impl Simulator {
             }
         }
         self.now = until.min(self.end);
+        if self.now == self.end {
+            // the run is over: every frame generated before its end counts (contract,
+            // conservation), also those no service of their NIC has pulled yet
+            self.pull_before_end();
+        }
         ctl.progress_ps.store(self.now.0, Ordering::Relaxed);
         Ok(())
     }

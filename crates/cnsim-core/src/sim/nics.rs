@@ -43,6 +43,25 @@ impl Simulator {
         self.nic_service(n);
     }
 
+    /// The run ends now: admit every arrival generated before the end that no service has
+    /// pulled. Generators are advanced lazily, when their NIC is serviced, and a NIC whose output
+    /// buffer is full (a backlogged source, or one paused by its switch) is serviced only at its
+    /// next departure; without this, the frames such a source generated since its last service
+    /// — all of them, for a NIC paused to the end — were missing from `generated`, from the
+    /// source drops of a full ingress buffer and from the finite flows (counted neither complete
+    /// nor incomplete). The run covers [0, end): an arrival at the end itself is not admitted.
+    pub(crate) fn pull_before_end(&mut self) {
+        let end = self.now;
+        if end == SimTime::ZERO {
+            return;
+        }
+        self.now = SimTime(end.0 - 1); // `pull_arrivals` admits arrivals at or before now
+        for n in 0..self.nics.len() as u32 {
+            self.pull_arrivals(n);
+        }
+        self.now = end;
+    }
+
     /// Admit every generator arrival up to now, in time order (ties: generator order).
     #[inline(always)]
     fn pull_arrivals(&mut self, n: u32) {

@@ -1,7 +1,7 @@
 //! PAUSE (D12): watermarks, losslessness with enough headroom in both memory models, drops
 //! counted (never lost) with too little.
 
-use cnsim_core::scenario::{BufferModel, HotspotConfig};
+use cnsim_core::scenario::{BufferModel, HotspotConfig, Ingress};
 
 use crate::common::*;
 
@@ -227,4 +227,43 @@ fn the_frame_that_crosses_xoff_needs_headroom_too() {
         partition_drops(&paused_star(4, 60_000, bound, 9000, &flows, &[])),
         0.0
     );
+}
+
+/// A source whose NIC is paused to the end of the run keeps generating, though its NIC is no
+/// longer serviced (generators are advanced when their NIC is): every frame generated before
+/// the end counts — in `generated`, and as a source drop where its VOQ is full — not only those
+/// pulled while the NIC was still serviced (contract: generated = delivered + drops +
+/// source_drops + in flight). Node 1 floods node 3, served at 0: its 30 KB partition is paused
+/// at XOFF 24,500 B (crossed at 25,500) and takes the two frames in flight (28,500 B, 19
+/// frames); its NIC holds one frame in the output buffer and 10 in the VOQ (15 KB, 30 KB over
+/// N − 1 = 2), and refuses the rest.
+#[test]
+fn a_source_paused_to_the_end_counts_every_frame_it_generated() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 2 * MS;
+    cfg.metrics.window_ps = [0, 2 * MS];
+    cfg.metrics.hot_port = "S1/3".into();
+    set_thresholds(
+        &mut cfg,
+        BufferModel::Partitioned,
+        30_000,
+        24_500,
+        12_250,
+        true,
+    );
+    cfg.nic.ingress = Ingress::PerVoq;
+    cfg.nic.ingress_size = 30_000;
+    cfg.traffic.sources = vec![source("1", Some("3"), 1.0)];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "3".into(),
+        rate: 0.0,
+        start_ps: 0,
+        end_ps: 2 * MS,
+    }];
+    let out = run(&cfg);
+    let sm = &out.summary;
+    // a frame in every 1.2 us slot of [0, 2 ms)
+    assert_eq!(num(sm, "conservation.generated"), 1667.0, "{sm}");
+    assert_eq!(out.in_flight_counted, 19 + 1 + 10, "{sm}");
+    assert_eq!(num(sm, "source_drops.frames"), 1667.0 - 30.0, "{sm}");
 }
