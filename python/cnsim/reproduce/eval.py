@@ -7,7 +7,9 @@ paused, signalling overhead, hot-queue mean and bottleneck utilisation per schem
 without PAUSE (averaged over the whole run, like the deck) — and the hot-port queue and
 aggregate throughput versus time per scheme. The baseline adds the hot-port queue of QCN-2pt and
 QCN-3pt with and without extra fast recovery (``eval-baseline-efr``; ``cm.efr`` is a QCN
-parameter, hence a spec of its own).
+parameter, hence a spec of its own) and QCN-2pt with byte- and packet-based sampling
+(``eval-baseline-sampling``); the fat tree runs its 2 Gb/s hotspot with and without PAUSE and its
+0.5 Gb/s hotspot without PAUSE (``eval-fat-tree-64-0.5g``), the two cases the deck shows.
 """
 
 from __future__ import annotations
@@ -70,6 +72,24 @@ def _efr() -> Study:
     )
 
 
+def _sampling() -> Study:
+    sweep = "eval-baseline-sampling"
+    return Study(
+        sweep=sweep,
+        title="Baseline: QCN-2pt with byte- and packet-based sampling",
+        text="QCN-2pt (PS-EVAL-QCN) sampling by byte intervals (§5.2's table) and per frame (the preset's Fb-dependent probability); PAUSE on.",
+        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, byte- vs packet-based sampling", "hot_queue",
+                            caption="Hot-port queue (S1/H5) versus time for QCN-2pt with byte-based (table) and packet-based "
+                                    "(linear) sampling.")],
+        tables=[SummaryTable("Baseline: byte- vs packet-based sampling", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops",
+                                                                        "paused", "cm_mbps", "jain"])],
+        quick_set={"duration": "0.1s"},
+    )
+
+
+# quick for the largest network of the deck: 0.1 s, the hotspot at 0.03-0.08 s
+_FAT_TREE_QUICK = {"duration": "0.1s", "hotspots.0.start": "0.03s", "hotspots.0.end": "0.08s", "metrics.window": ["0s", "0.1s"]}
+
 _SH = "One bridge, H0..H9 at 85 % uniform; H0's service drops to {rate} from 0.1 to 0.5 s (hotspot degree 9, severity {sev})."
 _MH = ("5-switch chain, H1-H6 at 25 %, H7-H10 at 40 % uniform; H6 served at {rate} from 0.1 to 0.5 s (degree 9, severity {sev}; "
        "the four chain queues toward S4 are recorded; the CP is H6's egress, switch.cp_ports).")
@@ -82,6 +102,7 @@ DECK = Deck(
         _grid("eval-baseline-grid", "Baseline", "H1-H4 at 5 Gb/s each to H5 through one bridge (2:1 overload); 0.1 s; window [0.01, 0.1] s.",
               quick_set={"duration": "0.1s"}),
         _efr(),
+        _sampling(),
         _grid("eval-sh-og-2g-grid", "Single hop, output-generated, 2 Gb/s hotspot", _SH.format(rate="2 Gb/s", sev="4.25:1")),
         _grid("eval-sh-og-0.5g-grid", "Single hop, output-generated, 0.5 Gb/s hotspot", _SH.format(rate="0.5 Gb/s", sev="17:1")),
         _grid("eval-sh-og-0g-grid", "Single hop, output-generated, 0 Gb/s hotspot", _SH.format(rate="0 Gb/s", sev="inf")),
@@ -90,9 +111,12 @@ DECK = Deck(
         _grid("eval-mh-og-0g-grid", "Multi-hop, output-generated, 0 Gb/s hotspot", _MH.format(rate="0 Gb/s", sev="inf")),
         _grid("eval-fat-tree-64-grid", "4-ary 3-tree, 64 hosts, 2 Gb/s hotspot",
               "48 switches (radix 8), D-mod-k routing; 85 % uniform; host 0 served at 2 Gb/s from 0.1 to 0.5 s (degree 63, severity 4.25:1).",
-              # quick: the largest network of the deck — 0.1 s, two schemes, PAUSE on
+              # quick: two schemes, PAUSE on
               quick_axes={"cm.scheme": ["none", "qcn"], "switch.pause": [True]},
-              quick_set={"duration": "0.1s", "hotspots.0.start": "0.03s", "hotspots.0.end": "0.08s", "metrics.window": ["0s", "0.1s"]}),
+              quick_set=_FAT_TREE_QUICK),
+        _grid("eval-fat-tree-64-0.5g", "4-ary 3-tree, 64 hosts, 0.5 Gb/s hotspot without PAUSE",
+              "As the 2 Gb/s study, host 0 served at 0.5 Gb/s from 0.1 to 0.5 s (severity 17:1), PAUSE off: the deck's second fat-tree case.",
+              quick_axes={"cm.scheme": ["none", "qcn"]}, quick_set=_FAT_TREE_QUICK),
     ],
     # quick: 0.2 s with the hotspot at 0.05-0.15 s (full: 1.0 s, hotspot 0.1-0.5 s, whole-run averages)
     quick_set={"duration": "0.2s", "hotspots.0.start": "0.05s", "hotspots.0.end": "0.15s", "metrics.window": ["0s", "0.2s"]},

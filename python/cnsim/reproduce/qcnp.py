@@ -7,10 +7,12 @@ off} and {M = 1.5 MB, PAUSE on} × the "RTT" label (the one-way link delay, I-14
 QCN-SONAR. Figures as in the slides, one set per M/PAUSE variant: hot queue, aggregate and
 hot-port throughput versus time (one panel per RTT, one curve per scheme); frame drops,
 throughput and underrun versus RTT; per-flow throughput at the smallest RTT with the max-min
-fair share (parking lot: also the proportional share 1.67/3.33 Gb/s).
+fair share (parking lot: also the proportional share 1.67/3.33 Gb/s). The backup slides'
+drift off beside on (``qcnp-og-drift``).
 
 Part two (QCN+): ``qcnp-ig-rtt-sweep`` (PS-QCNP-RTT on the IG baseline: hot queue and hot-port
-throughput versus RTT per scheme and W), ``qcnp-og-w-sweep`` (QCN on the OG hotspot over W) and
+throughput versus RTT per scheme and W), ``qcnp-ig-rtt-ps`` (QCN at 500 us against the sampling
+rate), ``qcnp-og-w-sweep`` (QCN on the OG hotspot over W) and
 ``qcnp-og-00-rtt-sweep`` (QCN on the OG hotspot with and without (0,0) over RTT).
 """
 
@@ -156,6 +158,44 @@ def _00_rtt_sweep() -> Study:
     )
 
 
+def _drift() -> Study:
+    sweep = "qcnp-og-drift"
+    return Study(
+        sweep=sweep,
+        title="Output-generated single hop: QCN and QCN-SONAR with and without drift",
+        text="The backup slides: drift on (PS-QCNP, 4 Mb/s per 20 ms) and off, M = 150 KB without PAUSE and 1.5 MB with it; "
+             "RTT label 5 us; node 1 served at 10 % (1 Gb/s) from 0.1 to 1.0 s.",
+        figures=[
+            TimeFigure(f"{sweep}-hot-port", "Drift on and off: hot-port throughput vs time", "hot_port", facet="switch.memory_per_port",
+                       caption="Hot-port throughput versus time, one panel per memory (150 KB without PAUSE, 1.5 MB with it), one curve "
+                               "per scheme and drift; after the hotspot (1.0 s) the drift is what lifts the limiters QCN left low."),
+            TimeFigure(f"{sweep}-queue", "Drift on and off: hot queue vs time", "hot_queue", facet="switch.memory_per_port",
+                       caption="Hot queue (S1/1) versus time, one panel per memory, one curve per scheme and drift."),
+        ],
+        tables=[SummaryTable("Drift on and off: throughput, queue and drops", _TABLE)],
+        quick_axes={"switch.memory_per_port": ["150KB"], "switch.pause": [False]},
+    )
+
+
+def _rtt_ps() -> Study:
+    sweep = "qcnp-ig-rtt-ps"
+    return Study(
+        sweep=sweep,
+        title="QCN+: QCN at a 500 us RTT label against the sampling rate",
+        text="PS-QCNP-RTT (M = 1.5 MB, Qeq = 375 KB, PAUSE off, unlimited input buffers) on the IG baseline at link RTT label 500 us; "
+             "QCN sampling every frame with a fixed probability Ps of 1, 2, 5 or 10 % (byte cycle 1500 B / Ps).",
+        figures=[
+            TimeFigure(f"{sweep}-queue", "QCN at 500 us: hot queue vs time per sampling rate", "hot_queue",
+                       caption="Hot queue (S1/6) versus time, one curve per sampling probability; Qeq = 375 KB."),
+            MetricFigure(f"{sweep}-metrics", "QCN at 500 us: window means vs sampling rate", "cm.ps", ["q_mean", "q_std", "hot_port"],
+                         caption="Hot queue mean and standard deviation and hot-port throughput over the window versus the sampling "
+                                 "probability: raising it does not calm the long-delay loop."),
+        ],
+        tables=[SummaryTable("QCN at 500 us: queue and throughput per sampling rate", _TABLE)],
+        quick_axes={"cm.ps": [0.01, 0.1]},
+    )
+
+
 DECK = Deck(
     name="qcnp",
     title="ECM vs QCN vs QCN-SONAR, and QCN+",
@@ -176,7 +216,9 @@ DECK = Deck(
               "Hot flows 1-4 -> 9 cross both CPs (S1->S2, S2->S3), each shared with a cold 10 Gb/s flow; max-min 2.0 Gb/s for all, "
               "proportional 1.67 (hot) / 3.33 (cold) Gb/s. The figures show the first CP (S1/S2); the second CP queue (S2/S3) is in every run's series.",
               ["5us", "50us", "500us"], proportional=True, hot="first CP queue (S1/S2)"),
+        _drift(),
         _rtt_sweep(),
+        _rtt_ps(),
         _w_sweep(),
         _00_rtt_sweep(),
     ],
