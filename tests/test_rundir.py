@@ -245,6 +245,17 @@ def test_a_finished_run_is_a_row_of_its_parameters_summary_and_timings(tmp_path:
         "scenario": "x", "drops.frames": 0, "manifest.wall_s": 1.5, "manifest.events_per_s": 2e7, "manifest.host": "h"}
 
 
+def test_a_finished_runs_row_carries_the_manifests_versions(tmp_path: Path) -> None:
+    """Contract: wall-clock figures *and versions* go to manifest.json and, in sweep tables, to
+    columns prefixed ``manifest.``."""
+    write(tmp_path / SUMMARY_FILE, {"scenario": "x", "seed": 1})
+    write(tmp_path / MANIFEST_FILE, {"wall_s": 0.5, "versions": {"cnsim": "0.1.0", "results": "4"}})
+    row = read_run(tmp_path)
+    assert row is not None
+    assert row["manifest.versions.cnsim"] == "0.1.0" and row["manifest.versions.results"] == "4"
+    assert row["manifest.wall_s"] == 0.5
+
+
 def test_a_run_outside_a_sweep_takes_its_id_from_the_folder_and_its_seed_from_the_summary(tmp_path: Path) -> None:
     folder = tmp_path / "og-20261129"
     write(folder / SUMMARY_FILE, {"scenario": "og", "seed": 9})

@@ -202,11 +202,22 @@ def read_run(folder: Path) -> dict[str, Any] | None:
         for key, value in flatten(summary).items():
             if key not in ("seed",):
                 row[key] = value
-        manifest = read_json(folder / MANIFEST_FILE) or {}
-        for key in ("wall_s", "sim_s_per_wall_s", "events_per_s", "peak_rss_bytes", "host"):
-            if key in manifest:
-                row[f"manifest.{key}"] = manifest[key]
+        row.update(manifest_columns(read_json(folder / MANIFEST_FILE) or {}))
     return row
+
+
+#: the manifest's wall-clock figures a sweep table carries (contract "summary.json")
+MANIFEST_KEYS = ("wall_s", "sim_s_per_wall_s", "events_per_s", "peak_rss_bytes", "host")
+
+
+def manifest_columns(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A run's ``manifest.*`` columns: its wall-clock figures and, flattened, its versions —
+    the contract sends both to sweep tables, so that a table says which cnsim made each row."""
+    columns = {f"manifest.{key}": manifest[key] for key in MANIFEST_KEYS if key in manifest}
+    versions = manifest.get("versions")
+    if isinstance(versions, dict):
+        columns.update(flatten(versions, "manifest.versions"))
+    return columns
 
 
 def _column(values: list[Any]) -> pa.Array[Any]:
