@@ -523,3 +523,21 @@ def test_a_sweep_without_axes_names_its_fixed_set_in_messages() -> None:
     huge = parse_spec({"name": "x", "base": "zhb-og-n128", "set": {"duration": "1000s"}})
     with pytest.raises(ResourceError, match="sweep x: the run with the fixed \\[set\\] \\(seed 1\\): "):
         expand(huge)
+
+
+@pytest.mark.parametrize(
+    ("body", "fragments"),
+    [
+        ('name = "x"\nbase = "no-such-scenario"\n[axes]\n"links.delay" = ["4us"]\n', ["bad sweep spec", "base: unknown base scenario"]),
+        ('name = "x"\nbase = "kd-symmetric-single-hs"\n[axes]\n"cm.w" = [2.0]\n', ["the run with cm.w = 2.0", 'scheme "none" has no parameter "w"']),
+    ],
+)
+def test_one_bad_value_in_a_spec_gets_a_one_paragraph_message(tmp_path: Path, body: str, fragments: list[str]) -> None:
+    """Contract: bad input exits 2 with a one-paragraph message; a sweep's own heading does not
+    split the one problem it reports into two paragraphs."""
+    spec = _write(tmp_path / "bad.toml", body)
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
+    assert res.exit_code == 2, res.output
+    message = res.output.strip()
+    assert "\n\n" not in message, message
+    assert all(f in message for f in fragments), message

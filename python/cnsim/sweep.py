@@ -185,6 +185,14 @@ def _spec_text(ref: str | Path) -> tuple[str, str, Path | None]:
     )
 
 
+def _headed(head: str, problems: list[str]) -> str:
+    """``head`` and the problems as a message: one paragraph when there is one problem (contract:
+    bad input gets a one-paragraph message), else the head and a paragraph per problem."""
+    if len(problems) == 1:
+        return f"{head}: {problems[0]}"
+    return f"{head}:\n\n" + "\n\n".join(problems)
+
+
 def load_spec(ref: str | Path) -> SweepSpec:
     """Read and check a sweep spec (a file or a shipped sweep id); bad specs raise ScenarioError."""
     text, source, directory = _spec_text(ref)
@@ -271,7 +279,7 @@ def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | No
         if key in ("seed",):
             problems.append(f"{key}: the seed is swept with `seeds = [...]`, not as a key")
     if problems:
-        raise ScenarioError(f"{source}: bad sweep spec.\n\n" + "\n\n".join(problems))
+        raise ScenarioError(_headed(f"{source}: bad sweep spec", problems))
     return SweepSpec(
         name=str(name),
         base=str(base),
@@ -366,7 +374,9 @@ def expand(spec: SweepSpec, runs_dir: str | Path = "runs", plots: bool = False, 
                 rid = run_id_of(scen)
             except ScenarioError as err:
                 where = ", ".join(f"{k} = {format_value(v)}" for k, v in point.items()) or "the fixed [set]"
-                raise ScenarioError(f"sweep {spec.name}: the run with {where} (seed {seed}) is not valid:\n\n{err}") from None
+                problems = str(err).split("\n\n")
+                raise ScenarioError(_headed(f"sweep {spec.name}: the run with {where} (seed {seed}) is not valid", problems),
+                                    err.problems) from None
             memory = 0
             if budget_check:
                 try:
