@@ -91,6 +91,27 @@ def test_commit_replaces_the_folder_force_allowed(tmp_path: Path) -> None:
     assert os.listdir(final) == ["new.json"]
 
 
+def test_an_interrupted_replacement_never_leaves_a_half_deleted_folder_under_the_final_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while ``--force`` removes the old run: the final name holds a whole run (here the
+    new one), not the old one with some of its files gone."""
+    final = tmp_path / "run"
+    final.mkdir()
+    for name in ("summary.json", "manifest.json"):
+        (final / name).write_text("{}", encoding="utf-8")
+    tmp = staging(final)
+    (tmp / "new.json").write_text("{}", encoding="utf-8")
+
+    def interrupted_rmtree(path: Path, *args: object, **kwargs: object) -> None:
+        (Path(path) / "summary.json").unlink()  # the deletion got this far ...
+        raise KeyboardInterrupt  # ... when the signal came
+
+    monkeypatch.setattr("cnsim.outdir.shutil.rmtree", interrupted_rmtree)
+    with pytest.raises(KeyboardInterrupt):
+        commit(tmp, final)
+    assert os.listdir(final) == ["new.json"]
+
+
 def test_discard_removes_a_staging_folder_and_tolerates_a_missing_one(tmp_path: Path) -> None:
     tmp = staging(tmp_path / "run")
     (tmp / "half.json").write_text("{", encoding="utf-8")

@@ -104,13 +104,21 @@ def staging(final: Path) -> Path:
 
 
 def commit(tmp: Path, final: Path) -> Path:
-    """Move the complete folder ``tmp`` to ``final``, replacing what :func:`choose` allowed."""
+    """Move the complete folder ``tmp`` to ``final``, replacing what :func:`choose` allowed.
+
+    The folder replaced is first renamed aside, and removed only once the new one is in place:
+    deleting it where it stands would leave it half deleted under its final name if Ctrl-C or
+    SIGTERM came meanwhile (contract: nothing half-written under a run folder's final name)."""
+    old = None
     if final.exists():
-        if final.is_dir():
-            shutil.rmtree(final)
-        else:  # pragma: no cover (choose() refuses a file)
-            final.unlink()
+        old = final.parent / f".{final.name}.replaced-{secrets.token_hex(4)}"
+        final.rename(old)
     tmp.rename(final)
+    if old is not None:
+        if old.is_dir():
+            shutil.rmtree(old)
+        else:  # pragma: no cover (choose() refuses a file)
+            old.unlink()
     return final
 
 
