@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import cnsim
+import cnsim.cli
 import cnsim.runner
 import pytest
 from _fake_engine import FakeCore
@@ -136,6 +137,21 @@ def test_interrupt_exits_130(fake: FakeCore, tmp_path: Path) -> None:
     fake.interrupt_run = True
     res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--out", str(tmp_path / "i")])
     assert res.exit_code == 130 and "interrupted" in res.stderr
+
+
+def test_an_interrupt_after_the_run_folder_is_written_says_where_it_is(
+        fake: FakeCore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM while the summary table prints: exit 143, and the line says the results are whole
+    in their folder, not that nothing was written."""
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise cnsim.cli.Terminated()
+
+    monkeypatch.setattr(cnsim.cli, "_summary_table", interrupted)
+    out = tmp_path / "done"
+    res = runner.invoke(app, ["run", "kd-symmetric-single-hs", "--out", str(out), "--no-plots"])
+    assert res.exit_code == 143
+    assert (out / "summary.json").is_file()
+    assert "nothing was written" not in res.stderr and f"results are complete in {out}" in res.stderr
 
 
 def test_bench(fake: FakeCore) -> None:

@@ -313,10 +313,22 @@ def run_cmd(
         except BaseException:
             outdir.discard(tmp)
             raise
-        if not quiet:
-            from rich.console import Console
+        with _saved_in(folder):
+            if not quiet:
+                from rich.console import Console
 
-            Console().print(_summary_table(result, folder))
+                Console().print(_summary_table(result, folder))
+
+
+@contextmanager
+def _saved_in(folder: Path) -> Iterator[None]:
+    """Once the run folder is in place, Ctrl-C or SIGTERM still ends the command (130 / 143) but
+    says where the whole results are: the guard's "nothing was written" would be false."""
+    try:
+        yield
+    except KeyboardInterrupt as err:
+        typer.echo(f"cnsim: {_signal_word(err)}; the run had finished: its results are complete in {folder}.", err=True)
+        raise typer.Exit(_interrupt_status(err)) from None
 
 
 def _load_report_template() -> None:
@@ -863,21 +875,22 @@ def fluid(
         except BaseException:
             outdir.discard(tmp)
             raise
-        if not quiet:
-            s = study.summary
-            pm = s.get("phase_margin_rad")
-            per = s.get("period_s")
-            typer.echo(f"{study.params.scenario} — {s['scheme']} fluid model: "
-                       f"{'stable' if s['stable'] else 'unstable'}"
-                       + (f", phase margin {pm:.3f} rad at {s['crossover_rad_s']:.4g} rad/s" if pm is not None else "")
-                       + (f", period {per * 1e3:.2f} ms" if per else ""))
-            typer.echo(f"  fluid: hot queue mean {s['queue_mean_bytes'] / 1e3:.1f} KB, per-flow rate {s['rate_mean_gbps']:.4g} Gb/s")
-            cmp_ = s.get("compare")
-            if cmp_:
-                pk = cmp_["packet"]
-                typer.echo(f"  packet: hot queue mean {pk['queue_mean_bytes'] / 1e3:.1f} KB (std {pk['queue_std_bytes'] / 1e3:.1f}), "
-                           f"period {'n/a' if not pk['period_s'] else format(pk['period_s'] * 1e3, '.2f') + ' ms'}")
-            typer.echo(f"  results: {folder}")
+        with _saved_in(folder):
+            if not quiet:
+                s = study.summary
+                pm = s.get("phase_margin_rad")
+                per = s.get("period_s")
+                typer.echo(f"{study.params.scenario} — {s['scheme']} fluid model: "
+                           f"{'stable' if s['stable'] else 'unstable'}"
+                           + (f", phase margin {pm:.3f} rad at {s['crossover_rad_s']:.4g} rad/s" if pm is not None else "")
+                           + (f", period {per * 1e3:.2f} ms" if per else ""))
+                typer.echo(f"  fluid: hot queue mean {s['queue_mean_bytes'] / 1e3:.1f} KB, per-flow rate {s['rate_mean_gbps']:.4g} Gb/s")
+                cmp_ = s.get("compare")
+                if cmp_:
+                    pk = cmp_["packet"]
+                    typer.echo(f"  packet: hot queue mean {pk['queue_mean_bytes'] / 1e3:.1f} KB (std {pk['queue_std_bytes'] / 1e3:.1f}), "
+                               f"period {'n/a' if not pk['period_s'] else format(pk['period_s'] * 1e3, '.2f') + ' ms'}")
+                typer.echo(f"  results: {folder}")
 
 
 def main() -> None:
