@@ -274,6 +274,25 @@ def test_a_scheme_without_a_fluid_model_is_bad_input(tmp_path: Path) -> None:
     assert "duration = 0.02 s ends before its hotspot starts (0.1 s)" in res.output
 
 
+def test_a_catalogue_entry_without_cm_takes_its_first_preset_with_a_fluid_model(tmp_path: Path) -> None:
+    """Contract: `cnsim fluid ID --out DIR` (no --set): a catalogue entry runs without CM and
+    carries its deck's schemes as presets; the fluid model is the first of them that has one."""
+    from cnsim.cli import app
+    from cnsim.fluid.params import default_scheme
+    from typer.testing import CliRunner
+
+    assert default_scheme("kd-symmetric-single-hs") == "bcn"
+    assert default_scheme("qcnp-og-single-hop") == "bcn"  # ECM-Q, the first of S1's presets
+    assert default_scheme("qcnp-og-single-hop", {"cm.scheme": "qcn"}) is None  # chosen by the user
+    assert default_scheme("dcqcn-incast-2to1") == "dcqcn"
+    assert default_scheme("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.w": 8}) is None
+    assert default_scheme("ring-6-deadlock") is None  # no preset: fluid_params says why
+    res = CliRunner().invoke(app, ["fluid", "kd-symmetric-single-hs", "--no-plots", "--out", str(tmp_path / "kd")])
+    assert res.exit_code == 0, res.output
+    assert "its bcn preset" in res.output
+    assert json.loads((tmp_path / "kd" / "fluid.json").read_text())["scheme"] == "bcn"
+
+
 def test_max_stable_loop_delay_and_the_w_needed_for_kd() -> None:
     """PS-BCN-KD with the W = 2 gains held fixed: τ_max = 118 us at W = 2 and ~365 us at W = 8
     and 16 (ω_c grows with W, so the gain in τ_max saturates); at a 200 us loop the W needed is

@@ -862,10 +862,12 @@ def fluid(
 ) -> None:
     """The fluid model of a scenario (BCN, QCN, DCQCN) and its linear stability (docs/fluid.md)."""
     from . import outdir
+    from .fluid.params import default_scheme
     from .fluid.report import fluid_study, write_outputs
 
     with _guard():
         overrides = parse_overrides(set_)
+        preset = default_scheme(scenario, overrides)
         folder = outdir.choose(out, f"{Path(scenario).stem}-fluid", force=force)
         study = fluid_study(scenario, overrides, compare=compare, seed=seed, force=force)
         tmp = outdir.staging(folder)
@@ -884,6 +886,8 @@ def fluid(
                            f"{'stable' if s['stable'] else 'unstable'}"
                            + (f", phase margin {pm:.3f} rad at {s['crossover_rad_s']:.4g} rad/s" if pm is not None else "")
                            + (f", period {per * 1e3:.2f} ms" if per else ""))
+                if preset:
+                    typer.echo(f"  (the scenario runs without CM: the model is its {preset} preset's; --set cm.scheme=… takes another)")
                 typer.echo(f"  fluid: hot queue mean {s['queue_mean_bytes'] / 1e3:.1f} KB, per-flow rate {s['rate_mean_gbps']:.4g} Gb/s")
                 cmp_ = s.get("compare")
                 if cmp_:

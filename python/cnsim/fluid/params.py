@@ -338,6 +338,19 @@ def _fluid_limits(sid: str, p: FluidParams) -> FluidParams:
     return p
 
 
+def default_scheme(scenario: str | Path | Scenario, set: dict[str, Any] | None = None) -> str | None:
+    """The scheme the fluid model takes when the overrides choose none: a catalogue entry runs
+    without CM and carries its deck's schemes as presets, so its first preset with a fluid model
+    (in file order: the deck's own scheme, BCN for S0 and S2) — ``None`` when ``cm.scheme`` is
+    set, the scenario has a scheme, or no preset has a fluid model."""
+    if set and "cm.scheme" in set:
+        return None
+    scen = load(scenario)
+    if scen.resolved.scheme != "none":
+        return None
+    return next((s for s in scen.preset_schemes if s in FLUID_SCHEMES), None)
+
+
 def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = None, *,
                  engine_check: bool = True) -> FluidParams:
     """Derive :class:`FluidParams` from a scenario (id, path or object) and overrides.

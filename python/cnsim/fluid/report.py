@@ -29,7 +29,7 @@ from .dcqcn import linear_modes
 from .grid import FluidRun
 from .linear import MAP_AXES, bcn_linear, bcn_phase_margin_grid, w_needed
 from .models import bcn_equilibrium, simulate
-from .params import FluidParams, fluid_params
+from .params import FluidParams, default_scheme, fluid_params
 
 __all__ = ["fluid_study", "write_outputs", "stability_map", "FluidStudy"]
 
@@ -119,6 +119,9 @@ def fluid_study(
     overrides = dict(set or {})
     if duration is not None:
         overrides["duration"] = duration
+    preset = default_scheme(scenario, overrides)
+    if preset is not None:
+        overrides["cm.scheme"] = preset  # the packet run of --compare takes the same scheme
     p = fluid_params(scenario, overrides)
     t0, t1 = _fluid_span(p)
     work.check(work.estimate([p], t_start=t0, t_end=t1), force=force, what=p.scenario)

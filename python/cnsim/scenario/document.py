@@ -168,6 +168,11 @@ class Scenario:
         """The fully resolved scenario as TOML (defaults filled; expressions as comments)."""
         return resolved_toml(self.resolved, self._cm_presets_raw(), self.id)
 
+    @property
+    def preset_schemes(self) -> list[str]:
+        """The schemes the document has ``[cm.presets.<scheme>]`` tables for, in file order."""
+        return list(self._cm_presets_raw())
+
     def _cm_presets_raw(self) -> dict[str, Any]:
         cm = self._doc.get("cm", {})
         presets = cm.get("presets", {}) if isinstance(cm, dict) else {}
