@@ -45,6 +45,7 @@ def test_the_factory_makes_the_executor_each_option_names() -> None:
     assert isinstance(one, LocalExecutor) and (one.kind, one.workers, one.name) == ("process", 1, "local (1 process)")
     assert make_executor().workers == default_workers()
     assert make_executor("local", 2).name == "local (2 threads)"
+    assert make_executor("process", 2).name == "local (2 processes)"
 
 
 def test_bad_executor_options_are_refused_naming_what_is_allowed() -> None:

@@ -90,7 +90,7 @@ class LocalExecutor(Executor):
             raise ScenarioError(f"--workers: must be at least 1 (given {workers})")
         self.workers = workers or default_workers()
         self.kind = kind
-        self.name = f"local ({self.workers} {kind}{'s' if self.workers > 1 else ''})"
+        self.name = f"local ({self.workers} {kind}{('es' if kind == 'process' else 's') if self.workers > 1 else ''})"
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | ProcessPoolExecutor | None = None
 
