@@ -235,6 +235,7 @@ def test_list_where_a_scalar_is_expected(tmp_path: Path) -> None:
     ("topology.fat_tree.radix", "4", "expected an integer"),
     ("links", 5, r"expected a table of keys \(`cnsim keys links` lists them\)"),
     ("traffic.flows", 5, "expected a list of tables of keys"),
+    ("traffic.loads", {"1": "x"}, r"traffic\.loads\.1: expected a fraction \(in \[0, 1\]\)"),  # a table's value: pydantic's words
 ])
 def test_a_value_of_the_wrong_type_is_refused_not_converted(key: str, value: object, fragment: str) -> None:
     sid = "e2cm-fat-tree-16" if key.startswith("topology.fat_tree") else "zhb-og-single-hop"

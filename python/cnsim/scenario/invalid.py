@@ -48,9 +48,13 @@ def _field_at(loc: tuple[Any, ...]) -> FieldInfo | None:
     for part in loc:
         if isinstance(part, int):
             continue
-        if model is None or part not in model.model_fields:
+        if field is not None and get_origin(field.annotation) is dict:
+            # a table {name = value} (traffic.loads): the part is a name, the value's type the table's
+            field = FieldInfo.from_annotation(get_args(field.annotation)[1])
+        elif model is None or part not in model.model_fields:
             return None
-        field = model.model_fields[part]
+        else:
+            field = model.model_fields[part]
         model = _unwrap_model(field.annotation)
     return field
 
