@@ -139,6 +139,10 @@ def test_no_switch_memory_is_refused_with_the_value_given() -> None:
         scen(switch__memory_per_port=0, switch__pause=False).validate()
     assert [(p.key, p.value) for p in err.value.problems] == [("switch.memory_per_port", 0)]
     assert "switch.memory_per_port: must be greater than zero (given 0)" in str(err.value)
+    # with PAUSE on, the watermarks computed from that memory are not refused in its place
+    with pytest.raises(ScenarioError) as err:
+        scen(switch__memory_per_port=0, switch__pause=True, switch__xoff="130KB", switch__xon="110KB").validate()
+    assert [(p.key, p.value) for p in err.value.problems] == [("switch.memory_per_port", 0)]
 
 
 def test_gd0_follows_quantised_feedback_and_needs_a_positive_fbmax() -> None:

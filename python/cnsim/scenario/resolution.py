@@ -71,6 +71,13 @@ class Resolution:
         memory = values["switch.memory_per_port"]
         proc = values["switch.processing_delay"]
         oq_limit = values.get("switch.oq_limit")
+        # the memory's own checks first: the watermarks are computed from it, and a watermark
+        # refused for a memory of 0 would name the consequence before the cause
+        if memory == 0:
+            self.problems.append(Problem("switch.memory_per_port", 0, "must be greater than zero"))
+        if oq_limit is not None and oq_limit < doc.traffic.frame_size:
+            self.problems.append(Problem("switch.oq_limit", oq_limit, "must hold at least one frame, or be \"none\""))
+        raise_problems(self.problems, self.id)
         self.marks.check_resolved(res, memory)
         thresholds, xoff_note, xon_note = self.marks.switches(res, memory)
         egress = self.marks.nic(proc)
@@ -80,10 +87,6 @@ class Resolution:
         queues = self._queues(hot_port)
         per_flow = self._per_flow(net, hot_port, hot_node)
         hot = hot_nodes(doc, nodes, net, hot_node)
-        if memory == 0:
-            self.problems.append(Problem("switch.memory_per_port", 0, "must be greater than zero"))
-        if oq_limit is not None and oq_limit < doc.traffic.frame_size:
-            self.problems.append(Problem("switch.oq_limit", oq_limit, "must hold at least one frame, or be \"none\""))
         raise_problems(self.problems, self.id)
 
         cm = {name: values[f"cm.{name}"] for name in self.cm_raw}
