@@ -544,3 +544,14 @@ def test_a_reproduction_in_a_terminal_has_a_bar_per_study(tmp_path: Path) -> Non
     for study in doc["studies"]:
         assert re.search(rf"{study['sweep']} +━+ {study['runs']}/{study['runs']} runs", text), study["sweep"]
         assert re.search(rf"done  {study['sweep']} +{study['runs']} runs, 3 figures", text)
+
+
+def test_the_public_runs_save_writes_a_whole_run_folder_and_a_sweeps_run_no_page(kd_run: cnsim.Result, tmp_path: Path) -> None:
+    """Contract "Python": `r.save("out/")` writes a run folder, page included ("A run folder":
+    DIR/report.html); a sweep's runs (the runner's results) get no page unless asked (--plots)."""
+    from cnsim.runner import run
+
+    out = kd_run.save(tmp_path / "public", plots=False)
+    assert "kd-symmetric-single-hs" in (out / "report.html").read_text()
+    inner = run("kd-symmetric-single-hs", duration="5ms").save(tmp_path / "runner", plots=False)
+    assert (inner / "summary.json").is_file() and not (inner / "report.html").exists()

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .api import run
     from .errors import ScenarioError
     from .results import Result
-    from .runner import run
     from .scenario import Scenario, load, scenarios
 
 __all__ = ["__version__", "Result", "Scenario", "ScenarioError", "load", "run", "scenarios"]
 
-_WHERE = {"ScenarioError": "errors", "Result": "results", "run": "runner", "Scenario": "scenario", "load": "scenario",
+_WHERE = {"ScenarioError": "errors", "Result": "results", "run": "api", "Scenario": "scenario", "load": "scenario",
           "scenarios": "scenario"}
 
 

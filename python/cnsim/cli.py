@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from .api import run
 from .errors import EngineError, ScenarioError
-from .runner import EngineMissing, prepare, run
+from .runner import EngineMissing, prepare
 from .scenario import load, parse_set_value, scenarios
 from .units import PS_PER_S
 
@@ -305,10 +306,7 @@ def run_cmd(
             result = run(scen, force=force, meanwhile=_load_report_template)
         tmp = outdir.staging(folder)
         try:
-            result.save(tmp, plots=not no_plots)
-            from .report import write_run_report
-
-            write_run_report(tmp, draw=False)  # the page embeds the figures just drawn, if any
+            result.save(tmp, plots=not no_plots)  # the figures and the page that embeds them
             outdir.commit(tmp, folder)
         except BaseException:
             outdir.discard(tmp)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -261,6 +262,10 @@ class Result:
         self.fair_gbps: dict[str, float] = dict(fair_gbps or {})
         #: the run folder this result was loaded from (its series are read from there)
         self.folder: Path | None = None
+        #: writes the page (``report.html``) of the folder :meth:`save` wrote: the report layer
+        #: above this one draws it, so the public ``cnsim.run`` sets it (:mod:`cnsim.api`); None
+        #: (a sweep's runs, a result loaded from disk): no page
+        self.page_writer: Callable[[Path], object] | None = None
 
     @classmethod
     def from_engine(cls, scenario: Scenario, engine: dict[str, Any], manifest: dict[str, Any] | None = None) -> Result:
@@ -327,9 +332,10 @@ class Result:
         return decode_series(kind, self.raw_series.get(kind))
 
     def save(self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False) -> Path:
-        """Write the run folder: scenario, summary, manifest, series and (``plots``) the default
-        figures; returns its path. Its page, ``report.html``, belongs to the report layer above
-        this one (``cnsim report DIR``, :func:`cnsim.rebuild.build_report`; `cnsim run` writes both).
+        """Write the run folder: scenario, summary, manifest, series, (``plots``) the default
+        figures and, for a result of the public ``cnsim.run``, its page ``report.html`` (drawn by
+        the report layer above this one, :attr:`page_writer`; ``cnsim report DIR`` adds it to any
+        run folder); returns its path.
 
         Like ``--out`` (spec/contract.md "Command line"), an existing non-empty folder is refused
         with :class:`ScenarioError` unless ``force``: then it is replaced, the new folder written
@@ -380,6 +386,8 @@ class Result:
             from .plots import save_figures  # matplotlib is imported only when figures are drawn
 
             save_figures(self, out)
+        if self.page_writer is not None:
+            self.page_writer(out)
 
     def __repr__(self) -> str:
         return f"Result({self.scenario.id!r}, scheme={self.summary.get('scheme')!r})"
