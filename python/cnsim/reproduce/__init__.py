@@ -260,7 +260,7 @@ def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -
             entry["figures"].append({"file": str(path.relative_to(folder.parent)), "title": spec.title, "caption": spec.caption})
     for table in study.tables:
         columns, rows = table.rows(points, keys, labeler)
-        entry["tables"].append({"title": table.title, "columns": columns, "rows": rows, "keys": len(keys)})
+        entry["tables"].append({"title": table.heading(points), "columns": columns, "rows": rows, "keys": len(keys)})
 
 
 def write_deck_report(folder: str | Path) -> Path:

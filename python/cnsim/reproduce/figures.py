@@ -424,6 +424,21 @@ class SummaryTable:
     metrics: list[str] = field(default_factory=lambda: ["aggregate", "hot_port", "q_mean", "q_std", "drops", "paused", "cm_mbps", "jain"])
     per_flow: bool = False
 
+    def heading(self, points: list[Point]) -> str:
+        """The title, ``{window}`` replaced by the measurement window the runs used (``[t0, t1] s``
+        from their ``window_s``; "each run's measurement window" when the runs differ): a window
+        written into a title by hand is wrong for a scenario with another window, and for
+        ``--quick``, which moves it."""
+        if "{window}" not in self.title:
+            return self.title
+        windows = {tuple(w) for p in points if p.ok and isinstance(w := p.row.get("window_s"), (list, tuple)) and len(w) == 2}
+        if len(windows) == 1:
+            t0, t1 = next(iter(windows))
+            text = f"[{fmt(t0)}, {fmt(t1)}] s"
+        else:
+            text = "each run's measurement window"
+        return self.title.replace("{window}", text)
+
     def rows(self, points: list[Point], keys: list[str], labeler: Labeler) -> tuple[list[str], list[list[str]]]:
 
         flows: list[str] = []

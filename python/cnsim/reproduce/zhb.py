@@ -40,7 +40,7 @@ def _study(sweep: str, title: str, text: str = "", facet: str | None = None,
     ]
     extra = kw.pop("extra", [])
     return Study(sweep=sweep, title=title, text=text, figures=[*figures, *extra],
-                 tables=[SummaryTable(f"{title}: summary over [0.2, 0.5] s", _TABLE)], **kw)
+                 tables=[SummaryTable(f"{title}: summary over {{window}}", _TABLE)], **kw)
 
 
 _N128 = ("S1/1", "2 Gb/s during the hotspot", " (offered 1,088 Gb/s; ideal during the hotspot 1,081.5 Gb/s)")
@@ -103,5 +103,6 @@ DECK = Deck(
         "hotspots.0.end": "0.1s",
         "metrics.window": ["0.05s", "0.1s"],
     },
-    notes=["Links 1 us (scenarios.md §2 proposal); the hotspot drains node 1 at 20 % from 0.1 to 0.5 s; window [0.2, 0.5] s."],
+    notes=["Links 1 us (scenarios.md §2 proposal); hotspots and hot flows from 0.1 to 0.5 s (case 1: node 1 served at 20 %); "
+           "window [0.2, 0.5] s, for the sweeping hotspot (case 7) [0.1, 0.5] s (scenarios.md §8)."],
 )
