@@ -36,21 +36,26 @@ _TABLE = ["aggregate", "drops", "paused", "cm_mbps", "cm_frames", "q_mean", "uti
 
 
 def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any]] | None = None,
-          quick_set: dict[str, Any] | None = None) -> Study:
+          quick_set: dict[str, Any] | None = None, pause: bool | None = None) -> Study:
+    """A scheme grid; ``pause`` None when the sweep runs PAUSE on and off (a panel each), else the
+    one setting its spec fixes (no PAUSE panel or legend: a key the sweep does not vary would
+    label them "PAUSE =")."""
+    facet = "switch.pause" if pause is None else None
+    setting = ", with and without PAUSE" if pause is None else f", PAUSE {'on' if pause else 'off'}"
     return Study(
         sweep=sweep,
         title=title,
         text=text,
         figures=[
-            TimeFigure(f"{sweep}-queue", f"{title}: hot-port queue vs time", "hot_queue", facet="switch.pause",
-                       caption="Length of the hot-port queue versus time, one curve per scheme, with and without PAUSE; "
+            TimeFigure(f"{sweep}-queue", f"{title}: hot-port queue vs time", "hot_queue", facet=facet,
+                       caption=f"Length of the hot-port queue versus time, one curve per scheme{setting}; "
                                "the hotspot is shaded."),
-            TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet="switch.pause",
-                       caption="Aggregate throughput versus time, one curve per scheme, with and without PAUSE."),
+            TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet=facet,
+                       caption=f"Aggregate throughput versus time, one curve per scheme{setting}."),
             MetricFigure(f"{sweep}-table", f"{title}: tier-1 metrics per scheme", "cm.scheme", ["aggregate", "drops", "paused", "cm_mbps"],
-                         legend="switch.pause",
-                         caption="Aggregate throughput, frames dropped, % time paused and signalling overhead per scheme, with and "
-                                 "without PAUSE (whole-run averages; without PAUSE nothing is retransmitted, so throughput is overstated)."),
+                         legend=facet,
+                         caption=f"Aggregate throughput, frames dropped, % time paused and signalling overhead per scheme{setting} "
+                                 "(whole-run averages; without PAUSE nothing is retransmitted, so throughput is overstated)."),
         ],
         tables=[SummaryTable(f"{title}: drops, throughput, % time paused, signalling overhead per scheme", _TABLE)],
         quick_axes=quick_axes or {"cm.scheme": list(_SCHEMES)},  # every scheme, also in --quick
@@ -116,7 +121,7 @@ DECK = Deck(
               quick_set=_FAT_TREE_QUICK),
         _grid("eval-fat-tree-64-0.5g", "4-ary 3-tree, 64 hosts, 0.5 Gb/s hotspot without PAUSE",
               "As the 2 Gb/s study, host 0 served at 0.5 Gb/s from 0.1 to 0.5 s (severity 17:1), PAUSE off: the deck's second fat-tree case.",
-              quick_axes={"cm.scheme": ["none", "qcn"]}, quick_set=_FAT_TREE_QUICK),
+              quick_axes={"cm.scheme": ["none", "qcn"]}, quick_set=_FAT_TREE_QUICK, pause=False),
     ],
     # quick: 0.2 s with the hotspot at 0.05-0.15 s (full: 1.0 s, hotspot 0.1-0.5 s, whole-run averages)
     quick_set={"duration": "0.2s", "hotspots.0.start": "0.05s", "hotspots.0.end": "0.15s", "metrics.window": ["0s", "0.2s"]},
