@@ -142,13 +142,38 @@ def _series(folder: Path, kind: str, entity_col: str, entity: str, column: str) 
 
 
 def _hotspots(folder: Path) -> list[tuple[float, float]]:
+    """The spans a time figure shades: the scenario's hotspots, else the congestion of an
+    input-generated hotspot or a dual congestion point (:func:`_flows_window`), so that a
+    caption's "the hotspot is shaded" holds for those too."""
+    doc = _scenario_doc(folder)
     out = []
-    for h in _scenario_doc(folder).get("hotspots") or []:
+    for h in doc.get("hotspots") or []:
         try:
             out.append((_seconds(h.get("start")), _seconds(h.get("end"))))
         except (TypeError, ValueError):
             continue
+    if not out and (span := _flows_window(doc)) is not None:
+        out.append(span)
     return out
+
+
+def _flows_window(doc: dict[str, Any]) -> tuple[float, float] | None:
+    """Where every named flow is active, when that starts after the run does (zhb-ig-single-hop
+    0.1–0.5 s, the dual-CP cases 0.1–0.5 s, the qcnp hot flows 0.1–1.0 s); None for flows that
+    all start at 0 (kd, the eval baseline), which congest the whole run."""
+    traffic = doc.get("traffic") or {}
+    flows = traffic.get("flows") or []
+    if not flows:
+        return None
+    try:
+        end = _seconds(doc.get("duration"))
+        start = _seconds(traffic.get("start", 0))
+        stop = _seconds(traffic["stop"]) if traffic.get("stop") is not None else end
+        lo = max(_seconds(f["start"]) if f.get("start") is not None else start for f in flows)
+        hi = min(end, *(_seconds(f["stop"]) if f.get("stop") is not None else stop for f in flows))
+    except (TypeError, ValueError, KeyError):
+        return None
+    return (lo, hi) if 0 < lo < hi else None
 
 
 def _seconds(value: Any) -> float:
