@@ -134,6 +134,21 @@ class FluidParams:
         return self.mu_bps / self.n_hot
 
     @property
+    def maxmin_bps(self) -> tuple[float, ...]:
+        """The max-min fair share of one flow of each group at the congested hot port: the
+        groups' offers water-filled over μ (groups not active in :attr:`hot_window_s` get 0).
+        It is :attr:`fair_bps` (μ/N_h) only when every hot flow offers more than that; where
+        some offer less (zhb-ig-single-hop: 11 light flows at 0.567 Gb/s beside 4 heavy ones)
+        they keep their offer and the others share the rest (0.567 and 0.942 Gb/s, not 0.667)."""
+        from ..fairness import water_fill
+
+        lo, hi = self.hot_window_s
+        active = [i for i, g in enumerate(self.groups) if g.start_s < hi and g.stop_s > lo]
+        demands = {(i, k): self.groups[i].offered_bps for i in active for k in range(self.groups[i].count)}
+        shares = water_fill(demands, {f: ["hot"] for f in demands}, {"hot": self.mu_bps})
+        return tuple(shares[(i, 0)] if i in active else 0.0 for i in range(len(self.groups)))
+
+    @property
     def sample_spacing_s(self) -> float:
         """Δ = L/(p_s·μ): the time between two samples at equilibrium (inf when nothing is
         sampled: DCQCN with RED's Pmax = 0 marks only above Kmax)."""

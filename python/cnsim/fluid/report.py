@@ -277,7 +277,11 @@ def _trajectory_figure(study: FluidStudy, with_packet: bool) -> Figure:
     axr.plot(run.t, run.rates[:, 0, 0] / 1e9, color="tab:blue", lw=1.3, label="fluid: per-flow sending rate")
     if run.target is not None:
         axr.plot(run.t, run.target[:, 0, 0] / 1e9, color="tab:orange", lw=1, label="fluid: target rate R_T")
-    axr.axhline(p.fair_bps / 1e9, color="tab:green", ls="--", lw=1, label=f"fair share {p.fair_bps / 1e9:.3g} Gb/s")
+    # the max-min share of the plotted group (rates[:, 0, 0]), not μ/N_h: a group that offers
+    # less than μ/N_h keeps its offer and leaves the rest to the others
+    share = p.maxmin_bps[0]
+    which = f" (max-min, of the {p.groups[0].count} flows drawn)" if len(p.groups) > 1 else ""
+    axr.axhline(share / 1e9, color="tab:green", ls="--", lw=1, label=f"fair share {share / 1e9:.3g} Gb/s{which}")
     for ax in (axq, axr):
         lo, hi = p.hot_window_s
         ax.axvspan(lo, hi, color="tab:red", alpha=0.06)
