@@ -33,7 +33,8 @@ def test_the_tally_counts_each_deck_in_order_then_all() -> None:
 
 
 def test_a_points_label_names_the_last_part_of_each_key() -> None:
-    assert label({"links.delay": "4us", "cm.w": 2.0}) == "delay=4us, w=2.0"
+    # links.delay is the one-way link delay: not the kd deck's "delay", the loop (2 x links.delay)
+    assert label({"links.delay": "4us", "cm.w": 2.0}) == "link delay=4us, w=2.0"
     assert label({}) == "run"
 
 

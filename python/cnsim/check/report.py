@@ -97,8 +97,13 @@ def write_results(out: Path, row_list: list[dict[str, Any]], meta: dict[str, Any
     _atomic_write(out / CHECKS_PARQUET, lambda p: pq.write_table(table, p))
 
 
+#: keys whose last part alone would mislead: "delay" is the Kwan & Ding deck's loop delay, twice
+#: ``links.delay`` (a kd point at links.delay = 4us is the deck's 8 us row)
+_POINT_NAMES = {"links.delay": "link delay"}
+
+
 def _label(point: dict[str, Any]) -> str:
-    return ", ".join(f"{k.split('.')[-1]}={v}" for k, v in point.items()) or "run"
+    return ", ".join(f"{_POINT_NAMES.get(k, k.split('.')[-1])}={v}" for k, v in point.items()) or "run"
 
 
 def draw_failure(verdict: Verdict, evaluator: Evaluator, folder: Path) -> Path | None:
