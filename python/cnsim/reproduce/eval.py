@@ -34,6 +34,10 @@ def eval_label(key: str, value: Any) -> str:
 
 _TABLE = ["aggregate", "drops", "paused", "cm_mbps", "cm_frames", "q_mean", "util", "hot_port", "jain"]
 
+#: the deck drew its queues without a unit, in 64-byte pages (algorithms.md D1)
+_PAGES = ("Left axis KB (1000 B), right axis 64-byte pages, the deck's own unit (D1: ECM Qeq 375 pages = 24 KB, "
+          "QCN Qeq 409 pages = 26.2 KB).")
+
 
 def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any]] | None = None,
           quick_set: dict[str, Any] | None = None, pause: bool | None = None) -> Study:
@@ -47,9 +51,9 @@ def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any
         title=title,
         text=text,
         figures=[
-            TimeFigure(f"{sweep}-queue", f"{title}: hot-port queue vs time", "hot_queue", facet=facet,
+            TimeFigure(f"{sweep}-queue", f"{title}: hot-port queue vs time", "hot_queue", facet=facet, pages=True,
                        caption=f"Length of the hot-port queue versus time, one curve per scheme{setting}; "
-                               "the hotspot is shaded."),
+                               f"the hotspot is shaded. {_PAGES}"),
             TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet=facet,
                        caption=f"Aggregate throughput versus time, one curve per scheme{setting}."),
             MetricFigure(f"{sweep}-table", f"{title}: tier-1 metrics per scheme", "cm.scheme", ["aggregate", "drops", "paused", "cm_mbps"],
@@ -69,8 +73,8 @@ def _efr() -> Study:
         sweep=sweep,
         title="Baseline: QCN with and without EFR",
         text="QCN-2pt and QCN-3pt (PS-EVAL-QCN) with extra fast recovery on (the preset) and off; PAUSE on.",
-        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, QCN with / without EFR", "hot_queue",
-                            caption="Hot-port queue (S1/H5) versus time for QCN-2pt and QCN-3pt with and without EFR.")],
+        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, QCN with / without EFR", "hot_queue", pages=True,
+                            caption=f"Hot-port queue (S1/H5) versus time for QCN-2pt and QCN-3pt with and without EFR. {_PAGES}")],
         tables=[SummaryTable("Baseline: QCN with and without EFR", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused",
                                                                     "cm_mbps", "jain"])],
         quick_set={"duration": "0.1s"},
@@ -83,9 +87,9 @@ def _sampling() -> Study:
         sweep=sweep,
         title="Baseline: QCN-2pt with byte- and packet-based sampling",
         text="QCN-2pt (PS-EVAL-QCN) sampling by byte intervals (§5.2's table) and per frame (the preset's Fb-dependent probability); PAUSE on.",
-        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, byte- vs packet-based sampling", "hot_queue",
+        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, byte- vs packet-based sampling", "hot_queue", pages=True,
                             caption="Hot-port queue (S1/H5) versus time for QCN-2pt with byte-based (table) and packet-based "
-                                    "(linear) sampling.")],
+                                    f"(linear) sampling. {_PAGES}")],
         tables=[SummaryTable("Baseline: byte- vs packet-based sampling", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops",
                                                                         "paused", "cm_mbps", "jain"])],
         quick_set={"duration": "0.1s"},

@@ -218,6 +218,9 @@ class TimeFigure:
     facet: str | None = None
     caption: str = ""
     seed: int | None = None  # only this seed (default: the first seed of each point)
+    #: hot_queue only: a right-hand axis in 64-byte pages, the unitless queue figures of the eval
+    #: deck (algorithms.md D1: its Qeq 375 and Qmc 1300 are pages), beside the KB of the left one
+    pages: bool = False
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
         return _save(self.build(points, keys, labeler), out, self.name)
@@ -253,11 +256,26 @@ class TimeFigure:
             ax.set_ylabel(ylabel)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7, loc="best", ncol=2 if len(group) > 7 else 1)
+            if self.pages and self.quantity == "hot_queue":
+                pages = ax.secondary_yaxis("right", functions=(_kb_to_pages, _pages_to_kb))
+                pages.set_ylabel(f"hot queue ({PAGE_BYTES}-byte pages)")
         for ax in axes:  # after every panel is drawn: the shared y range covers them all
             ax.set_ylim(bottom=0)
         if self.facet is not None:
             fig.suptitle(self.title, fontsize=11)
         return fig
+
+
+#: the eval deck's queue unit (algorithms.md D1)
+PAGE_BYTES = 64
+
+
+def _kb_to_pages(kb: Any) -> Any:
+    return kb * 1000.0 / PAGE_BYTES
+
+
+def _pages_to_kb(pages: Any) -> Any:
+    return pages * PAGE_BYTES / 1000.0
 
 
 def _save(fig: Figure | None, out: Path, name: str) -> Path | None:
