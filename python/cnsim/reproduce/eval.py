@@ -40,7 +40,7 @@ _PAGES = ("Left axis KB (1000 B), right axis 64-byte pages, the deck's own unit 
 
 
 def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any]] | None = None,
-          quick_set: dict[str, Any] | None = None, pause: bool | None = None) -> Study:
+          quick_set: dict[str, Any] | None = None, pause: bool | None = None, hotspot: bool = True) -> Study:
     """A scheme grid; ``pause`` None when the sweep runs PAUSE on and off (a panel each), else the
     one setting its spec fixes (no PAUSE panel or legend: a key the sweep does not vary would
     label them "PAUSE =")."""
@@ -52,8 +52,8 @@ def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any
         text=text,
         figures=[
             TimeFigure(f"{sweep}-queue", f"{title}: hot-port queue vs time", "hot_queue", facet=facet, pages=True,
-                       caption=f"Length of the hot-port queue versus time, one curve per scheme{setting}; "
-                               f"the hotspot is shaded. {_PAGES}"),
+                       caption=f"Length of the hot-port queue versus time, one curve per scheme{setting}"
+                               f"{'; the hotspot is shaded' if hotspot else ''}. {_PAGES}"),
             TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet=facet,
                        caption=f"Aggregate throughput versus time, one curve per scheme{setting}."),
             MetricFigure(f"{sweep}-table", f"{title}: tier-1 metrics per scheme", "cm.scheme", ["aggregate", "drops", "paused", "cm_mbps"],
@@ -109,7 +109,7 @@ DECK = Deck(
     source="Deck S4: unnamed evaluation deck, Topologies & Workloads, 2007",
     studies=[
         _grid("eval-baseline-grid", "Baseline", "H1-H4 at 5 Gb/s each to H5 through one bridge (2:1 overload); 0.1 s; window [0.01, 0.1] s.",
-              quick_set={"duration": "0.1s"}),
+              quick_set={"duration": "0.1s"}, hotspot=False),
         _efr(),
         _sampling(),
         _grid("eval-sh-og-2g-grid", "Single hop, output-generated, 2 Gb/s hotspot", _SH.format(rate="2 Gb/s", sev="4.25:1")),
