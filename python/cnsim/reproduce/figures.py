@@ -266,6 +266,10 @@ class TimeFigure:
         return fig
 
 
+#: the most bars of a per-flow figure named one by one in its legend (qcnp-ig-100-sources has
+#: 100 flows: their legend covered half the groups of bars)
+MAX_FLOW_LEGEND = 16
+
 #: the eval deck's queue unit (algorithms.md D1)
 PAGE_BYTES = 64
 
@@ -386,9 +390,13 @@ class FlowFigure:
         width = 0.8 / len(flows)
         colors = _colors(len(flows))
         x = np.arange(len(pts))
+        many = len(flows) > MAX_FLOW_LEGEND  # one legend entry a flow would cover the bars
         for i, flow in enumerate(flows):
             ys = [_num(p.row.get(f"{column}{flow}")) for p in pts]
-            ax.bar(x + (i - (len(flows) - 1) / 2) * width, ys, width, color=colors[i], label=flow)
+            ax.bar(x + (i - (len(flows) - 1) / 2) * width, ys, width, color=colors[i], label="_nolegend_" if many else flow)
+        if many:
+            ax.plot([], [], linestyle="none", label=f"{len(flows)} {'nodes' if self.nodes else 'flows'}, {flows[0]} … {flows[-1]} "
+                                                    "left to right in each group")
         drew: set[str] = set()
         for j, p in enumerate(pts):
             try:
@@ -406,7 +414,7 @@ class FlowFigure:
         ax.set_ylabel("throughput over the window (Gb/s)")
         ax.set_title(self.title, fontsize=11)
         ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7, ncol=min(4, len(flows) + 1))
+        ax.legend(fontsize=7, ncol=1 if many else min(4, len(flows) + 1))
         return fig
 
     def _shares(self, result: Any) -> tuple[dict[str, float], dict[str, float]]:
