@@ -5,16 +5,21 @@ a subset's points, and the summary table's cells."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from cnsim import Result
 from cnsim.executors import LocalExecutor
 from cnsim.labels import fmt
+from cnsim.reproduce import DECKS, get_deck, study_status
 from cnsim.reproduce.figures import (
+    MAX_FLOW_LEGEND,
     FlowFigure,
     MetricFigure,
     Point,
@@ -22,9 +27,12 @@ from cnsim.reproduce.figures import (
     SummaryTable,
     TimeFigure,
     _colors,
+    _flows_window,
+    _hotspots,
     _natural,
     _new,
     _num,
+    _scenario_doc,
     _seconds,
     label_value,
     load_points,
@@ -32,6 +40,7 @@ from cnsim.reproduce.figures import (
     switch_label,
 )
 from cnsim.reproduce.kd import kd_label
+from cnsim.scenario import load
 from cnsim.sweep import SweepSpec, run_sweep
 
 pytest.importorskip("cnsim._core")
@@ -470,3 +479,217 @@ def test_a_failed_row_says_why_and_is_padded_and_per_flow_columns_follow(kd: Pat
     columns, rows = SummaryTable("t", ["drops"]).rows(points, keys, kd_label)
     assert columns == ["loop delay", "seed", "drops (frames)"] and all(len(r) == 3 for r in rows)
     assert SummaryTable("t", ["drops"]).rows([], keys, kd_label) == (["loop delay", "seed", "drops (frames)"], [])
+
+
+# Every panel, legend and x axis of a deck figure is a key its study sweeps: a key the sweep fixes
+# has one value, None in every point, which the labelers write as "PAUSE =" (eval-fat-tree-64-0.5g
+# drew a panel titled "PAUSE =" and a legend "PAUSE =", under captions saying "with and without
+# PAUSE" for a study that runs PAUSE off only).
+
+
+def _figures(deck: str) -> list[tuple[str, list[str], Any]]:
+    out = []
+    for study in get_deck(deck).studies:
+        spec, _ = study_status(study)
+        if spec is None:
+            continue
+        keys = [*spec.axes, *spec.zip]
+        for f in study.figures:
+            out.append((study.sweep, keys, f.figure if isinstance(f, Subset) else f))
+    return out
+
+
+@pytest.mark.parametrize("deck", DECKS)
+def test_panels_legends_and_axes_are_swept_keys(deck: str) -> None:
+    for sweep, keys, fig in _figures(deck):
+        for attr in ("facet", "legend", "x"):
+            value = getattr(fig, attr, None)
+            for key in [value] if isinstance(value, str) else (value or []):
+                assert key in keys, f"{sweep}: {fig.name}.{attr} = {key!r} is not swept ({keys})"
+
+
+@pytest.mark.parametrize("deck", DECKS)
+def test_with_and_without_pause_only_where_pause_is_swept(deck: str) -> None:
+    for sweep, keys, fig in _figures(deck):
+        if "with and without PAUSE" in fig.caption:
+            assert "switch.pause" in keys, f"{sweep}: {fig.name} says 'with and without PAUSE' but runs one PAUSE setting"
+
+
+def test_the_fat_tree_without_pause_says_so() -> None:
+    figs = [fig for sweep, _, fig in _figures("eval") if sweep == "eval-fat-tree-64-0.5g"]
+    assert figs and all("PAUSE off" in fig.caption for fig in figs)
+
+
+# The time figures of the decks shade where the hot port is overloaded: the hotspot of an
+# output-generated scenario, and for an input-generated hotspot or a dual congestion point (no
+# [[hotspots]]) the span in which the hot flows run. Their captions say "the hotspot (0.1–0.5 s) is
+# shaded" (zhb-ig-single-hop-grid, the dual-CP grids) or "the hotspot is shaded" (the qcnp IG,
+# 20-stage and parking-lot grids), and nothing was shaded.
+
+
+def folder_of(tmp_path: Path, scenario: str) -> Path:
+    folder = tmp_path / scenario
+    folder.mkdir()
+    (folder / "scenario.toml").write_text(load(scenario).to_toml(), encoding="utf-8")
+    _scenario_doc.cache_clear()
+    return folder
+
+
+@pytest.mark.parametrize(("scenario", "spans"), [
+    ("zhb-og-single-hop", [(0.1, 0.5)]),          # a hotspot: as before
+    ("zhb-ig-single-hop", [(0.1, 0.5)]),          # nodes 2-5 -> 1 from 0.1 to 0.5 s
+    ("zhb-dual-cp-light-heavy", [(0.1, 0.5)]),    # traffic.start / stop
+    ("zhb-dual-cp-heavy-light", [(0.1, 0.5)]),
+    ("qcnp-ig-baseline", [(0.1, 1.0)]),           # culprits 0.1-1.0 s, the victim all along
+    ("qcnp-parking-lot", [(0.1, 1.0)]),           # hot flows 0.1-1.0 s, the cold ones all along
+    ("qcnp-20-stage", [(0.1, 1.0)]),
+    ("eval-baseline", []),                        # flows from 0 to the end: the whole run, nothing to mark
+    ("kd-symmetric-single-hs", []),
+])
+def test_the_shaded_spans(tmp_path: Path, scenario: str, spans: list[tuple[float, float]]) -> None:
+    got = _hotspots(folder_of(tmp_path, scenario))
+    assert [(round(a, 9), round(b, 9)) for a, b in got] == spans
+
+
+def test_a_damaged_flow_time_shades_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "scenario.toml").write_text('duration = "1s"\n[traffic]\nflows = [{src = "1", dst = "2", start = "soon"}]\n',
+                                          encoding="utf-8")
+    _scenario_doc.cache_clear()
+    assert _hotspots(folder) == []
+
+
+# A deck figure whose caption says the hotspot is shaded shades something: its study's scenario has
+# a hotspot, or hot flows that start after the run does (eval-baseline's flows run from 0 to the
+# end, so nothing is shaded there, under "the hotspot is shaded").
+
+
+@pytest.mark.parametrize("deck", DECKS)
+def test_a_caption_that_promises_shading_has_a_span_to_shade(deck: str) -> None:
+    for study in get_deck(deck).studies:
+        spec, _ = study_status(study)
+        if spec is None:
+            continue
+        scen = load(spec.base).copy()
+        first = {k: v[0] for k, v in {**spec.axes, **spec.zip}.items()}
+        scen.set_many({**spec.set, **first})
+        doc = tomllib.loads(scen.to_toml())
+        shaded = bool(doc.get("hotspots")) or _flows_window(doc) is not None
+        for f in study.figures:
+            fig = f.figure if isinstance(f, Subset) else f
+            caption = fig.caption
+            if "the hotspot" in caption and "is shaded" in caption and "(if any)" not in caption:
+                assert shaded, f"{study.sweep}: {fig.name} says the hotspot is shaded; {spec.base} has none"
+
+
+# A deck table that names its measurement window names the one its runs used (the sweeping hotspot
+# of the zhb deck averages over [0.1, 0.5] s, not the [0.2, 0.5] s of the other cases; ``--quick``
+# moves every window).
+
+
+def point(window: Any, status: str = "ok") -> Point:
+    return Point({"status": status, "window_s": window}, Path("."), {})
+
+
+def test_the_heading_names_the_window_of_the_runs() -> None:
+    table = SummaryTable("Case 7: summary over {window}", ["aggregate"])
+    assert table.heading([point([0.1, 0.5]), point([0.1, 0.5])]) == "Case 7: summary over [0.1, 0.5] s"
+    assert table.heading([point([0.0, 1.0])]) == "Case 7: summary over [0, 1] s"
+    # runs of different windows, or none that ran: no window is named
+    assert table.heading([point([0.2, 0.5]), point([0.1, 0.5])]) == "Case 7: summary over each run's measurement window"
+    assert table.heading([point([0.2, 0.5], status="failed")]) == "Case 7: summary over each run's measurement window"
+    assert SummaryTable("no window named", ["aggregate"]).heading([point([0.1, 0.5])]) == "no window named"
+
+
+def _window_text(base: str, overrides: dict[str, Any]) -> str:
+    scen = load(base).copy()
+    scen.set_many(overrides)
+    t0, t1 = (t / 1e12 for t in scen.resolved.window_ps)
+    return f"[{t0:g}, {t1:g}] s"
+
+
+@pytest.mark.parametrize("study", [s.sweep for s in get_deck("zhb").studies])
+def test_each_zhb_table_names_its_studys_window(study: str) -> None:
+    """Every zhb table title, once drawn, holds the window of its runs (the first point of the
+    full sweep), never a window written for another case."""
+    entry = next(s for s in get_deck("zhb").studies if s.sweep == study)
+    spec, reason = study_status(entry)
+    assert spec is not None, reason
+    first = {k: v[0] for k, v in {**spec.axes, **spec.zip}.items()}
+    window = _window_text(spec.base, {**spec.set, **first})
+    t0, t1 = (float(x) for x in window.strip("[] s").split(", "))
+    for table in entry.tables:
+        title = table.heading([point([t0, t1])])
+        if "summary over" in table.title:
+            assert title.endswith(f"summary over {window}"), (study, title)
+
+
+def test_the_sweeping_hotspot_window_is_not_the_one_of_case_1() -> None:
+    """The case the fixed title got wrong: scenarios.md §8 gives zhb-sweeping-hotspot [0.1, 0.5] s."""
+    assert _window_text("zhb-sweeping-hotspot", {}) == "[0.1, 0.5] s"
+    for study in ("zhb-sweeping-hotspot-grid", "zhb-sweeping-hotspot-none"):
+        entry = next(s for s in get_deck("zhb").studies if s.sweep == study)
+        assert "[0.2, 0.5]" not in entry.tables[0].heading([point([0.1, 0.5])])
+
+
+# The eval deck's queue figures carry the deck's own unit beside KB: its figures and parameters are
+# unitless 64-byte pages (algorithms.md D1: ECM Qeq 375 = 24 KB, QCN Qeq 409 = 26.2 KB), so a hot
+# queue read off a cnsim figure in KB could not be set beside the deck's without a conversion.
+
+
+def run_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "run"
+    (folder / "series").mkdir(parents=True)
+    (folder / "scenario.toml").write_text('duration = "0.1s"\n[metrics]\nhot_port = "S1/H5"\n', encoding="utf-8")
+    t = np.arange(1, 101) * 1e-3
+    pq.write_table(pa.table({"t_s": t, "queue": ["S1/H5"] * t.size, "bytes": np.full(t.size, 24_000.0)}),
+                   folder / "series" / "queue.parquet")
+    return folder
+
+
+def test_a_pages_axis_reads_the_queue_in_64_byte_pages(tmp_path: Path) -> None:
+    pt = Point({"status": "ok", "seed": 1}, run_folder(tmp_path), {})
+    fig = TimeFigure("q", "queue", "hot_queue", pages=True).build([pt], [], label_value)
+    assert fig is not None
+    (ax,) = fig.axes[:1]
+    (right,) = ax.child_axes
+    assert ax.get_ylabel() == "hot queue (KB)" and right.get_ylabel() == "hot queue (64-byte pages)"
+    fig.canvas.draw()  # a secondary axis takes its limits when drawn
+    lo, hi = ax.get_ylim()
+    assert right.get_ylim() == pytest.approx((lo * 1000 / 64, hi * 1000 / 64))  # 24 KB = 375 pages
+    plain = TimeFigure("q", "queue", "hot_queue").build([pt], [], label_value)
+    assert plain is not None and not plain.axes[0].child_axes
+
+
+def test_every_eval_queue_figure_has_the_pages_axis() -> None:
+    figs = [f.figure if isinstance(f, Subset) else f for s in get_deck("eval").studies for f in s.figures]
+    queues = [f for f in figs if isinstance(f, TimeFigure) and f.quantity == "hot_queue"]
+    assert queues and all(f.pages and "64-byte pages" in f.caption for f in queues)
+
+
+# A per-flow bar figure of many flows does not name each flow in its legend: the 100 culprits of
+# qcnp-ig-100-sources made a 101-entry legend that hid the bars of half the schemes.
+
+
+def points(tmp_path: Path, n: int) -> list[Point]:
+    row = {"status": "ok", "seed": 1, **{f"throughput_gbps.per_flow.{i}->102": 0.1 for i in range(2, 2 + n)}}
+    return [Point(dict(row), tmp_path / "no-run", {})]  # no run folder: no reference line
+
+
+def legend_texts(tmp_path: Path, n: int) -> list[str]:
+    fig = FlowFigure("f", "per-flow").build(points(tmp_path, n), [], label_value)
+    assert fig is not None
+    legend = fig.axes[0].get_legend()
+    assert legend is not None
+    return [t.get_text() for t in legend.get_texts()]
+
+
+def test_a_few_flows_are_named_one_by_one(tmp_path: Path) -> None:
+    assert legend_texts(tmp_path, 4) == ["2->102", "3->102", "4->102", "5->102"]
+
+
+def test_many_flows_are_summed_up_in_one_entry(tmp_path: Path) -> None:
+    texts = legend_texts(tmp_path, 100)
+    assert texts == ["100 flows, 2->102 … 101->102 left to right in each group"]
+    assert len(legend_texts(tmp_path, MAX_FLOW_LEGEND)) == MAX_FLOW_LEGEND
