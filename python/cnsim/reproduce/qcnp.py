@@ -168,7 +168,8 @@ def _drift() -> Study:
         figures=[
             TimeFigure(f"{sweep}-hot-port", "Drift on and off: hot-port throughput vs time", "hot_port", facet="switch.memory_per_port",
                        caption="Hot-port throughput versus time, one panel per memory (150 KB without PAUSE, 1.5 MB with it), one curve "
-                               "per scheme and drift; after the hotspot (1.0 s) the drift is what lifts the limiters QCN left low."),
+                               "per scheme and drift; after the hotspot (1.0 s) the drift adds to the limiters' own climb back "
+                               "(without it the former hot port reaches 8 Gb/s about 30 ms later)."),
             TimeFigure(f"{sweep}-queue", "Drift on and off: hot queue vs time", "hot_queue", facet="switch.memory_per_port",
                        caption="Hot queue (S1/1) versus time, one panel per memory, one curve per scheme and drift."),
         ],
