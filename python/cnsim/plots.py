@@ -150,11 +150,16 @@ def _per_flow(result: Result) -> Figure:
     series = {k.removeprefix("flow:"): v for k, v in _entity_series(result, "throughput", "gbps").items() if k.startswith("flow:")}
     many = len(series) > 12
     t0, t1 = (t / _PS for t in result.scenario.resolved.window_ps)
+    shares: set[float] = set()  # with many flows: every flow's share, one grey line per value
     for i, (name, (t, v)) in enumerate(series.items()):
         line = ax.plot(t, v, linewidth=0.9, label=None if many and i >= 12 else name)[0]
         fair = result.fair_gbps.get(name)
-        if fair is not None and (not many or i < 12):  # the fair share holds over the window
+        if fair is not None and not many:  # the fair share holds over the window
             ax.hlines(fair, t0, t1, color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.7)
+        elif fair is not None:
+            shares.add(round(fair, 9))
+    for fair in sorted(shares):
+        ax.hlines(fair, t0, t1, color="0.3", linestyle="--", linewidth=0.8, alpha=0.7)
     if result.fair_gbps:
         ax.plot([], [], color="0.3", linestyle="--", linewidth=0.8, label="max-min fair share")
     _decorate(ax, result, "per-flow throughput (Gb/s)")

@@ -112,5 +112,6 @@ DECK = Deck(
     labeler=e2cm_label,
     notes=["Traffic TG-GEO: 'Bernoulli' = mean flow size 1,500 B (every flow one frame), 'Bursty' = mean 60,000 B; sources stop at "
            "1.0 s and the run continues until every frame is delivered (hard cap 2.0 s).",
-           "PAUSE on/off is the switches' PAUSE (141.5/131.5 KB); the adapters' egress PAUSE stays on (S3)."],
+           "PAUSE on/off is the switches' PAUSE (141.5/131.5 KB per input in the fat trees and the non-CM domain; the mixed-speed "
+           "switches' shared memory pauses at the sum over their ports, scenarios.md §1.1); the adapters' egress PAUSE stays on (S3)."],
 )

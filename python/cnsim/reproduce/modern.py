@@ -65,7 +65,7 @@ DECK = Deck(
                quick_set={"duration": "0.05s", "metrics.window": ["0.02s", "0.05s"]}),
         _study("zhb-og-single-hop", "ZHB case 1: output-generated single-hop hotspot", "16 nodes at 85 % uniform load, node 1 drained "
                "at 20 % from 0.1 to 0.5 s; partitioned 600 KB/port with PAUSE.", flows=False, quick_set=_ZHB_QUICK),
-        _study("zhb-og-multi-hop", "ZHB case 2: output-generated multi-hop hotspot", "Four culprits and three victims across three "
+        _study("zhb-og-multi-hop", "ZHB case 2: output-generated multi-hop hotspot", "Four culprits and three victims on a chain of five "
                "switches; max-min shares 0.5 and 7 Gb/s.", quick_set=_ZHB_QUICK),
         _study("zhb-dual-cp-light-heavy", "ZHB case 5: dual congestion point, light then heavy", "Max-min shares 2.5 and 7.5 Gb/s.",
                quick_set=_ZHB_FLOWS_QUICK),

@@ -90,7 +90,7 @@ def _grid(sweep: str, title: str, text: str, rtts: list[str], proportional: bool
 def _rtt_sweep() -> Study:
     sweep = "qcnp-ig-rtt-sweep"
     figures: list[Any] = []
-    for scheme, name in (("qcn", "QCN"), ("bcn", "ECM"), ("qcn-plus", "QCN+")):
+    for scheme, name in (("qcn", "QCN"), ("bcn", "ECM-Q"), ("qcn-plus", "QCN+")):
         where = {"cm.scheme": [scheme]}
         figures += [
             Subset(MetricFigure(f"{sweep}-{scheme}-vs-rtt", f"{name}: hot queue and hot-port throughput vs link RTT", "links.delay",
@@ -109,7 +109,7 @@ def _rtt_sweep() -> Study:
         title="QCN+: RTT sweep on the IG baseline (PS-QCNP-RTT)",
         text="M = 1.5 MB/port (Qeq = M/4 = 375 KB, Qmc = 1.5 MB), PAUSE off, unlimited input buffers; hotspot 0.1-1.0 s; "
              "link RTT label d in {2, 20, 50, 200, 500 us, 1 ms} (one-way link delay, loop 2d); W in {2, 8, 32}; "
-             "classic ECM (Ps 1 %), QCN (Ps 1-10 %), QCN+.",
+             "ECM-Q (Ps 1 %), QCN (Ps 1-10 %), QCN+.",
         figures=figures,
         tables=[SummaryTable("RTT sweep: hot queue and hot-port throughput per scheme, W and RTT",
                              ["hot_port", "aggregate", "q_mean", "q_std", "q_max", "drops", "cm_mbps", "underrun"])],
