@@ -28,8 +28,13 @@ fn splitmix64(mut z: u64) -> u64 {
 pub fn stream(seed: u64, kind: StreamKind, index: u64) -> SimRng {
     let a = splitmix64(seed ^ splitmix64(kind as u64));
     let b = splitmix64(a ^ splitmix64(index.wrapping_add(0x5151)));
+    // Both halves of the 128-bit MCG state depend on the component: the low half evolves on its
+    // own (a product's low 64 bits depend only on the factors' low 64 bits), so a low half
+    // shared by the streams of one (seed, family) ran in lockstep in all of them and correlated
+    // their outputs (`streams_of_one_seed_are_uncorrelated`).
+    let lo = splitmix64(b ^ 0x6A09_E667_F3BC_C909);
     let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&a.to_le_bytes());
+    bytes[..8].copy_from_slice(&lo.to_le_bytes());
     bytes[8..].copy_from_slice(&b.to_le_bytes());
     SimRng::from_seed(bytes)
 }
@@ -50,5 +55,25 @@ mod tests {
         assert_ne!(a, c);
         assert_ne!(a, d);
         assert_ne!(a, e);
+    }
+
+    /// Streams of one seed and family are independent: the outputs of two streams agree on 32
+    /// of 64 bits on average (binomial, SD 4 per draw). Until the audit of the traffic
+    /// generators every stream of a (seed, family) pair shared the low half of its 128-bit MCG
+    /// state, which the multiplication never mixes upward: the low 64 bits of all those states
+    /// ran in lockstep and their outputs agreed on 32.047 bits (z = +37 over 10^7 draws).
+    #[test]
+    fn streams_of_one_seed_are_uncorrelated() {
+        let n = 1_000_000u64;
+        for (i, j) in [(0u64, 1u64), (5, 6), (0, 7)] {
+            for kind in [StreamKind::Traffic, StreamKind::CongestionPoint] {
+                let (mut x, mut y) = (stream(1, kind, i), stream(1, kind, j));
+                let agree: u64 = (0..n)
+                    .map(|_| (!(x.gen::<u64>() ^ y.gen::<u64>())).count_ones() as u64)
+                    .sum();
+                let z = (agree as f64 / n as f64 - 32.0) / (4.0 / (n as f64).sqrt());
+                assert!(z.abs() < 5.0, "streams {i} and {j} ({kind:?}): z = {z:.1}");
+            }
+        }
     }
 }
