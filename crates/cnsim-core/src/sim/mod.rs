@@ -118,6 +118,9 @@ pub struct Simulator {
     pub(crate) gens_done: usize,
     /// End when every source has stopped and no data frame is left (or at the cap).
     run_to_completion: bool,
+    /// The latest delivery instant so far: a frame is counted delivered when it leaves the last
+    /// port, and reaches its sink a link delay (plus `nic.processing_delay`) later.
+    pub(crate) last_delivery: SimTime,
     /// PAUSE deadlock detection (`net::deadlock`): the threshold, whether to stop, and the first
     /// deadlock found.
     pub(crate) deadlock_threshold: SimTime,
@@ -207,6 +210,7 @@ impl Simulator {
             flows: FlowTracker::new(hot_nodes),
             gens_done,
             run_to_completion: cfg.run_to_completion,
+            last_delivery: SimTime::ZERO,
             deadlock_threshold: SimTime(cfg.metrics.deadlock_threshold_ps),
             stop_on_deadlock: cfg.metrics.stop_on_deadlock,
             deadlock: None,
@@ -278,7 +282,10 @@ impl Simulator {
                 }
             }
             if self.run_to_completion && self.all_done() {
-                self.end = t;
+                // the last frame is delivered when its last bit has crossed the sink's link (and
+                // the NIC's processing), after the event that accounted for it: the run covers
+                // [0, end), so it ends just after that delivery
+                self.end = t.max(SimTime(self.last_delivery.0 + 1));
                 break;
             }
             if self.events & 0x3FFF == 0 {

@@ -505,6 +505,7 @@ impl Simulator {
             self.stats.sink_pending += 1;
         } else {
             self.stats.delivered += 1;
+            self.last_delivery = self.last_delivery.max(t);
             self.rec.on_delivered(t, flow_rec, n, size, gen_time);
             if flow_inst != NO_FLOW {
                 self.flows.frame_done(flow_inst, t, true);

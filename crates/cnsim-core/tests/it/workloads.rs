@@ -45,6 +45,46 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
     panic!("no seed produced a flow in the first slot");
 }
 
+/// A run to completion lasts until its last frame is delivered (scenarios.md §1.3 TG-GEO: "the
+/// run continues until every frame is delivered"), not only until that frame left the last
+/// port: with one flow of k frames arriving at 0 on an idle 1 us path, the last delivery is at
+/// its FCT, k·1.2 us + 3.2 us, and the run may not end before it. (Until the audit of the traffic
+/// generators it ended 1 us earlier, when the last frame's last bit left S1, so the flow's
+/// completion came after `duration_s`.)
+#[test]
+fn a_run_to_completion_lasts_until_the_last_delivery() {
+    let mut cfg = star(2, G10, 1_000_000);
+    let mut s = flows("1", Some("2"), 1.0, 40.0);
+    s.stop_ps = Some(1); // only the flow arriving in the first slot
+    cfg.traffic.sources = vec![s];
+    cfg.run_to_completion = true;
+    cfg.metrics.window_ps = [0, 10 * MS];
+    cfg.metrics.hot_port = "S1/2".into();
+    for seed in 1..200 {
+        cfg.seed = seed;
+        let out = run(&cfg);
+        let sm = &out.summary;
+        let k = num(sm, "conservation.generated");
+        if k == 0.0 {
+            continue;
+        }
+        let fct_ps = (num(sm, "fct_ms.mean") * 1e9).round();
+        assert_eq!(fct_ps, k * 1_200_000.0 + 3_200_000.0);
+        let end_ps = (num(sm, "duration_s") * 1e12).round();
+        assert!(
+            end_ps > fct_ps,
+            "the run ended at {end_ps} ps, before its last delivery at {fct_ps} ps"
+        );
+        assert!(end_ps <= fct_ps + 1.0, "and right after it: {end_ps} ps");
+        // every frame was delivered inside the run: k frames over the run's length
+        let gbps = num(sm, "throughput_gbps.aggregate");
+        let expect = k * 12_000.0 / (end_ps * 1e-12) / 1e9;
+        assert!((gbps - expect).abs() < 1e-9, "{gbps} Gb/s, not {expect}");
+        return;
+    }
+    panic!("no seed produced a flow in the first slot");
+}
+
 #[test]
 fn a_run_to_completion_ends_when_everything_is_delivered() {
     let mut cfg = star(4, G10, 1_000_000);
