@@ -545,3 +545,13 @@ def test_list_sweeps() -> None:
     lines = res.stdout.strip().splitlines()
     assert [line.split("  ", 1)[0] for line in lines] == shipped_sweeps()
     assert all(line.split("  ", 1)[1] == line.split("  ", 1)[1].strip() != "" for line in lines)
+
+
+def test_a_flow_whose_inherited_stop_comes_before_its_start_is_refused() -> None:
+    # a flow starting at 5 ms inherits traffic.stop = 3 ms: an empty interval, refused as when
+    # both times are the flow's own (it generated nothing, silently, until the audit of the traffic)
+    flows = [{"src": "H1", "dst": "H5", "rate": "5Gbps", "start": "5ms"}]
+    with pytest.raises(ScenarioError, match="stop comes before start"):
+        prepare("eval-baseline", set={"traffic.flows": flows, "traffic.stop": "3ms"})
+    # a flow that starts at traffic.start inherits its stop without complaint
+    prepare("eval-baseline", set={"traffic.flows": flows[:0] + [{"src": "H1", "dst": "H5", "rate": "5Gbps"}], "traffic.stop": "3ms"})

@@ -135,8 +135,13 @@ class Resolution:
             node(f"traffic.flows.{i}.dst", f.dst)
             if f.src == f.dst:
                 p.append(Problem(f"traffic.flows.{i}.dst", f.dst, "a flow needs a destination other than its source"))
-            if f.start is not None and f.stop is not None and f.stop < f.start:
-                p.append(Problem(f"traffic.flows.{i}.stop", format_time(f.stop), "stop comes before start"))
+            # the flow's own times, else the traffic's (an inherited stop before the flow's own
+            # start is an empty interval too: the flow would generate nothing)
+            start = f.start if f.start is not None else doc.traffic.start
+            stop = f.stop if f.stop is not None else doc.traffic.stop
+            if stop is not None and stop < start:
+                key = f"traffic.flows.{i}.stop" if f.stop is not None else "traffic.stop"
+                p.append(Problem(key, format_time(stop), f"stop comes before start (flow {i} starts at {format_time(start)})"))
             if net is not None and f.src in node_set and f.rate > net.node_rate(f.src):
                 p.append(Problem(f"traffic.flows.{i}.rate", format_rate(f.rate), f"more than the link rate of node {f.src} ({format_rate(net.node_rate(f.src))})"))
         for name in doc.traffic.loads:
