@@ -54,7 +54,14 @@ fn one_source_at_half_load_delivers_5_gbps() {
     let agg = num(sm, "throughput_gbps.aggregate");
     assert!((agg - 5.0).abs() < 0.05, "aggregate {agg}");
     assert_eq!(num(sm, "throughput_gbps.per_node.2"), agg);
-    assert_eq!(num(sm, "throughput_gbps.hot_port"), agg);
+    // the port counts a frame when its last bit leaves, the sink a link delay later: a frame
+    // leaving just before either end of the window counts in one and not the other
+    let frame_gbps = 1500.0 * 8.0 / 0.19 / 1e9;
+    let hot = num(sm, "throughput_gbps.hot_port");
+    assert!(
+        (hot - agg).abs() <= 2.0 * frame_gbps + 1e-12,
+        "hot port {hot}, aggregate {agg}"
+    );
     assert_eq!(num(sm, "drops.frames"), 0.0);
 }
 
