@@ -380,14 +380,14 @@ def test_a_failed_checks_figure_shows_each_measures_signal_or_values(tmp_path: P
     assert ax.get_title() == "hot = hot_port [all]"
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("time (s)", "port:S1/EP4 (Gb/s)")
     fast, slow = ax.get_lines()
-    assert (fast.get_label(), slow.get_label()) == ("delay=4us", "delay=250us")
+    assert (fast.get_label(), slow.get_label()) == ("link delay=4us", "link delay=250us")  # kd's "delay" is the loop
     assert fast.get_xdata().tolist() == pytest.approx((np.arange(1, 201) * 1e-3).tolist())
     assert fast.get_ydata().tolist() == pytest.approx([9.6] * 200) and slow.get_ydata().tolist() == pytest.approx([8.1] * 200)  # seed 1
     (span,) = ax.patches
     assert span.get_label() == "window all"
     xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
     assert (xs.min(), xs.max()) == pytest.approx((0.0, 0.2))
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["delay=4us", "window all", "delay=250us"]  # as drawn
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["link delay=4us", "window all", "link delay=250us"]  # as drawn
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
     # three measures: a grid of two by two, the queue in KB over the main window
     fig = failure_figure(verdicts["T-K91"], evaluator)
@@ -406,7 +406,7 @@ def test_a_failed_checks_figure_shows_each_measures_signal_or_values(tmp_path: P
     (line,) = share.get_lines()
     assert line.get_xdata().tolist() == [0, 1] and line.get_ydata().tolist() == pytest.approx([2.5, 2.5])
     assert line.get_marker() == "o" and line.get_linestyle() == "-"
-    assert [t.get_text() for t in share.get_xticklabels()] == ["delay=4us", "delay=250us"]
+    assert [t.get_text() for t in share.get_xticklabels()] == ["link delay=4us", "link delay=250us"]
     assert share.get_ylabel() == "fair:EP0->EP4 (Gb/s)" and share.get_xlabel() == "" and share.get_legend() is None
     assert len(into4.get_lines()) == 4 and into4.get_lines()[0].get_marker() == "." and into4.get_lines()[0].get_linestyle() == "None"
     # at most four panels; a legend for at most twelve points; the title cut at 160 characters

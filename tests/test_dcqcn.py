@@ -111,5 +111,6 @@ def test_a_flow_released_at_line_rate_keeps_its_alpha() -> None:
     gaps = [(a, b) for a, b in zip(t, t[1:], strict=False) if b[0] - a[0] > 1.5e-6]
     assert len(gaps) == 1, gaps  # released once, limited again once
     (released_at, last), (again_at, first) = gaps[0]
-    assert 3e-3 < released_at < 14.5e-3 < again_at and last == pytest.approx(10.0, rel=1e-3)
+    # the last rate recorded is the step before the one that reached the line rate and released it
+    assert 3e-3 < released_at < 14.5e-3 < again_at and 9.9 < last <= 10.0
     assert 5.5 < first < 10.0, first  # α < 0.9: kept and decayed (≈ 0.38 here)

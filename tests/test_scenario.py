@@ -518,7 +518,8 @@ def test_a_run_to_completion_is_measured_up_to_its_end() -> None:
         return s["window_s"], s["duration_s"], s["throughput_gbps"]["aggregate"]
 
     after, end, agg = measured(["16ms", "20ms"])
-    assert end == pytest.approx(0.0150066) and after == pytest.approx([end / 10, end]) and agg > 9.9
+    # the run ends as its last frame reaches its sink, a 1 us link after it left the last port
+    assert end == pytest.approx(0.0150076) and after == pytest.approx([end / 10, end]) and agg > 9.9
     assert measured("run") == (after, end, agg)
     inside = measured(["1ms", "10ms"])
     assert inside[0] == pytest.approx([0.001, 0.01]) and inside[1] == end
@@ -650,11 +651,16 @@ def test_cp_placement_is_a_scenario_option() -> None:
     assert named.lower()["switch"]["cp_ports"] == ["S3/7"]
     with pytest.raises(cnsim.ScenarioError, match=r"switch\.cp_ports\.1"):
         load("zhb-og-multi-hop").set_many({"switch.cp_ports": ["S3/7", "S9/7"]}).validate()
-    # only the hot port as a CP: QCN still controls the hotspot, with fewer messages
+    # only the hot port as a CP: QCN still controls the hotspot (the other egresses, uncongested,
+    # send nothing here either); a CP on a chain port only: the hot port sends nothing, and the
+    # hotspot is left to PAUSE
     every = cnsim.run("zhb-og-multi-hop", set={"cm.scheme": "qcn"}).summary
     hot = cnsim.run("zhb-og-multi-hop", set={"cm.scheme": "qcn", "switch.cp_ports": ["S3/7"]}).summary
+    chain = cnsim.run("zhb-og-multi-hop", set={"cm.scheme": "qcn", "switch.cp_ports": ["S2/S3"]}).summary
     assert hot["throughput_gbps"]["aggregate"] == pytest.approx(every["throughput_gbps"]["aggregate"], rel=0.01)
-    assert 0 < hot["cm"]["frames"] < every["cm"]["frames"]
+    assert set(hot["cm"]["by_cp"]) == {"S3/7"} and hot["cm"]["frames"] > 0
+    assert set(chain["cm"]["by_cp"]) == {"S2/S3"}
+    assert chain["throughput_gbps"]["aggregate"] < 0.5 * hot["throughput_gbps"]["aggregate"]
 
 
 def test_efr_first_cycle_reaches_the_engine_and_is_range_checked() -> None:

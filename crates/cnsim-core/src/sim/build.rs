@@ -255,6 +255,15 @@ pub(super) fn recorder(
 }
 
 /// Per node: its incoming finite flows are hot (`metrics.hot_nodes`, chosen by the front end).
+/// The bytes each VOQ of a per-VOQ ingress holds: the ingress shared by the N − 1 destinations
+/// (no limit for the other ingress models).
+pub(super) fn voq_cap(cfg: &CoreConfig, n_nodes: usize) -> u64 {
+    match cfg.nic.ingress {
+        Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
+        _ => u64::MAX,
+    }
+}
+
 pub(super) fn hot_nodes(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<bool>> {
     let mut hot = vec![false; topo.nodes.len()];
     for (i, name) in cfg.metrics.hot_nodes.iter().enumerate() {

@@ -22,7 +22,7 @@ use crate::metrics::{FlowTracker, Recorder, Series, Window};
 use crate::net::switch::SwitchParams;
 use crate::net::voq_store::VoqStore;
 use crate::net::{Nic, Port, Switch};
-use crate::scenario::{CoreConfig, Ingress, NicConfig};
+use crate::scenario::{CoreConfig, NicConfig};
 use crate::time::{tx_time, SimTime};
 use crate::topology::{Device, Topology};
 use crate::traffic::Generator;
@@ -164,11 +164,7 @@ impl Simulator {
         let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo)?;
         let (nps, np_rngs) = build::notification_points(cfg, &scheme, &nics);
         let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
-        let n_nodes = topo.nodes.len();
-        let voq_cap = match cfg.nic.ingress {
-            Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
-            _ => u64::MAX,
-        };
+        let voq_cap = build::voq_cap(cfg, topo.nodes.len());
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
