@@ -67,33 +67,31 @@ def _grid(sweep: str, title: str, text: str = "", quick_axes: dict[str, list[Any
     )
 
 
-def _efr() -> Study:
-    sweep = "eval-baseline-efr"
+def _baseline(sweep: str, title: str, text: str, curves: str) -> Study:
+    """A study of QCN on the baseline: its hot-port queue per variant and a table."""
     return Study(
         sweep=sweep,
-        title="Baseline: QCN with and without EFR",
-        text="QCN-2pt and QCN-3pt (PS-EVAL-QCN) with extra fast recovery on (the preset) and off; PAUSE on.",
-        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, QCN with / without EFR", "hot_queue", pages=True,
-                            caption=f"Hot-port queue (S1/H5) versus time for QCN-2pt and QCN-3pt with and without EFR. {_PAGES}")],
-        tables=[SummaryTable("Baseline: QCN with and without EFR", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused",
-                                                                    "cm_mbps", "jain"])],
+        title=f"Baseline: {title}",
+        text=text,
+        figures=[TimeFigure(f"{sweep}-queue", f"Baseline: hot-port queue, {title}", "hot_queue", pages=True,
+                            caption=f"Hot-port queue (S1/H5) versus time for {curves}. {_PAGES}")],
+        tables=[SummaryTable(f"Baseline: {title}", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps",
+                                                    "jain"])],
         quick_set={"duration": "0.1s"},
     )
+
+
+def _efr() -> Study:
+    return _baseline("eval-baseline-efr", "QCN with and without EFR",
+                     "QCN-2pt and QCN-3pt (PS-EVAL-QCN) with extra fast recovery on (the preset) and off; PAUSE on.",
+                     "QCN-2pt and QCN-3pt with and without EFR")
 
 
 def _sampling() -> Study:
-    sweep = "eval-baseline-sampling"
-    return Study(
-        sweep=sweep,
-        title="Baseline: QCN-2pt with byte- and packet-based sampling",
-        text="QCN-2pt (PS-EVAL-QCN) sampling by byte intervals (§5.2's table) and per frame (the preset's Fb-dependent probability); PAUSE on.",
-        figures=[TimeFigure(f"{sweep}-queue", "Baseline: hot-port queue, byte- vs packet-based sampling", "hot_queue", pages=True,
-                            caption="Hot-port queue (S1/H5) versus time for QCN-2pt with byte-based (table) and packet-based "
-                                    f"(linear) sampling. {_PAGES}")],
-        tables=[SummaryTable("Baseline: byte- vs packet-based sampling", ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops",
-                                                                        "paused", "cm_mbps", "jain"])],
-        quick_set={"duration": "0.1s"},
-    )
+    return _baseline("eval-baseline-sampling", "QCN-2pt with byte- and packet-based sampling",
+                     "QCN-2pt (PS-EVAL-QCN) sampling by byte intervals (§5.2's table) and per frame (the preset's Fb-dependent "
+                     "probability); PAUSE on.",
+                     "QCN-2pt with byte-based (table) and packet-based (linear) sampling")
 
 
 # quick for the largest network of the deck: 0.1 s, the hotspot at 0.03-0.08 s
