@@ -453,7 +453,7 @@ def test_a_subset_draws_the_matching_points_and_drops_a_fixed_key_from_the_legen
 def test_the_summary_table_has_the_swept_values_the_seed_and_the_metrics(zhb: Path) -> None:
     points, keys = load_points(zhb)
     columns, rows = SummaryTable("t", ["aggregate", "q_mean", "drops"]).rows(points, keys, label_value)
-    assert columns == ["Gd", "switch.buffer", "seed", "aggregate (Gb/s)", "hot queue mean (KB)", "drops (frames)"]
+    assert columns == ["Gd", "memory", "seed", "aggregate (Gb/s)", "hot queue mean (KB)", "drops (frames)"]
     assert len(rows) == 8
     p = points[3]
     assert rows[3] == ["Gd0", "partitioned", "2", fmt(p.row["throughput_gbps.aggregate"]),

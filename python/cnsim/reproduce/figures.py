@@ -64,6 +64,14 @@ _KEY_NAMES = {
     "cm.scheme": "",
 }
 _NAMES_IN_EXPR = (("gd0", "Gd0"), ("gd", "Gd"), ("qeq", "Qeq"), ("m", "M"))
+#: a table's heading for a key whose values name themselves in a legend ("no CM", "shared")
+_HEADINGS = {"cm.scheme": "scheme", "switch.buffer": "memory"}
+
+
+def _heading(key: str, labeler: Labeler) -> str:
+    """A table column's heading for swept ``key``: the labeler's name for it, else a plain one
+    (the dotted key only for a key nothing names)."""
+    return labeler(key, "").rstrip(" =") or _HEADINGS.get(key, key)
 
 
 def label_value(key: str, value: Any) -> str:
@@ -81,7 +89,7 @@ def label_value(key: str, value: Any) -> str:
         text = f"{value:g}"
     else:
         text = str(value)
-    name = _KEY_NAMES.get(key, key.split(".")[-1])
+    name = _KEY_NAMES.get(key, key.split(".")[-1].replace("_", " "))
     return f"{name} = {text}" if name else text
 
 
@@ -498,7 +506,7 @@ class SummaryTable:
                 for c in p.row:
                     if c.startswith("throughput_gbps.per_flow.") and c not in flows:
                         flows.append(c)
-        columns = [*(labeler(k, "").rstrip(" =") or k for k in keys), "seed", *(METRICS[m][0] for m in self.metrics)]
+        columns = [*(_heading(k, labeler) for k in keys), "seed", *(METRICS[m][0] for m in self.metrics)]
         columns += [f"{c.removeprefix('throughput_gbps.per_flow.')} (Gb/s)" for c in flows]
         rows = []
         for p in points:

@@ -32,7 +32,7 @@ def _study(sweep: str, title: str, text: str = "", facet: str | None = None,
     hot, service, aggregate = where
     figures = [
         TimeFigure(f"{sweep}-queue", f"{title}: hot queue length vs time", "hot_queue", facet=facet,
-                   caption=f"Length of the hot queue ({hot}, the congestion point) versus time; the hotspot (0.1–0.5 s) is shaded."),
+                   caption=f"Length of the hot queue ({hot}, the congestion point) versus time; the hotspot is shaded."),
         TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet=facet,
                    caption=f"Aggregate throughput delivered to all nodes versus time{aggregate}."),
         TimeFigure(f"{sweep}-hot-port", f"{title}: hot-port throughput vs time", "hot_port", facet=facet,
