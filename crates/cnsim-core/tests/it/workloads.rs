@@ -2,6 +2,7 @@
 //! grid on which waiting frames are stored.
 
 use cnsim_core::scenario::{HotspotConfig, SourceConfig};
+use cnsim_core::CoreConfig;
 
 use crate::common::*;
 
@@ -15,32 +16,36 @@ fn a_flow_completion_time_is_last_delivery_minus_first_generation() {
     cfg.traffic.sources = vec![s];
     cfg.metrics.hot_port = "S1/2".into();
     cfg.metrics.hot_nodes = vec!["2".into()];
-    // draw seeds until the first slot holds a flow
+    let (out, k) = with_a_first_flow(&mut cfg);
+    let sm = &out.summary;
+    assert_eq!(num(sm, "fct_ms.completed"), 1.0);
+    let expect_ps = k * 1_200_000.0 + 3_200_000.0;
+    assert_eq!(
+        (num(sm, "fct_ms.mean") * 1e9).round(),
+        expect_ps,
+        "{k} frames"
+    );
+    // its last bit left the source adapter k·1.2 us after the flow arrived; node 2 is hot,
+    // so it is a hot flow
+    assert_eq!(
+        (num(sm, "fct_ms.adapter_wait_ms") * 1e9).round(),
+        k * 1_200_000.0
+    );
+    assert_eq!(num(sm, "fct_ms.hot.completed"), 1.0);
+    assert_eq!(num(sm, "fct_ms.cold.completed"), 0.0);
+    assert_eq!(num(sm, "fct_ms.hot.mean"), num(sm, "fct_ms.mean"));
+}
+
+/// Runs `cfg` with seeds 1, 2, … until its flow source's first slot holds a flow (a source that
+/// stops after its first slot): the outcome and the frames generated.
+fn with_a_first_flow(cfg: &mut CoreConfig) -> (Outcome, f64) {
     for seed in 1..200 {
         cfg.seed = seed;
-        let out = run(&cfg);
-        let sm = &out.summary;
-        let k = num(sm, "conservation.generated");
-        if k == 0.0 {
-            continue;
+        let out = run(cfg);
+        let k = num(&out.summary, "conservation.generated");
+        if k > 0.0 {
+            return (out, k);
         }
-        assert_eq!(num(sm, "fct_ms.completed"), 1.0);
-        let expect_ps = k * 1_200_000.0 + 3_200_000.0;
-        assert_eq!(
-            (num(sm, "fct_ms.mean") * 1e9).round(),
-            expect_ps,
-            "{k} frames"
-        );
-        // its last bit left the source adapter k·1.2 us after the flow arrived; node 2 is hot,
-        // so it is a hot flow
-        assert_eq!(
-            (num(sm, "fct_ms.adapter_wait_ms") * 1e9).round(),
-            k * 1_200_000.0
-        );
-        assert_eq!(num(sm, "fct_ms.hot.completed"), 1.0);
-        assert_eq!(num(sm, "fct_ms.cold.completed"), 0.0);
-        assert_eq!(num(sm, "fct_ms.hot.mean"), num(sm, "fct_ms.mean"));
-        return;
     }
     panic!("no seed produced a flow in the first slot");
 }
@@ -60,29 +65,20 @@ fn a_run_to_completion_lasts_until_the_last_delivery() {
     cfg.run_to_completion = true;
     cfg.metrics.window_ps = [0, 10 * MS];
     cfg.metrics.hot_port = "S1/2".into();
-    for seed in 1..200 {
-        cfg.seed = seed;
-        let out = run(&cfg);
-        let sm = &out.summary;
-        let k = num(sm, "conservation.generated");
-        if k == 0.0 {
-            continue;
-        }
-        let fct_ps = (num(sm, "fct_ms.mean") * 1e9).round();
-        assert_eq!(fct_ps, k * 1_200_000.0 + 3_200_000.0);
-        let end_ps = (num(sm, "duration_s") * 1e12).round();
-        assert!(
-            end_ps > fct_ps,
-            "the run ended at {end_ps} ps, before its last delivery at {fct_ps} ps"
-        );
-        assert!(end_ps <= fct_ps + 1.0, "and right after it: {end_ps} ps");
-        // every frame was delivered inside the run: k frames over the run's length
-        let gbps = num(sm, "throughput_gbps.aggregate");
-        let expect = k * 12_000.0 / (end_ps * 1e-12) / 1e9;
-        assert!((gbps - expect).abs() < 1e-9, "{gbps} Gb/s, not {expect}");
-        return;
-    }
-    panic!("no seed produced a flow in the first slot");
+    let (out, k) = with_a_first_flow(&mut cfg);
+    let sm = &out.summary;
+    let fct_ps = (num(sm, "fct_ms.mean") * 1e9).round();
+    assert_eq!(fct_ps, k * 1_200_000.0 + 3_200_000.0);
+    let end_ps = (num(sm, "duration_s") * 1e12).round();
+    assert!(
+        end_ps > fct_ps,
+        "the run ended at {end_ps} ps, before its last delivery at {fct_ps} ps"
+    );
+    assert!(end_ps <= fct_ps + 1.0, "and right after it: {end_ps} ps");
+    // every frame was delivered inside the run: k frames over the run's length
+    let gbps = num(sm, "throughput_gbps.aggregate");
+    let expect = k * 12_000.0 / (end_ps * 1e-12) / 1e9;
+    assert!((gbps - expect).abs() < 1e-9, "{gbps} Gb/s, not {expect}");
 }
 
 #[test]
