@@ -74,12 +74,14 @@ def test_fairness_metrics() -> None:
 
 
 def test_only_a_uniform_pattern_adds_uniform_flows() -> None:
-    # a load with pattern "none" offers nothing: the reference holds the named flows alone
-    scen = load("kd-symmetric-single-hs").set("traffic.load", 0.5)
-    assert scen.resolved.doc.traffic.pattern == "none"
-    shares = fair_shares(scen.resolved)
-    assert shares is not None
-    assert sorted(shares) == [(f"EP{i}", "EP4") for i in range(4)]
+    # pattern "none": the reference holds the named flows alone; "uniform" adds one from every
+    # node to every other (a load with pattern "none" is refused: it would offer nothing)
+    named = fair_shares(load("kd-symmetric-single-hs").resolved)
+    assert named is not None
+    assert sorted(named) == [(f"EP{i}", "EP4") for i in range(4)]
+    uniform = fair_shares(load("kd-symmetric-single-hs").set("traffic.pattern", "uniform").set("traffic.load", 0.1).resolved)
+    assert uniform is not None
+    assert sorted(uniform) == sorted((f"EP{i}", f"EP{j}") for i in range(5) for j in range(5) if i != j)
 
 
 def test_proportional_reference_is_for_small_wirings_only() -> None:

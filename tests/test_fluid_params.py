@@ -275,7 +275,7 @@ def test_with_keeps_the_derived_set_points_in_step() -> None:
     ("zhb-og-single-hop", {"cm.scheme": "bcn", "hotspots": [{"node": "1", "rate": 0.2, "start": "0.1s", "end": "0.2s"},
                                                             {"node": "2", "rate": 0.2, "start": "0.3s", "end": "0.4s"}]},
      "hotspot moves between nodes"),
-    ("zhb-og-single-hop", {"cm.scheme": "bcn", "metrics.hot_port": "S1/9", "traffic.pattern": "none",
+    ("zhb-og-single-hop", {"cm.scheme": "bcn", "metrics.hot_port": "S1/9", "traffic.pattern": "none", "traffic.load": 0,
                            "traffic.flows": [{"src": "2", "dst": "3", "rate": "1Gbps"}], "hotspots": []},
      "no traffic is sent to the hot node '9'"),
     ("zhb-og-single-hop", {"cm.scheme": "bcn", "hotspots": [{"node": "1", "rate": 0.2, "start": "0.1s", "end": "0.2s"},

@@ -23,11 +23,11 @@ FLOWS = [{"src": "2", "dst": "1", "rate": "1Gbps"}]
 
 def test_a_flow_or_the_traffic_may_stop_when_it_starts_but_not_before() -> None:
     flow = {**FLOWS[0], "start": "0.3s", "stop": "0.2s"}
-    refused(scen(traffic__pattern="none", traffic__flows=[flow], hotspots=[]), "traffic.flows.0.stop", "stop comes before start")
-    accepted(scen(traffic__pattern="none", traffic__flows=[{**flow, "stop": "0.3s"}], hotspots=[]))
+    refused(scen(traffic__pattern="none", traffic__load=0, traffic__flows=[flow], hotspots=[]), "traffic.flows.0.stop", "stop comes before start")
+    accepted(scen(traffic__pattern="none", traffic__load=0, traffic__flows=[{**flow, "stop": "0.3s"}], hotspots=[]))
     # a start alone or a stop alone is not compared
-    accepted(scen(traffic__pattern="none", traffic__flows=[{**FLOWS[0], "stop": "0.2s"}], hotspots=[]))
-    accepted(scen(traffic__pattern="none", traffic__flows=[{**FLOWS[0], "start": "0.2s"}], hotspots=[]))
+    accepted(scen(traffic__pattern="none", traffic__load=0, traffic__flows=[{**FLOWS[0], "stop": "0.2s"}], hotspots=[]))
+    accepted(scen(traffic__pattern="none", traffic__load=0, traffic__flows=[{**FLOWS[0], "start": "0.2s"}], hotspots=[]))
     refused(scen(traffic__start="0.3s", traffic__stop="0.2s"), "traffic.stop", "stop comes before start")
     accepted(scen(traffic__start="0.3s", traffic__stop="0.3s"))
 
@@ -123,10 +123,10 @@ def test_priorities_must_name_a_pfc_class() -> None:
     accepted(scen(switch__pfc_classes=2, traffic__priority=1))
     refused(scen(switch__pfc_classes=2, traffic__priority=2), "traffic.priority", "a class in [0, 1] (switch.pfc_classes = 2)")
     flows = [{**FLOWS[0], "priority": 2}]
-    refused(scen(switch__pfc_classes=2, traffic__pattern="none", traffic__flows=flows, hotspots=[]), "traffic.flows.0.priority",
+    refused(scen(switch__pfc_classes=2, traffic__pattern="none", traffic__load=0, traffic__flows=flows, hotspots=[]), "traffic.flows.0.priority",
             "a class in [0, 1]")
-    accepted(scen(switch__pfc_classes=3, traffic__pattern="none", traffic__flows=flows, hotspots=[]))
-    accepted(scen(switch__pfc_classes=2, traffic__pattern="none", traffic__flows=FLOWS, hotspots=[]))  # no priority: the default
+    accepted(scen(switch__pfc_classes=3, traffic__pattern="none", traffic__load=0, traffic__flows=flows, hotspots=[]))
+    accepted(scen(switch__pfc_classes=2, traffic__pattern="none", traffic__load=0, traffic__flows=FLOWS, hotspots=[]))  # no priority: the default
 
 
 def test_an_output_queue_limit_of_one_frame_is_enough() -> None:
@@ -169,7 +169,7 @@ def test_the_hot_port_a_scenario_does_not_name() -> None:
     assert (r.hot_port, r.hot_node, r.queues) == ("hotspot", "1", ["S1/1", "S1/2"])
     flows = [{"src": "2", "dst": "3", "rate": "4Gbps"}, {"src": "4", "dst": "5", "rate": "3Gbps"},
              {"src": "6", "dst": "5", "rate": "2Gbps"}]
-    r = accepted(scen(metrics__hot_port=None, hotspots=[], traffic__pattern="none", traffic__flows=flows)).resolved
+    r = accepted(scen(metrics__hot_port=None, hotspots=[], traffic__pattern="none", traffic__load=0, traffic__flows=flows)).resolved
     assert (r.hot_port, r.hot_node) == ("S1/5", "5")  # 3 + 2 Gb/s into 5, 4 into 3
 
 

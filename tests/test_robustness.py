@@ -555,3 +555,14 @@ def test_a_flow_whose_inherited_stop_comes_before_its_start_is_refused() -> None
         prepare("eval-baseline", set={"traffic.flows": flows, "traffic.stop": "3ms"})
     # a flow that starts at traffic.start inherits its stop without complaint
     prepare("eval-baseline", set={"traffic.flows": flows[:0] + [{"src": "H1", "dst": "H5", "rate": "5Gbps"}], "traffic.stop": "3ms"})
+
+
+def test_a_load_without_the_uniform_pattern_is_refused() -> None:
+    # pattern "none" (the default) sends only the named flows: a scenario written as
+    # `load = 0.85` without its pattern offered nothing, silently (a traffic audit)
+    with pytest.raises(ScenarioError, match=r'traffic\.load: a load needs pattern = "uniform".*\(given 0\.85\)'):
+        prepare("kd-symmetric-single-hs", set={"traffic.load": 0.85})
+    prepare("kd-symmetric-single-hs", set={"traffic.load": 0.85, "traffic.pattern": "uniform"})
+    prepare("kd-symmetric-single-hs", set={"traffic.load": 0})  # no load: nothing to lose
+    done = runner.invoke(app, ["show", "kd-symmetric-single-hs", "--set", "traffic.load=0.5"])
+    assert done.exit_code == 2 and "traffic.load" in done.output and "Traceback" not in done.output
