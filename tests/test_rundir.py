@@ -5,6 +5,7 @@ catalog is made of."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,13 @@ import pytest
 from _scenarios import scen
 from cnsim import ScenarioError
 from cnsim._version import RESULTS_VERSION
+from cnsim.results import SERIES_KINDS
 from cnsim.rundir import (
     ERROR_FILE,
     MANIFEST_FILE,
     PARAMS_FILE,
     SERIES_DIR,
+    SERIES_NAMES,
     SUMMARY_FILE,
     damaged,
     find_run_folders,
@@ -44,8 +47,11 @@ def write(path: Path, doc: Any) -> Path:
 
 
 def finished(folder: Path, scenario: str, results: str = str(RESULTS_VERSION)) -> Path:
-    """A finished run folder: its summary, and the manifest naming the results version that made it."""
+    """A finished run folder: its summary, the manifest naming the results version that made it,
+    and its series files."""
     write(folder / MANIFEST_FILE, {"versions": {"cnsim": "0.1.0", "results": results}})
+    for name in SERIES_NAMES:
+        series_file(folder, name)
     return write(folder / SUMMARY_FILE, {"scenario": scenario})
 
 
@@ -146,15 +152,30 @@ def test_a_parquet_file_is_whole_with_its_magic_at_both_ends_and_a_footer_that_f
 
 def test_a_run_is_reusable_when_complete_and_every_series_file_is_whole(tmp_path: Path) -> None:
     finished(tmp_path, "x")
-    assert run_reusable(tmp_path)  # a run that recorded no series
-    series_file(tmp_path, "queue")
-    throughput = series_file(tmp_path, "throughput")
     assert run_reusable(tmp_path)
+    throughput = tmp_path / SERIES_DIR / "throughput.parquet"
     throughput.write_bytes(throughput.read_bytes()[:-3])
     assert run_complete(tmp_path) and not run_reusable(tmp_path)
     (tmp_path / SUMMARY_FILE).unlink()
     series_file(tmp_path, "throughput")
     assert not run_reusable(tmp_path)
+
+
+def test_a_run_whose_series_file_was_removed_is_not_reused(tmp_path: Path) -> None:
+    # every run writes all its series, empty or not: a missing one is outside damage (a partial
+    # copy), which a resumed sweep ran again only when the file was there but cut (contract audit)
+    for name in SERIES_NAMES:
+        folder = tmp_path / name
+        finished(folder, "x")
+        (folder / SERIES_DIR / f"{name}.parquet").unlink()
+        assert run_complete(folder) and run_current(folder) and not run_reusable(folder), name
+    finished(tmp_path / "bare", "x")
+    shutil.rmtree(tmp_path / "bare" / SERIES_DIR)
+    assert not run_reusable(tmp_path / "bare")
+
+
+def test_the_series_a_run_must_hold_are_the_kinds_a_run_writes() -> None:
+    assert SERIES_NAMES == tuple(SERIES_KINDS)
 
 
 def test_a_run_is_reusable_only_when_this_version_of_the_results_made_it(tmp_path: Path) -> None:
@@ -187,7 +208,7 @@ def test_publish_renames_into_place_and_keeps_a_run_someone_else_finished(tmp_pa
     write(failed / ERROR_FILE, {"error": "boom"})
     finished(tmp, "retry")
     publish(tmp, failed)  # a failed attempt is replaced, not merged into
-    assert sorted(p.name for p in failed.iterdir()) == [MANIFEST_FILE, SUMMARY_FILE]
+    assert sorted(p.name for p in failed.iterdir()) == [MANIFEST_FILE, SERIES_DIR, SUMMARY_FILE]
 
     series = series_file(final)
     series.write_bytes(b"")  # finished, but a series file was lost since

@@ -227,7 +227,9 @@ def test_runs_to_do_sorts_the_folders_a_resume_finds(tmp_path: Path) -> None:
     """What a resumed sweep or check runs: every task whose folder is not a current, whole run;
     of those, the folders made by another version of the results (outdated) and the damaged ones
     (repaired) are removed first, each listed once; a missing or failed run is neither."""
+    import pyarrow as pa
     from cnsim._version import RESULTS_VERSION
+    from cnsim.rundir import SERIES_NAMES
     from cnsim.runtask import RunTask
     from cnsim.sweep import runs_to_do
 
@@ -242,7 +244,10 @@ def test_runs_to_do_sorts_the_folders_a_resume_finds(tmp_path: Path) -> None:
             (f / "error.json").write_text('{"error": "boom"}')
         return f
 
-    folder("current", '{"scenario": "x"}', str(RESULTS_VERSION))
+    current = folder("current", '{"scenario": "x"}', str(RESULTS_VERSION))
+    (current / "series").mkdir()
+    for name in SERIES_NAMES:  # a whole run has every series (rundir.run_reusable)
+        pq.write_table(pa.table({"t_s": [0.0]}), current / "series" / f"{name}.parquet")
     folder("older", '{"scenario": "x"}', str(RESULTS_VERSION - 1))
     folder("damaged", '{"scenario": ', str(RESULTS_VERSION))
     folder("damaged-older", '{"scen', str(RESULTS_VERSION - 1))

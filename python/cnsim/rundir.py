@@ -33,6 +33,7 @@ __all__ = [
     "PARAMS_FILE",
     "ERROR_FILE",
     "SERIES_DIR",
+    "SERIES_NAMES",
     "REPORT_FILE",
     "FIGURE_FILES",
     "SWEEP_PLAN_FILE",
@@ -57,6 +58,9 @@ SUMMARY_FILE = "summary.json"
 MANIFEST_FILE = "manifest.json"
 SCENARIO_FILE = "scenario.toml"
 SERIES_DIR = "series"
+#: the series every run writes into SERIES_DIR, one ``<name>.parquet`` each, empty or not (their
+#: columns: cnsim.results.SERIES_KINDS, a layer above this one)
+SERIES_NAMES = ("throughput", "queue", "drops", "pause", "cm", "rates")
 REPORT_FILE = "report.html"
 #: the default figures of a run folder (drawn by cnsim.plots)
 FIGURE_FILES = ("throughput.png", "queue.png", "per_flow.png")
@@ -146,10 +150,10 @@ def run_current(folder: Path) -> bool:
 def run_reusable(folder: Path) -> bool:
     """A finished run a sweep keeps instead of running it again: complete, made by this version
     of the results (an older run is run again: the run id names the scenario and seed, not the
-    model), and every series file whole (a damaged one is run again, not left for the catalog
-    and the checks to trip on)."""
+    model), and every series file there and whole (a damaged or missing one — a partial copy,
+    a file removed — is run again, not left for the catalog and the checks to trip on)."""
     return (run_complete(folder) and run_current(folder)
-            and all(parquet_whole(p) for p in (folder / SERIES_DIR).glob("*.parquet")))
+            and all(parquet_whole(folder / SERIES_DIR / f"{name}.parquet") for name in SERIES_NAMES))
 
 
 def publish(tmp: Path, final: Path) -> None:

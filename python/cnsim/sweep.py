@@ -454,7 +454,7 @@ class SweepResult:
     ran: int
     failed: list[tuple[str, str]]
     wall_s: float
-    #: run folders found corrupted or partial (summary.json unreadable) and run again
+    #: run folders found corrupted or partial (summary.json unreadable, a series file damaged or missing) and run again
     repaired: list[str] = field(default_factory=list)
     #: complete run folders made by another version of the results (``RESULTS_VERSION``), run again
     outdated: list[str] = field(default_factory=list)
