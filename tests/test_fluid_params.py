@@ -322,8 +322,19 @@ def test_to_dict_reports_the_figures_the_model_uses() -> None:
     d = p.to_dict()
     assert d["scenario"] == "zhb-og-single-hop" and d["scheme"] == "bcn" and d["n_hot"] == 15
     assert d["offered_gbps"] == [pytest.approx(0.85 * 10 / 15, rel=1e-12)]
-    assert (d["mu_gbps"], d["fair_share_gbps"]) == (pytest.approx(2.0, rel=1e-12), pytest.approx(2 / 15, rel=1e-12))
+    assert (d["mu_gbps"], d["fair_share_gbps"]) == (pytest.approx(2.0, rel=1e-12), [pytest.approx(2 / 15, rel=1e-12)])
+    assert d["equal_share_gbps"] == pytest.approx(2 / 15, rel=1e-12)  # every flow offers more than μ/N_h: the same
     assert (d["frame_bytes"], d["tau_s"], d["buffer_bytes"], d["w"], d["qeq_bytes"], d["ps"]) == (1500.0, p.tau_s, 15 * 594_500, 2.0, 150_000.0, 0.02)
     assert (d["sampling"], d["sample_spacing_s"], d["gd_per_byte"], d["gi_per_byte"]) == ("random", pytest.approx(3e-4), 1.6667e-6, 6.6667e-4)
     assert (d["ru_bps"], d["rmin_bps"], d["hot_window_s"]) == (10e6, 10e6, [pytest.approx(0.1), 0.5])
     assert "bc_frames" not in d and "kmin_bytes" not in d
+
+
+def test_to_dict_reports_the_max_min_share_of_each_group() -> None:
+    # zhb-ig-single-hop: 11 light flows offer 0.567 Gb/s, under μ/N_h = 10/15 = 0.667: they keep
+    # their offer and the 4 heavy ones share the rest, 0.942 each (targets.md B1); fluid.json gave
+    # 0.667 as the fair share, nobody's share (fluid audit F6/F9)
+    d = fluid_params("zhb-ig-single-hop", {"cm.scheme": "bcn"}).to_dict()
+    assert d["offered_gbps"] == [pytest.approx(0.85 * 10 / 15, rel=1e-12), pytest.approx(8.5, rel=1e-12)]
+    assert d["fair_share_gbps"] == [pytest.approx(0.85 * 10 / 15, rel=1e-12), pytest.approx((10 - 11 * 0.85 * 10 / 15) / 4, rel=1e-12)]
+    assert d["equal_share_gbps"] == pytest.approx(10 / 15, rel=1e-12)

@@ -173,7 +173,11 @@ class FluidParams:
             "n_hot": self.n_hot,
             "offered_gbps": [g.offered_bps / 1e9 for g in self.groups],
             "mu_gbps": self.mu_bps / 1e9,
-            "fair_share_gbps": self.fair_bps / 1e9,
+            # per group as offered_gbps: the max-min share, which a group offering less than
+            # μ/N_h keeps (its offer); equal_share_gbps is μ/N_h, the symmetric operating point
+            # the linearisation and the QCN equilibrium assume (docs/fluid.md)
+            "fair_share_gbps": [share / 1e9 for share in self.maxmin_bps],
+            "equal_share_gbps": self.fair_bps / 1e9,
             "frame_bytes": self.frame_bytes,
             "tau_s": self.tau_s,
             "buffer_bytes": self.buffer_bytes,
