@@ -693,3 +693,19 @@ def test_many_flows_are_summed_up_in_one_entry(tmp_path: Path) -> None:
     texts = legend_texts(tmp_path, 100)
     assert texts == ["100 flows, 2->102 … 101->102 left to right in each group"]
     assert len(legend_texts(tmp_path, MAX_FLOW_LEGEND)) == MAX_FLOW_LEGEND
+
+
+# The qcnp deck's "RTT" is its label for the one-way link delay d (I-14; the single-hop loop is
+# 2d): its figures against links.delay titled their x axis "RTT", which reads as a round trip.
+
+
+def test_the_qcnp_figures_against_the_link_delay_say_it_is_one_way(zhb: Path) -> None:
+    from cnsim.reproduce.qcnp import qcnp_label
+
+    against = [fig for _, _, fig in _figures("qcnp") if isinstance(fig, MetricFigure) and fig.x == "links.delay"]
+    assert len(against) >= 3  # the grids' metrics, the RTT sweep's, the (0,0) sweep's
+    points, keys = load_points(zhb)
+    for fig in against:
+        drawn = MetricFigure("m", "t", "cm.gd", ["aggregate"], xlabel=fig.xlabel).build(points, keys, qcnp_label)
+        assert drawn is not None and drawn.axes[0].get_xlabel() == "RTT label = one-way link delay d (single-hop loop 2d)"
+    assert qcnp_label("links.delay", "5us") == "RTT = 5 us"  # the panels and legends keep the deck's label

@@ -317,6 +317,8 @@ class MetricFigure:
     legend: str | None = None
     caption: str = ""
     x_values: Callable[[Any], float] | None = None  # numeric x from the swept value
+    #: the x axis's title when the key's name in the legends is not enough for it (default: that name)
+    xlabel: str | None = None
 
     def draw(self, points: list[Point], keys: list[str], labeler: Labeler, out: Path) -> Path | None:
         return _save(self.build(points, keys, labeler), out, self.name)
@@ -337,7 +339,7 @@ class MetricFigure:
                 ax.plot(xs, ys, marker="o", color=color, label=glabel or None)
                 if not self.x_values:
                     ax.set_xticks(xs, [labeler(self.x, p.params.get(self.x)).split("= ")[-1] for p in group], fontsize=7, rotation=30)
-            ax.set_xlabel(labeler(self.x, "").rstrip(" =") or self.x)
+            ax.set_xlabel(self.xlabel or labeler(self.x, "").rstrip(" =") or self.x)
             ax.set_ylabel(label)
             ax.grid(True, alpha=0.3)
             ax.yaxis.set_tick_params(labelleft=True)

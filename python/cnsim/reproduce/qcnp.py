@@ -49,6 +49,10 @@ def qcnp_label(key: str, value: Any) -> str:
 
 _TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps", "underrun", "jain"]
 
+#: the x axis of a figure against links.delay: the legends and panels keep the deck's "RTT = 5 us",
+#: but an axis titled "RTT" alone reads as a round trip, and the label is one way (I-14)
+_RTT_AXIS = "RTT label = one-way link delay d (single-hop loop 2d)"
+
 #: the M/PAUSE variants of part one (zipped in the grid specs)
 _VARIANTS = [("m150", "150KB", False, "M = 150 KB, PAUSE off"), ("m1500-pause", "1.5MB", True, "M = 1.5 MB, PAUSE on")]
 
@@ -67,7 +71,7 @@ def _grid(sweep: str, title: str, text: str, rtts: list[str], proportional: bool
             Subset(TimeFigure(f"{sweep}-hot-port-{tag}", f"{title}, {vtitle}: hot-port throughput vs time", "hot_port",
                               facet="links.delay", caption=f"{vtitle}. Throughput of the hot port versus time."), where),
             Subset(MetricFigure(f"{sweep}-vs-rtt-{tag}", f"{title}, {vtitle}: drops, throughput and underrun vs RTT", "links.delay",
-                                ["drops", "aggregate", "hot_port", "underrun"], legend="cm.scheme",
+                                ["drops", "aggregate", "hot_port", "underrun"], legend="cm.scheme", xlabel=_RTT_AXIS,
                                 caption=f"{vtitle}. Frame drops, aggregate and hot-port throughput and hot-port underrun over the "
                                         "window, per scheme, versus the RTT label."), where),
         ]
@@ -94,7 +98,7 @@ def _rtt_sweep() -> Study:
         where = {"cm.scheme": [scheme]}
         figures += [
             Subset(MetricFigure(f"{sweep}-{scheme}-vs-rtt", f"{name}: hot queue and hot-port throughput vs link RTT", "links.delay",
-                                ["q_mean", "q_std", "hot_port"], legend="cm.w",
+                                ["q_mean", "q_std", "hot_port"], legend="cm.w", xlabel=_RTT_AXIS,
                                 caption=f"{name} (PS-QCNP-RTT): mean and standard deviation of the hot queue and hot-port throughput "
                                         "over the window versus the link RTT label (RP<->CP loop = 2 x), one curve per W."), where),
             Subset(TimeFigure(f"{sweep}-{scheme}-queue", f"{name}: hot queue vs time per link RTT", "hot_queue", facet="links.delay",
@@ -150,7 +154,7 @@ def _00_rtt_sweep() -> Study:
             TimeFigure(f"{sweep}-hot-port", "QCN on the OG hotspot: hot-port throughput vs time with and without (0,0)", "hot_port",
                        facet="links.delay", caption="Hot-port throughput versus time (1 Gb/s service during the hotspot)."),
             MetricFigure(f"{sweep}-metrics", "QCN on the OG hotspot: window means vs RTT with and without (0,0)", "links.delay",
-                         ["q_mean", "q_std", "hot_port", "drops"], legend="cm.bcn00",
+                         ["q_mean", "q_std", "hot_port", "drops"], legend="cm.bcn00", xlabel=_RTT_AXIS,
                          caption="Hot queue mean and standard deviation, hot-port throughput and drops over the window versus "
                                  "the RTT label."),
         ],
