@@ -301,18 +301,19 @@ def test_many_curves_share_a_colour_scale_and_a_two_column_legend(zhb: Path) -> 
 def test_a_metric_against_a_swept_key_one_curve_per_legend_value(zhb: Path) -> None:
     points, keys = load_points(zhb)
     fig = MetricFigure("m", "gains", "cm.gd", ["aggregate", "q_mean"], legend="switch.buffer").build(points, keys, label_value)
-    assert fig._suptitle.get_text() == "gains" and len(fig.axes) == 2
+    assert len(fig.axes) == 2
     aggregate, queue = fig.axes
     assert (aggregate.get_ylabel(), queue.get_ylabel()) == ("aggregate (Gb/s)", "hot queue mean (KB)")
     assert aggregate.get_xlabel() == "Gd"
     for ax, key, scale in ((aggregate, "throughput_gbps.aggregate", 1.0), (queue, "queue_bytes.hot.mean", 1e-3)):
-        drawn = named_lines(ax)
+        drawn = {name: line for name, line in named_lines(ax).items() if not name.startswith("_")}  # not the seeds' dots
         assert list(drawn) == ["shared", "partitioned"]
         for buffer, line in drawn.items():
-            group = [p for p in points if p.params["switch.buffer"] == buffer]  # both seeds, in plan order
-            assert line.get_xdata().tolist() == list(range(4))
-            assert line.get_ydata().tolist() == pytest.approx([p.row[key] * scale for p in group], rel=1e-12)
-        assert [t.get_text() for t in ax.get_xticklabels()] == ["Gd0", "Gd0", "4·Gd0", "4·Gd0"]
+            by_gd = [[p.row[key] * scale for p in points if p.params == {"cm.gd": gd, "switch.buffer": buffer}] for gd in GD]
+            assert [len(v) for v in by_gd] == [2, 2]  # two seeds each
+            assert line.get_xdata().tolist() == [0, 1]
+            assert line.get_ydata().tolist() == pytest.approx([sum(v) / 2 for v in by_gd], rel=1e-12)
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["Gd0", "4·Gd0"]
         assert ax.get_legend() is not None
     assert not aggregate.get_shared_y_axes().joined(aggregate, queue)
 
@@ -322,9 +323,10 @@ def test_a_numeric_x_and_the_panel_grid(zhb: Path) -> None:
     scale = {"gd0": 1.0, "4*gd0": 4.0}
     fig = MetricFigure("m", "t", "cm.gd", ["aggregate"], x_values=lambda v: scale[v]).build(points, keys, label_value)
     (ax,) = fig.axes
-    (line,) = ax.get_lines()  # no legend key: one curve of every point
-    assert line.get_xdata().tolist() == [1.0, 1.0] * 2 + [4.0, 4.0] * 2 and ax.get_legend() is None
-    assert line.get_label().startswith("_")
+    line, seeds = ax.get_lines()  # no legend key: one curve of every point (a seeds' mean), and the seeds
+    assert line.get_xdata().tolist() == [1.0, 1.0, 4.0, 4.0] and ax.get_legend() is None
+    assert seeds.get_xdata().tolist() == [1.0] * 4 + [4.0] * 4
+    assert line.get_label().startswith("_") and seeds.get_label().startswith("_")
     metrics = ["aggregate", "hot_port", "q_mean", "drops"]
     fig = MetricFigure("m", "t", "cm.gd", metrics).build(points, keys, label_value)
     assert sum(ax.get_visible() for ax in fig.axes) == 4 and len(fig.axes) == 4  # four panels on two columns
@@ -709,3 +711,24 @@ def test_the_qcnp_figures_against_the_link_delay_say_it_is_one_way(zhb: Path) ->
         drawn = MetricFigure("m", "t", "cm.gd", ["aggregate"], xlabel=fig.xlabel).build(points, keys, qcnp_label)
         assert drawn is not None and drawn.axes[0].get_xlabel() == "RTT label = one-way link delay d (single-hop loop 2d)"
     assert qcnp_label("links.delay", "5us") == "RTT = 5 us"  # the panels and legends keep the deck's label
+
+
+# A metric figure of several seeds draws one x position per swept point (the seeds' mean, each
+# seed a dot beside it): it drew every (point, seed) as a position of its own, the same tick label
+# twice, and joined the seeds of one point into a zigzag.
+
+
+def test_the_seeds_of_a_point_make_one_position_their_mean_and_a_dot_each(zhb: Path) -> None:
+    points, keys = load_points(zhb)
+    shared = [p for p in points if p.params["switch.buffer"] == "shared"]
+    fig = MetricFigure("m", "gains", "cm.gd", ["aggregate"]).build(shared, ["cm.gd"], label_value)
+    assert fig is not None and fig._suptitle.get_text() == "gains (mean of the seeds; dots: each seed)"
+    ax = fig.axes[0]
+    mean, dots = ax.get_lines()
+    values = [[p.row["throughput_gbps.aggregate"] for p in shared if p.params["cm.gd"] == gd] for gd in GD]
+    assert mean.get_xdata().tolist() == [0, 1] and [t.get_text() for t in ax.get_xticklabels()] == ["Gd0", "4·Gd0"]
+    assert mean.get_ydata().tolist() == pytest.approx([sum(v) / len(v) for v in values], rel=1e-12)
+    assert dots.get_xdata().tolist() == [0, 0, 1, 1] and dots.get_ydata().tolist() == [y for v in values for y in v]
+    assert dots.get_linestyle() == "None"
+    one = MetricFigure("m", "gains", "cm.gd", ["aggregate"]).build([p for p in shared if p.row["seed"] == 1], ["cm.gd"], label_value)
+    assert one is not None and one._suptitle.get_text() == "gains" and len(one.axes[0].get_lines()) == 1  # one seed: no dots

@@ -328,25 +328,45 @@ class MetricFigure:
         pts = [p for p in points if p.ok]
         if not pts:
             return None
+        # a point run with several seeds is one x position: the seeds' mean, each seed a dot
+        seeded = any(len(c) > 1 for c in _seeds_of_each_point(pts))
         ncols = len(self.y) if len(self.y) <= 3 else 2
         fig, axes = _new(len(self.y), ncols=ncols, height=3.4, sharey=False)  # panels of different units
         for ax, metric in zip(axes, self.y, strict=False):  # a grid may have spare panels
             label, key, scale = METRICS[metric]
             groups = _facets(pts, self.legend, labeler)
             for (glabel, group), color in zip(groups, _colors(len(groups)), strict=True):
-                xs = [self.x_values(p.params.get(self.x)) if self.x_values else i for i, p in enumerate(group)]
-                ys = [(_num(p.row.get(key)) * scale) for p in group]
-                ax.plot(xs, ys, marker="o", color=color, label=glabel or None)
+                cells = _seeds_of_each_point(group)
+                xs = [self.x_values(c[0].params.get(self.x)) if self.x_values else i for i, c in enumerate(cells)]
+                values = [[_num(p.row.get(key)) * scale for p in c] for c in cells]
+                ax.plot(xs, [_mean(v) for v in values], marker="o", color=color, label=glabel or None)
+                if seeded:  # each seed beside the mean it makes
+                    ax.plot([x for x, v in zip(xs, values, strict=True) for _ in v], [y for v in values for y in v],
+                            linestyle="none", marker=".", markersize=4, alpha=0.5, color=color, label="_nolegend_")
                 if not self.x_values:
-                    ax.set_xticks(xs, [labeler(self.x, p.params.get(self.x)).split("= ")[-1] for p in group], fontsize=7, rotation=30)
+                    ax.set_xticks(xs, [labeler(self.x, c[0].params.get(self.x)).split("= ")[-1] for c in cells], fontsize=7, rotation=30)
             ax.set_xlabel(self.xlabel or labeler(self.x, "").rstrip(" =") or self.x)
             ax.set_ylabel(label)
             ax.grid(True, alpha=0.3)
             ax.yaxis.set_tick_params(labelleft=True)
             if self.legend:
                 ax.legend(fontsize=7)
-        fig.suptitle(self.title, fontsize=11)
+        fig.suptitle(f"{self.title} (mean of the seeds; dots: each seed)" if seeded else self.title, fontsize=11)
         return fig
+
+
+def _seeds_of_each_point(points: list[Point]) -> list[list[Point]]:
+    """``points`` grouped by their swept values (the seeds of one point together), in plan order."""
+    cells: dict[str, list[Point]] = {}
+    for p in points:
+        cells.setdefault(repr(sorted(p.params.items())), []).append(p)
+    return list(cells.values())
+
+
+def _mean(values: list[float]) -> float:
+    """The mean of the values that are numbers (NaN when none is: a gap in the curve)."""
+    finite = [v for v in values if not np.isnan(v)]
+    return sum(finite) / len(finite) if finite else float("nan")
 
 
 def _natural(name: str) -> list[Any]:
