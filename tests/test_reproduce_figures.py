@@ -732,3 +732,23 @@ def test_the_seeds_of_a_point_make_one_position_their_mean_and_a_dot_each(zhb: P
     assert dots.get_linestyle() == "None"
     one = MetricFigure("m", "gains", "cm.gd", ["aggregate"]).build([p for p in shared if p.row["seed"] == 1], ["cm.gd"], label_value)
     assert one is not None and one._suptitle.get_text() == "gains" and len(one.axes[0].get_lines()) == 1  # one seed: no dots
+
+
+# Cases 4 and 7 of the zhb deck run the slide's Gd0 = 1/((2W+1)Qeq) (cm.gd0_rule = "unit"), twice
+# the Gd0 of the other zhb studies: their legends and tables said "Gd = 1·Gd0" as the others do.
+
+
+@pytest.mark.parametrize("study", [s.sweep for s in get_deck("zhb").studies])
+def test_a_zhb_gain_in_the_unit_rules_gd0_says_so(study: str) -> None:
+    deck = get_deck("zhb")
+    entry = next(s for s in deck.studies if s.sweep == study)
+    spec, reason = study_status(entry)
+    assert spec is not None, reason
+    labeler = entry.labeler or deck.labeler
+    unit = spec.set.get("cm.gd0_rule") == "unit"
+    assert labeler("cm.gd", "2.5*gd0") == ("Gd = 2.5·Gd0 (unit rule)" if unit else "Gd = 2.5·Gd0")
+    assert labeler("cm.gd", "") == "Gd = " and labeler("switch.memory_per_port", "600KB") == "M = 600KB"
+    if unit:
+        _, rows = SummaryTable("t", ["aggregate"]).rows([Point({"status": "ok", "seed": 1}, Path("."), {"cm.gd": "10*gd0"})],
+                                                        ["cm.gd"], labeler)
+        assert rows[0][0] == "10·Gd0 (unit rule)"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import Deck, Study
-from .figures import FlowFigure, MetricFigure, SummaryTable, TimeFigure
+from .figures import FlowFigure, MetricFigure, SummaryTable, TimeFigure, label_value
 
 _TABLE = ["aggregate", "hot_port", "q_mean", "q_std", "q_max", "drops", "paused", "cm_mbps", "underrun", "jain"]
 
@@ -48,6 +48,14 @@ _SWEEPING = ("S1/n of the hotspot's node n", "2 Gb/s, the hotspot moving every 5
 _IG = ("S1/1", "its 10 Gb/s link", " (ideal during the hotspot 105.8 Gb/s)")
 
 
+def _unit_gd0(key: str, value: Any) -> str:
+    """Labels of the studies that run the Case 4 slide's Gd0 = 1/((2W+1)Qeq) (``cm.gd0_rule =
+    "unit"``, I-1), twice the Gd0 of the other studies: "Gd = 1·Gd0" would read as the same gain
+    as theirs."""
+    text = label_value(key, value)
+    return f"{text} (unit rule)" if key == "cm.gd" and "gd0" in str(value) else text
+
+
 def _flows(sweep: str) -> FlowFigure:
     return FlowFigure(f"{sweep}-per-flow", "per-flow throughput over the window",
                       caption="Per-flow throughput over the window, no BCN and BCN; dashed: the max-min fair share.")
@@ -75,7 +83,7 @@ DECK = Deck(
         # the other ZHB cases, each over its own catalogue scenario
         _study("zhb-og-n128-grid", "Case 4: high-degree single-stage hotspot (N = 128)",
                "M x Gd in {1, 2.5, 5, 10} x Gd0 with the slide's Gd0 = 1/((2W+1)Qeq) (I-1), Gi = 400 Gd.", facet="switch.memory_per_port",
-               where=_N128, quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["2.5*gd0"]}),
+               where=_N128, quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["2.5*gd0"]}, labeler=_unit_gd0),
         _study("zhb-og-n128-none", "Case 4 without BCN (N = 128)", "The slide's Ps = 0 % curves: no BCN, M in {150, 300, 600} KB/port.",
                where=_N128, quick_axes={"switch.memory_per_port": ["600KB"]}),
         _study("zhb-og-multi-hop-grid", "Case 2: output-generated multi-hop hotspot", extra=[_flows("zhb-og-multi-hop-grid")],
@@ -88,7 +96,7 @@ DECK = Deck(
                where=("S1/S2", "its 10 Gb/s link, the first congestion point", "")),
         _study("zhb-sweeping-hotspot-grid", "Case 7: sweeping hotspot (M x Gd multipliers)",
                "Gd in {1, 2.5, 5, 10} x Gd0 with Case 4's Gd0 = 1/((2W+1)Qeq) (I-1), Gi = 400 Gd.", facet="switch.memory_per_port",
-               where=_SWEEPING, quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["1*gd0", "10*gd0"]}),
+               where=_SWEEPING, quick_axes={"switch.memory_per_port": ["600KB"], "cm.gd": ["1*gd0", "10*gd0"]}, labeler=_unit_gd0),
         _study("zhb-sweeping-hotspot-none", "Case 7 without BCN", "The slide's Ps = 0 % curves: no BCN, M in {150, 300, 600} KB/port.",
                where=_SWEEPING, quick_axes={"switch.memory_per_port": ["600KB"]}),
         _study("zhb-ig-single-hop-grid", "Input-generated single-hop hotspot", "No BCN and BCN (PS-BCN-ZHB), shared and partitioned memory.",
