@@ -752,3 +752,24 @@ def test_a_zhb_gain_in_the_unit_rules_gd0_says_so(study: str) -> None:
         _, rows = SummaryTable("t", ["aggregate"]).rows([Point({"status": "ok", "seed": 1}, Path("."), {"cm.gd": "10*gd0"})],
                                                         ["cm.gd"], labeler)
         assert rows[0][0] == "10·Gd0 (unit rule)"
+
+
+# A run to completion ends when it has drained and its window is clipped there: in e2cm --quick
+# the "no CM, PAUSE off" runs of e2cm-mixed-speed-ig-grid ended at 0.213 s, the others at 0.3 s,
+# and one figure's bars and max-min shares were over different windows with nothing saying so.
+
+
+def windowed(tmp_path: Path, windows: list[list[float]]) -> list[Point]:
+    return [Point({"status": "ok", "seed": 1, "window_s": w, "throughput_gbps.aggregate": 1.0 + i,
+                   "throughput_gbps.per_flow.2->1": 0.5}, tmp_path / "no-run", {"cm.scheme": scheme})
+            for i, (w, scheme) in enumerate(zip(windows, ["none", "bcn", "e2cm"], strict=False))]
+
+
+def test_a_figure_over_different_windows_says_which_run_used_which(tmp_path: Path) -> None:
+    pts = windowed(tmp_path, [[0.1, 0.213], [0.1, 0.3], [0.1, 0.3]])
+    note = "Measurement windows differ (runs to completion end when drained): [0.1, 0.3] s, but [0.1, 0.213] s for no CM"
+    for kind in (FlowFigure("f", "per-flow"), MetricFigure("m", "t", "cm.scheme", ["aggregate"])):
+        fig = kind.build(pts, ["cm.scheme"], label_value)
+        assert fig is not None and fig._supxlabel is not None and fig._supxlabel.get_text() == note
+        same = kind.build(windowed(tmp_path, [[0.1, 0.3]] * 3), ["cm.scheme"], label_value)
+        assert same is not None and same._supxlabel is None  # one window: nothing to say

@@ -194,6 +194,24 @@ def _legend(point: Point, keys: list[str], labeler: Labeler) -> str:
     return ", ".join(labeler(k, point.params.get(k)) for k in keys) or "run"
 
 
+def _window_note(points: list[Point], keys: list[str], labeler: Labeler) -> str:
+    """"" when the runs a figure draws share one measurement window; else a line saying which runs
+    used another. A run to completion ends when it has drained, and its window is clipped there
+    (contract "Measurement window"): one figure's bars and fair shares can then be over different
+    spans (e2cm --quick: "no CM, PAUSE off" ran to 0.213 s, the other points to 0.3 s)."""
+    windows: dict[tuple[float, float], list[Point]] = {}
+    for p in points:
+        w = p.row.get("window_s")
+        if p.ok and isinstance(w, (list, tuple)) and len(w) == 2:
+            windows.setdefault((float(w[0]), float(w[1])), []).append(p)
+    if len(windows) < 2:
+        return ""
+    most = max(windows, key=lambda w: len(windows[w]))
+    others = "; ".join(f"[{fmt(a)}, {fmt(b)}] s for {', '.join(_legend(p, keys, labeler) for p in pts)}"
+                       for (a, b), pts in windows.items() if (a, b) != most)
+    return f"Measurement windows differ (runs to completion end when drained): [{fmt(most[0])}, {fmt(most[1])}] s, but {others}"
+
+
 def _new(panels: int, ncols: int = 2, height: float = 3.6, sharey: bool = True) -> tuple[Figure, list[Any]]:
     ncols = min(ncols, panels)
     nrows = (panels + ncols - 1) // ncols
@@ -352,6 +370,8 @@ class MetricFigure:
             if self.legend:
                 ax.legend(fontsize=7)
         fig.suptitle(f"{self.title} (mean of the seeds; dots: each seed)" if seeded else self.title, fontsize=11)
+        if note := _window_note(pts, keys, labeler):
+            fig.supxlabel(note, fontsize=7)
         return fig
 
 
@@ -443,6 +463,8 @@ class FlowFigure:
         ax.set_xticks(x, [_legend(p, legend, labeler) for p in pts], fontsize=7, rotation=20, ha="right")
         ax.set_ylabel("throughput over the window (Gb/s)")
         ax.set_title(self.title, fontsize=11)
+        if note := _window_note(pts, legend, labeler):
+            fig.supxlabel(note, fontsize=7)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7, ncol=1 if many else min(4, len(flows) + 1))
         return fig
