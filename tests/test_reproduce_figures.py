@@ -773,3 +773,73 @@ def test_a_figure_over_different_windows_says_which_run_used_which(tmp_path: Pat
         assert fig is not None and fig._supxlabel is not None and fig._supxlabel.get_text() == note
         same = kind.build(windowed(tmp_path, [[0.1, 0.3]] * 3), ["cm.scheme"], label_value)
         assert same is not None and same._supxlabel is None  # one window: nothing to say
+
+
+# The times a deck's texts give are the ones their runs used: written by hand they said "from 0.1
+# to 0.5 s" under --quick, whose runs put the hotspot at 0.02-0.10 s (zhb) or 0.05-0.15 s (eval),
+# end a qcnp run at 0.3 s, and stop the e2cm sources at 0.2 s.
+
+
+def run_of(tmp_path: Path, scenario: str, overrides: dict[str, Any], row: dict[str, Any]) -> Point:
+    scen = load(scenario).copy()
+    scen.set_many(overrides)
+    folder = tmp_path / f"{scenario}-{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    (folder / "scenario.toml").write_text(scen.to_toml(), encoding="utf-8")
+    _scenario_doc.cache_clear()
+    return Point({"status": "ok", "seed": 1, **row}, folder, {})
+
+
+def test_the_times_of_a_text_are_the_runs_own(tmp_path: Path) -> None:
+    from cnsim.reproduce.figures import fill_times
+
+    zhb = run_of(tmp_path, "zhb-og-single-hop", get_deck("zhb").quick_set, {"window_s": [0.05, 0.1], "duration_s": 0.12})
+    assert fill_times("over {hotspot}; window {window}; {duration}", [zhb]) == "over 0.02–0.1 s; window [0.05, 0.1] s; 0.12 s"
+    full = run_of(tmp_path, "zhb-og-single-hop", {}, {"window_s": [0.2, 0.5], "duration_s": 0.6})
+    assert fill_times("over {hotspot}", [full, full]) == "over 0.1–0.5 s"
+    # a run that ends before its hotspot does says so (qcnp --quick: 0.3 s of a 0.1-1.0 s hotspot)
+    qcnp = run_of(tmp_path, "qcnp-og-single-hop", get_deck("qcnp").quick_set, {"window_s": [0.1, 0.3], "duration_s": 0.3})
+    assert fill_times("after the hotspot ({hotspot})", [qcnp]) == "after the hotspot (0.1–1 s (the run ends at 0.3 s))"
+    # input-generated: the span of the hot flows; the sources' stop and the cap of a run to completion
+    assert fill_times("({hotspot})", [run_of(tmp_path, "qcnp-ig-baseline", {}, {"duration_s": 2.0})]) == "(0.1–1 s)"
+    e2cm = run_of(tmp_path, "e2cm-mixed-speed-og", get_deck("e2cm").quick_set, {"duration_s": 0.21})
+    assert fill_times("sources stop at {stop}, cap {duration}", [e2cm]) == "sources stop at 0.2 s, cap 0.3 s"
+    # runs that disagree, or none that finished: words, not a time; other braces stay
+    assert fill_times("over {hotspot}", [zhb, full]) == "over the hotspot"
+    failed = Point({"status": "failed"}, zhb.folder, {})
+    assert fill_times("{window}, {stop}, {duration}, {2, 20} us", [failed]) == (
+        "each run's measurement window, the sources' stop, the run's length, {2, 20} us")
+
+
+def test_no_deck_text_or_caption_types_a_run_time_in() -> None:
+    import re
+
+    for deck in DECKS:
+        for study in get_deck(deck).studies:
+            texts = [study.text, *(f.caption for f in study.figures), *(t.title for t in study.tables)]
+            for text in texts:
+                assert not re.search(r"\d\s?s\b", text), f"{deck}/{study.sweep}: {text!r} gives a time in seconds: fill it from the runs"
+
+
+def test_a_quick_reproduction_notes_which_times_it_changed() -> None:
+    from cnsim.reproduce import quick_note
+
+    note = quick_note(get_deck("zhb"))
+    assert "duration = 0.12s; hotspots.0.start = 0.02s; hotspots.0.end = 0.1s; metrics.window = [0.05s, 0.1s]" in note
+    assert "the full runs'" in note
+    assert "each study's own overrides" in quick_note(get_deck("modern"))  # its studies shorten their runs each
+
+
+def test_a_drawn_study_has_its_runs_times_in_its_text_and_captions(zhb: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from cnsim.reproduce import Study, _draw_study
+
+    folder = tmp_path / "zhb-test"
+    shutil.copytree(zhb, folder)
+    study = Study(sweep="zhb-test", title="t", text="hotspot {hotspot}, window {window}",
+                  figures=[TimeFigure("zhb-test-queue", "q", "hot_queue", caption="the hotspot ({hotspot}) is shaded")])
+    entry: dict[str, Any] = {"figures": [], "tables": []}
+    _draw_study(study, get_deck("zhb"), folder, entry)
+    assert entry["text"] == "hotspot 0.01–0.02 s, window [0.005, 0.03] s"
+    assert [f["caption"] for f in entry["figures"]] == ["the hotspot (0.01–0.02 s) is shaded"]

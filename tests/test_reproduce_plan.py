@@ -24,6 +24,7 @@ from cnsim.reproduce import (
     deck_page,
     get_deck,
     plan_deck,
+    quick_note,
     quick_spec,
     reproduce,
     study_status,
@@ -139,8 +140,8 @@ SMALL = Deck(
     title="a small deck",
     source="the test",
     studies=[
-        Study("kd-qeq150-delay", "delays", text="two loop delays", quick_axes={"links.delay": ["4us", "50us"]},
-              figures=[TimeFigure("q", "the queue", "hot_queue", caption="cap"), TimeFigure("none", "no run", "hot_queue", seed=9)],
+        Study("kd-qeq150-delay", "delays", text="two loop delays over {duration}", quick_axes={"links.delay": ["4us", "50us"]},
+              figures=[TimeFigure("q", "the queue", "hot_queue", caption="cap {window}"), TimeFigure("none", "no run", "hot_queue", seed=9)],
               tables=[SummaryTable("drops", ["drops"])]),
         Study("not-yet", "a later study"),
     ],
@@ -175,12 +176,12 @@ def test_a_reproduction_runs_its_studies_and_writes_deck_json(small: Any) -> Non
     assert json.loads((out / "deck.json").read_text()) == json.loads(json.dumps(doc))
     assert 0 < doc["studies"][0]["wall_s"] < doc["wall_s"] < elapsed
     assert {k: doc[k] for k in ("deck", "title", "source", "quick", "notes", "executor")} == {
-        "deck": "kd", "title": "a small deck", "source": "the test", "quick": True, "notes": ["a note"], "executor": "local (1 thread)"}
+        "deck": "kd", "title": "a small deck", "source": "the test", "quick": True, "notes": ["a note", quick_note(SMALL)], "executor": "local (1 thread)"}
     assert "checks" not in doc
     ran, pending = doc["studies"]
-    assert (ran["status"], ran["runs"], ran["failed"], ran["reason"], ran["text"]) == ("done", 2, [], "", "two loop delays")
+    assert (ran["status"], ran["runs"], ran["failed"], ran["reason"], ran["text"]) == ("done", 2, [], "", "two loop delays over 0.02 s")  # the runs' times filled in
     assert ran["spec"]["axes"] == {"links.delay": ["4us", "50us"]} and ran["spec"]["set"]["duration"] == "20ms"
-    assert ran["figures"] == [{"file": "kd-qeq150-delay/q.png", "title": "the queue", "caption": "cap"}]  # the one of no run is left out
+    assert ran["figures"] == [{"file": "kd-qeq150-delay/q.png", "title": "the queue", "caption": "cap [0.002, 0.02] s"}]  # the one of no run is left out
     (table,) = ran["tables"]
     assert (table["title"], table["columns"], table["keys"]) == ("drops", ["loop delay", "seed", "drops (frames)"], 1)
     assert [r[:2] for r in table["rows"]] == [["8 us", "1"], ["100 us", "1"]]
@@ -220,7 +221,7 @@ def test_the_report_page_shows_the_overview_and_each_study(small: Any) -> None:
     out, doc, _calls, _executor = small
     page = deck_page(out)
     assert page.title == "cnsim reproduce kd --quick — a small deck"
-    assert page.subtitle[0] == "the test" and page.subtitle[2:] == ["a note"]
+    assert page.subtitle[0] == "the test" and page.subtitle[2:] == ["a note", quick_note(SMALL)]
     assert page.subtitle[1].startswith("1 of 2 studies run · 2 runs · ") and page.subtitle[1].endswith(" s wall · executor local (1 thread)")
     overview, ran, pending = page.sections
     assert (overview.title, overview.anchor) == ("Overview", "overview")
@@ -229,9 +230,9 @@ def test_the_report_page_shows_the_overview_and_each_study(small: Any) -> None:
     assert [r[:4] + r[5:] for r in table.rows] == [["kd-qeq150-delay", "delays", "done", "2", ""],
                                                  ["not-yet", "a later study", "pending", "–", "the sweep spec not-yet is not shipped yet"]]
     assert (ran.title, ran.anchor, ran.status) == ("kd-qeq150-delay: delays", "kd-qeq150-delay", "done")
-    assert ran.text == ["two loop delays"]
+    assert ran.text == ["two loop delays over 0.02 s"]
     (fig,) = ran.figures
-    assert (fig.title, fig.caption) == ("the queue", "cap") and fig.src.startswith("data:image/png;base64,")
+    assert (fig.title, fig.caption) == ("the queue", "cap [0.002, 0.02] s") and fig.src.startswith("data:image/png;base64,")
     (t,) = ran.tables
     assert (t.title, t.columns, t.text_columns) == ("drops", ["loop delay", "seed", "drops (frames)"], [0])
     spec_block, toml_block = ran.blocks

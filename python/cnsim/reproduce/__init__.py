@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ScenarioError
 from ..results import dump_json
 from ..sweep import SweepSpec, load_spec, run_sweep, shipped_sweeps
-from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, label_value, load_points
+from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, fill_times, label_value, load_points
 
 if TYPE_CHECKING:
     from ..report import Page
 
-__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "DeckPlan", "get_deck", "plan_deck", "quick_spec", "reproduce", "write_deck_report", "deck_page", "study_status"]
+__all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "DeckPlan", "get_deck", "plan_deck", "quick_note", "quick_spec", "reproduce",
+           "write_deck_report", "deck_page", "study_status"]
 
 DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval", "modern")
 FigureSpec = TimeFigure | MetricFigure | FlowFigure
@@ -210,12 +211,13 @@ def reproduce(
     if executor is None:
         executor = LocalExecutor(workers)
     started = time.perf_counter()
+    notes = [*deck.notes, quick_note(deck)] if quick else deck.notes
     doc: dict[str, Any] = {"deck": deck.name, "title": deck.title, "source": deck.source, "quick": quick,
-                           "notes": deck.notes, "executor": getattr(executor, "name", "?"), "studies": []}
+                           "notes": notes, "executor": getattr(executor, "name", "?"), "studies": []}
     try:
         for item in planned.studies:
             study, spec = item.study, item.spec
-            entry: dict[str, Any] = {"sweep": study.sweep, "title": study.title, "text": study.text,
+            entry: dict[str, Any] = {"sweep": study.sweep, "title": study.title, "text": fill_times(study.text, []),
                                      "status": "pending", "reason": item.reason, "figures": [], "tables": []}
             doc["studies"].append(entry)
             if spec is None:
@@ -245,6 +247,18 @@ def reproduce(
     return doc
 
 
+def quick_note(deck: Deck) -> str:
+    """The note a ``--quick`` reproduction adds to the deck's: which times it changed (the deck's
+    notes give the full runs'; the study texts and tables are filled from the runs themselves)."""
+    def text(value: Any) -> str:
+        return f"[{', '.join(map(str, value))}]" if isinstance(value, list) else str(value)
+
+    sets = "; ".join(f"{key} = {text(value)}" for key, value in deck.quick_set.items())
+    what = f"the deck's overrides {sets}" if sets else "each study's own overrides"
+    return (f"--quick: shortened runs ({what}; a study may change them further, and a scenario without a hotspot keeps its "
+            "own times). The times in the notes above are the full runs'; the study texts, captions and tables give their runs' own.")
+
+
 def _write_deck(out: Path, doc: dict[str, Any], started: float) -> None:
     """deck.json as it stands, with the wall time so far (rewritten after each study)."""
     doc["wall_s"] = time.perf_counter() - started
@@ -254,10 +268,12 @@ def _write_deck(out: Path, doc: dict[str, Any], started: float) -> None:
 def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -> None:
     labeler = study.labeler or deck.labeler
     points, keys = load_points(folder)
+    entry["text"] = fill_times(study.text, points)
     for spec in study.figures:
         path = spec.draw(points, keys, labeler, folder)
         if path is not None:
-            entry["figures"].append({"file": str(path.relative_to(folder.parent)), "title": spec.title, "caption": spec.caption})
+            entry["figures"].append({"file": str(path.relative_to(folder.parent)), "title": spec.title,
+                                     "caption": fill_times(spec.caption, points)})
     for table in study.tables:
         columns, rows = table.rows(points, keys, labeler)
         entry["tables"].append({"title": table.heading(points), "columns": columns, "rows": rows, "keys": len(keys)})

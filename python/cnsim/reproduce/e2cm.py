@@ -43,7 +43,7 @@ def _grid(sweep: str, title: str, text: str, per_flow: bool = True, per_node: bo
     figures: list[Any] = [
         TimeFigure(f"{sweep}-aggregate", f"{title}: aggregate throughput vs time", "aggregate", facet="traffic.mean_size",
                    caption=f"Aggregate throughput versus time, {what} with and without PAUSE; one panel per traffic type "
-                           "(sources stop at 1.0 s, then the network drains)."),
+                           "(sources stop at {stop}, then the network drains)."),
         TimeFigure(f"{sweep}-queue", f"{title}: hot queue vs time", "hot_queue", facet="traffic.mean_size",
                    caption="Length of the hot queue versus time; the hotspot (if any) is shaded."),
     ]
@@ -80,15 +80,15 @@ DECK = Deck(
     studies=[
         _grid("e2cm-non-cm-domain-grid", "Managing across a non-CM domain",
               "Hot flows 1-4 -> 6 and the lukewarm 5 -> 7 (10 Gb/s each) share S4 -> S5 inside the legacy (non-CM) bridge S4: max-min "
-              "2.0 Gb/s each; only E2CM probes can see that hotspot. The five sources offer 50 Gb in 1 s to one 10 Gb/s link, "
-              "which needs 5 s: with the catalogue's 2 s cap most flows are still incomplete when the run ends, so completed "
-              "flows and FCT here cover the flows that finished by 2 s (cnsim check e2cm runs it with a 6 s cap; "
-              "docs/decisions.md).", per_node=True),
+              "2.0 Gb/s each; only E2CM probes can see that hotspot. The five sources offer 50 Gb/s until {stop} to one 10 Gb/s "
+              "link, five times what it carries: with the cap at {duration} most flows are still incomplete when the run ends, so "
+              "completed flows and FCT here cover the flows that finished by then (cnsim check e2cm runs the full case with a cap "
+              "every flow finishes by; docs/decisions.md).", per_node=True),
         _grid("e2cm-fat-tree-16-grid", "Fat tree, 16 nodes",
-              "Radix-4 merged-top fat tree; 50 % uniform TG-GEO load; node 1 served at 10 % from 0.1 to 0.5 s.", per_flow=False,
+              "Radix-4 merged-top fat tree; 50 % uniform TG-GEO load; node 1 served at 10 % over {hotspot}.", per_flow=False,
               quick_set=_FT_QUICK),
         _grid("e2cm-fat-tree-32-grid", "Fat tree, 32 nodes",
-              "Radix-4 merged-top fat tree; 50 % uniform TG-GEO load; node 1 served at 10 % from 0.1 to 0.5 s.", per_flow=False,
+              "Radix-4 merged-top fat tree; 50 % uniform TG-GEO load; node 1 served at 10 % over {hotspot}.", per_flow=False,
               quick_axes={"cm.scheme": ["none", "e2cm"], "switch.pause": [True]}, quick_set=_FT_QUICK),
         _grid("e2cm-fat-tree-16-bcn00-grid", "Fat tree, 16 nodes, BCN(0,0) on",
               "The same with BCN(0,0) on at 300 KB (S3 runs the fat trees with it on and off): ECM and E2CM.", per_flow=False,
@@ -97,7 +97,7 @@ DECK = Deck(
               "The same with BCN(0,0) on at 300 KB: ECM and E2CM.", per_flow=False,
               quick_axes={"cm.scheme": ["e2cm"], "switch.pause": [True]}, quick_set=_FT_QUICK),
         _grid("e2cm-mixed-speed-og-grid", "Mixed speed, output-generated",
-              "Ten 0.5 Gb/s hot flows 1..10 -> 11 (node 11 served at 10 %, 0.1-0.5 s); node 11 sends 5 Gb/s back; stated max-min "
+              "Ten 0.5 Gb/s hot flows 1..10 -> 11 (node 11 served at 10 % over {hotspot}); node 11 sends 5 Gb/s back; stated max-min "
               "0.1 Gb/s per hot flow.", per_node=True),
         _grid("e2cm-mixed-speed-og-probing-grid", "Mixed speed, output-generated: probing only",
               "E2CM with BCN feedback off (cm.bcn = false): rate limiters driven by the probes alone.", per_node=True, probing=True),
@@ -110,8 +110,8 @@ DECK = Deck(
     # quick: sources stop at 0.2 s and the run is capped at 0.3 s (full: stop 1.0 s, cap 2.0 s)
     quick_set={"traffic.stop": "0.2s", "duration": "0.3s"},
     labeler=e2cm_label,
-    notes=["Traffic TG-GEO: 'Bernoulli' = mean flow size 1,500 B (every flow one frame), 'Bursty' = mean 60,000 B; sources stop at "
-           "1.0 s and the run continues until every frame is delivered (hard cap 2.0 s).",
+    notes=["Traffic TG-GEO: 'Bernoulli' = mean flow size 1,500 B (every flow one frame), 'Bursty' = mean 60,000 B; in the full runs "
+           "sources stop at 1.0 s and the run continues until every frame is delivered (hard cap 2.0 s).",
            "PAUSE on/off is the switches' PAUSE (141.5/131.5 KB per input in the fat trees and the non-CM domain; the mixed-speed "
            "switches' shared memory pauses at the sum over their ports, scenarios.md §1.1); the adapters' egress PAUSE stays on (S3)."],
 )

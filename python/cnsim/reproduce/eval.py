@@ -97,8 +97,8 @@ def _sampling() -> Study:
 # quick for the largest network of the deck: 0.1 s, the hotspot at 0.03-0.08 s
 _FAT_TREE_QUICK = {"duration": "0.1s", "hotspots.0.start": "0.03s", "hotspots.0.end": "0.08s", "metrics.window": ["0s", "0.1s"]}
 
-_SH = "One bridge, H0..H9 at 85 % uniform; H0's service drops to {rate} from 0.1 to 0.5 s (hotspot degree 9, severity {sev})."
-_MH = ("5-switch chain, H1-H6 at 25 %, H7-H10 at 40 % uniform; H6 served at {rate} from 0.1 to 0.5 s (degree 9, severity {sev}; "
+_SH = "One bridge, H0..H9 at 85 % uniform; H0's service drops to {rate} over {{hotspot}} (hotspot degree 9, severity {sev})."
+_MH = ("5-switch chain, H1-H6 at 25 %, H7-H10 at 40 % uniform; H6 served at {rate} over {{hotspot}} (degree 9, severity {sev}; "
        "the four chain queues toward S4 are recorded; the CP is H6's egress, switch.cp_ports).")
 
 DECK = Deck(
@@ -106,7 +106,7 @@ DECK = Deck(
     title="ECM vs QCN-2pt vs QCN-3pt evaluation",
     source="Deck S4: unnamed evaluation deck, Topologies & Workloads, 2007",
     studies=[
-        _grid("eval-baseline-grid", "Baseline", "H1-H4 at 5 Gb/s each to H5 through one bridge (2:1 overload); 0.1 s; window [0.01, 0.1] s.",
+        _grid("eval-baseline-grid", "Baseline", "H1-H4 at 5 Gb/s each to H5 through one bridge (2:1 overload); {duration}; window {window}.",
               quick_set={"duration": "0.1s"}, hotspot=False),
         _efr(),
         _sampling(),
@@ -117,12 +117,12 @@ DECK = Deck(
         _grid("eval-mh-og-0.5g-grid", "Multi-hop, output-generated, 0.5 Gb/s hotspot", _MH.format(rate="0.5 Gb/s", sev="6.33:1")),
         _grid("eval-mh-og-0g-grid", "Multi-hop, output-generated, 0 Gb/s hotspot", _MH.format(rate="0 Gb/s", sev="inf")),
         _grid("eval-fat-tree-64-grid", "4-ary 3-tree, 64 hosts, 2 Gb/s hotspot",
-              "48 switches (radix 8), D-mod-k routing; 85 % uniform; host 0 served at 2 Gb/s from 0.1 to 0.5 s (degree 63, severity 4.25:1).",
+              "48 switches (radix 8), D-mod-k routing; 85 % uniform; host 0 served at 2 Gb/s over {hotspot} (degree 63, severity 4.25:1).",
               # quick: two schemes, PAUSE on
               quick_axes={"cm.scheme": ["none", "qcn"], "switch.pause": [True]},
               quick_set=_FAT_TREE_QUICK),
         _grid("eval-fat-tree-64-0.5g", "4-ary 3-tree, 64 hosts, 0.5 Gb/s hotspot without PAUSE",
-              "As the 2 Gb/s study, host 0 served at 0.5 Gb/s from 0.1 to 0.5 s (severity 17:1), PAUSE off: the deck's second fat-tree case.",
+              "As the 2 Gb/s study, host 0 served at 0.5 Gb/s over {hotspot} (severity 17:1), PAUSE off: the deck's second fat-tree case.",
               quick_axes={"cm.scheme": ["none", "qcn"]}, quick_set=_FAT_TREE_QUICK, pause=False),
     ],
     # quick: 0.2 s with the hotspot at 0.05-0.15 s (full: 1.0 s, hotspot 0.1-0.5 s, whole-run averages)

@@ -42,6 +42,7 @@ __all__ = [
     "SummaryTable",
     "Subset",
     "load_points",
+    "fill_times",
     "label_value",
     "scheme_label",
     "switch_label",
@@ -182,6 +183,62 @@ def _flows_window(doc: dict[str, Any]) -> tuple[float, float] | None:
     except (TypeError, ValueError, KeyError):
         return None
     return (lo, hi) if 0 < lo < hi else None
+
+
+def fill_times(text: str, points: list[Point]) -> str:
+    """``text`` (a study's text, a caption, a table's title) with the times its runs used written
+    in: a time typed into a text is wrong for ``--quick``, which moves the hotspot and the window
+    and shortens the run, and for a study over another scenario.
+
+    * ``{window}``: the measurement window, ``[t0, t1] s`` (the runs' ``window_s``);
+    * ``{hotspot}``: where the hot port is overloaded, ``t0–t1 s`` (the shaded span of the time
+      figures, :func:`_hotspots`), with the run's end when the run stops before it does;
+    * ``{stop}``: when the sources stop (``traffic.stop``); ``{duration}``: the run's length (its
+      hard cap, for a run to completion).
+
+    Runs that disagree, or no run that finished, give words instead ("each run's measurement
+    window"). Other braces are left alone (texts write sets as ``{2, 20} us``)."""
+    ok = [p for p in points if p.ok]
+    fills: dict[str, Callable[[], str]] = {
+        "{window}": lambda: _one({_window_of(p) for p in ok}, "each run's measurement window"),
+        "{hotspot}": lambda: _one({_hotspot_of(p) for p in ok}, "the hotspot"),
+        "{stop}": lambda: _one({_doc_time(p, "traffic", "stop") for p in ok}, "the sources' stop"),
+        "{duration}": lambda: _one({_doc_time(p, None, "duration") for p in ok}, "the run's length"),
+    }
+    for name, fill in fills.items():
+        if name in text:
+            text = text.replace(name, fill())
+    return text
+
+
+def _one(values: set[str | None], otherwise: str) -> str:
+    """The value every run gives, else ``otherwise``."""
+    value = next(iter(values)) if len(values) == 1 else None
+    return value or otherwise
+
+
+def _window_of(p: Point) -> str | None:
+    w = p.row.get("window_s")
+    return f"[{fmt(w[0])}, {fmt(w[1])}] s" if isinstance(w, (list, tuple)) and len(w) == 2 else None
+
+
+def _hotspot_of(p: Point) -> str | None:
+    spans = _hotspots(p.folder)
+    if not spans:
+        return None
+    lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+    end = p.row.get("duration_s")
+    cut = f" (the run ends at {fmt(end)} s)" if isinstance(end, (int, float)) and end < hi else ""
+    return f"{fmt(lo)}–{fmt(hi)} s{cut}"
+
+
+def _doc_time(p: Point, table: str | None, key: str) -> str | None:
+    doc = _scenario_doc(p.folder)
+    value = (doc.get(table) or {}).get(key) if table else doc.get(key)
+    try:
+        return f"{fmt(_seconds(value))} s" if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _seconds(value: Any) -> float:
@@ -528,19 +585,8 @@ class SummaryTable:
     per_flow: bool = False
 
     def heading(self, points: list[Point]) -> str:
-        """The title, ``{window}`` replaced by the measurement window the runs used (``[t0, t1] s``
-        from their ``window_s``; "each run's measurement window" when the runs differ): a window
-        written into a title by hand is wrong for a scenario with another window, and for
-        ``--quick``, which moves it."""
-        if "{window}" not in self.title:
-            return self.title
-        windows = {tuple(w) for p in points if p.ok and isinstance(w := p.row.get("window_s"), (list, tuple)) and len(w) == 2}
-        if len(windows) == 1:
-            t0, t1 = next(iter(windows))
-            text = f"[{fmt(t0)}, {fmt(t1)}] s"
-        else:
-            text = "each run's measurement window"
-        return self.title.replace("{window}", text)
+        """The title with the times of the runs filled in (:func:`fill_times`: ``{window}`` …)."""
+        return fill_times(self.title, points)
 
     def rows(self, points: list[Point], keys: list[str], labeler: Labeler) -> tuple[list[str], list[list[str]]]:
 

@@ -64,7 +64,7 @@ DECK = Deck(
                "in its RED band (5–200 KB), the NIC-style preset lower.",
                quick_set={"duration": "0.05s", "metrics.window": ["0.02s", "0.05s"]}),
         _study("zhb-og-single-hop", "ZHB case 1: output-generated single-hop hotspot", "16 nodes at 85 % uniform load, node 1 drained "
-               "at 20 % from 0.1 to 0.5 s; partitioned 600 KB/port with PAUSE.", flows=False, quick_set=_ZHB_QUICK),
+               "at 20 % over {hotspot}; partitioned 600 KB/port with PAUSE.", flows=False, quick_set=_ZHB_QUICK),
         _study("zhb-og-multi-hop", "ZHB case 2: output-generated multi-hop hotspot", "Four culprits and three victims on a chain of five "
                "switches; max-min shares 0.5 and 7 Gb/s.", quick_set=_ZHB_QUICK),
         _study("zhb-dual-cp-light-heavy", "ZHB case 5: dual congestion point, light then heavy", "Max-min shares 2.5 and 7.5 Gb/s.",
@@ -74,7 +74,7 @@ DECK = Deck(
         _study("qcnp-parking-lot", "Parking lot", "Hot flows 1–4 to node 9 cross two congestion points shared with cold flows: "
                "max-min 2 Gb/s per hot flow, proportional 1.67/3.33 Gb/s.", proportional=True,
                quick_set={"duration": "0.3s", "metrics.window": ["0.1s", "0.3s"]}),
-        _study("scale-ft-2048", "2,048-host fat tree at 85 % uniform load", "Merged-top ZRL fat tree, d-mod-k routing; 0.2 s per "
+        _study("scale-ft-2048", "2,048-host fat tree at 85 % uniform load", "Merged-top ZRL fat tree, d-mod-k routing; {duration} per "
                "scheme (no FECN: per-flow probes and limiters for 4 million flows).", flows=False, quick_set={"duration": "5ms", "metrics.window": ["2ms", "5ms"]},
                quick_axes={"cm.scheme": ["none", "dcqcn"]}),
     ],

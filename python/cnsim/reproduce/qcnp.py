@@ -111,7 +111,7 @@ def _rtt_sweep() -> Study:
     return Study(
         sweep=sweep,
         title="QCN+: RTT sweep on the IG baseline (PS-QCNP-RTT)",
-        text="M = 1.5 MB/port (Qeq = M/4 = 375 KB, Qmc = 1.5 MB), PAUSE off, unlimited input buffers; hotspot 0.1-1.0 s; "
+        text="M = 1.5 MB/port (Qeq = M/4 = 375 KB, Qmc = 1.5 MB), PAUSE off, unlimited input buffers; hotspot {hotspot}; "
              "link RTT label d in {2, 20, 50, 200, 500 us, 1 ms} (one-way link delay, loop 2d); W in {2, 8, 32}; "
              "ECM-Q (Ps 1 %), QCN (Ps 1-10 %), QCN+.",
         figures=figures,
@@ -168,11 +168,11 @@ def _drift() -> Study:
         sweep=sweep,
         title="Output-generated single hop: QCN and QCN-SONAR with and without drift",
         text="The backup slides: drift on (PS-QCNP, 4 Mb/s per 20 ms) and off, M = 150 KB without PAUSE and 1.5 MB with it; "
-             "RTT label 5 us; node 1 served at 10 % (1 Gb/s) from 0.1 to 1.0 s.",
+             "RTT label 5 us; node 1 served at 10 % (1 Gb/s) over {hotspot}.",
         figures=[
             TimeFigure(f"{sweep}-hot-port", "Drift on and off: hot-port throughput vs time", "hot_port", facet="switch.memory_per_port",
                        caption="Hot-port throughput versus time, one panel per memory (150 KB without PAUSE, 1.5 MB with it), one curve "
-                               "per scheme and drift; after the hotspot (1.0 s) the drift adds to the limiters' own climb back "
+                               "per scheme and drift; after the hotspot ({hotspot}) the drift adds to the limiters' own climb back "
                                "(without it the former hot port reaches 8 Gb/s about 30 ms later)."),
             TimeFigure(f"{sweep}-queue", "Drift on and off: hot queue vs time", "hot_queue", facet="switch.memory_per_port",
                        caption="Hot queue (S1/1) versus time, one panel per memory, one curve per scheme and drift."),
@@ -207,12 +207,12 @@ DECK = Deck(
     source="Deck S1: Gusat, Minkenberg, Luijten et al., Toward a Scalable and Robust QCN, Nov 2007",
     studies=[
         _grid("qcnp-og-single-hop-grid", "Output-generated single hop",
-              "One switch, N = 11, every node 85 % uniform, node 1 served at 10 % (1 Gb/s) from 0.1 to 1.0 s.", ["5us", "50us", "500us"]),
+              "One switch, N = 11, every node 85 % uniform, node 1 served at 10 % (1 Gb/s) over {hotspot}.", ["5us", "50us", "500us"]),
         _grid("qcnp-ig-baseline-grid", "Baseline input-generated hotspot",
-              "Culprits 2-5 -> 6 at 5 Gb/s each (0.1-1.0 s), victim 1 -> 7 at 5 Gb/s: fair 2.5 Gb/s per culprit, 5 Gb/s victim.",
+              "Culprits 2-5 -> 6 at 5 Gb/s each ({hotspot}), victim 1 -> 7 at 5 Gb/s: fair 2.5 Gb/s per culprit, 5 Gb/s victim.",
               ["5us", "50us", "500us"]),
         _grid("qcnp-ig-100-sources-grid", "Input-generated hotspot, 100 sources",
-              "100 culprits 2-101 at 5 Gb/s to node 102 (0.1-1.0 s), victim 1 -> 103; OQ limit 1.5 MB.", ["5us", "50us", "500us"]),
+              "100 culprits 2-101 at 5 Gb/s to node 102 ({hotspot}), victim 1 -> 103; OQ limit 1.5 MB.", ["5us", "50us", "500us"]),
         _grid("qcnp-20-stage-grid", "20-stage hotspot",
               "20-switch chain, 21 flows into node 59 (I-11, literal rules); per-hop RTT label {2, 20} us as stated for this study.",
               ["2us", "20us"], hot="hotspot queue (S19/59)",
@@ -231,5 +231,6 @@ DECK = Deck(
     quick_set={"duration": "0.3s", "metrics.window": ["0.1s", "0.3s"]},
     labeler=qcnp_label,
     notes=["The deck's 'RTT' label is the one-way link delay d (I-14): the single-hop RP<->CP loop is 2d.",
-           "Run length 2 s, hotspot 0.1-1.0 s, window [0.1, 1.0] s (scenarios.md §3 proposals)."],
+           "Full runs: 2 s, hotspot 0.1-1.0 s, window [0.1, 1.0] s (scenarios.md §3 proposals); the study texts and tables give "
+           "their runs' own times."],
 )

@@ -111,6 +111,7 @@ DECK = Deck(
         "hotspots.0.end": "0.1s",
         "metrics.window": ["0.05s", "0.1s"],
     },
-    notes=["Links 1 us (scenarios.md §2 proposal); hotspots and hot flows from 0.1 to 0.5 s (case 1: node 1 served at 20 %); "
-           "window [0.2, 0.5] s, for the sweeping hotspot (case 7) [0.1, 0.5] s (scenarios.md §8)."],
+    notes=["Links 1 us (scenarios.md §2 proposal); case 1: node 1 served at 20 % during the hotspot. Full runs: hotspots and hot "
+           "flows from 0.1 to 0.5 s, window [0.2, 0.5] s, for the sweeping hotspot (case 7) [0.1, 0.5] s (scenarios.md §8); the "
+           "tables name their runs' window."],
 )
