@@ -43,6 +43,10 @@ pub enum Event {
     /// Look for a PAUSE deadlock (an observer: it changes no state of the model and is not
     /// counted in the engine's events).
     DeadlockCheck,
+    /// The last source of a run to completion stops generating: from here on the run ends as
+    /// soon as no data frame is left (an observer, not counted: it only makes sure the end is
+    /// looked for then, when no other event may follow).
+    SourcesStopped,
 }
 
 // an event is 16 bytes whatever it names: the queue's buckets hold events by value

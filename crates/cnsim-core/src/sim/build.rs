@@ -324,12 +324,27 @@ pub(super) fn notification_points(
 /// reaches twice the longest hop (a data frame's transmission plus its link's propagation), so
 /// that nearly every event is scheduled into it, not beyond, unless that would make its slots
 /// wider than a quarter of the shortest transmission (`engine::queue`).
+/// When the last source stops generating, at most the end of the run. Contract: "`traffic.stop`
+/// ends generation; a run-to-completion scenario then runs until no data frame is left": a source
+/// stops at its stop time, not at its last arrival (which the lazy generator knows in advance),
+/// and with no source at all nothing ends generation before the run's duration.
+pub(super) fn sources_stop(cfg: &CoreConfig, gens: &[Generator]) -> SimTime {
+    let end = SimTime(cfg.duration_ps);
+    gens.iter()
+        .map(Generator::stop)
+        .max()
+        .unwrap_or(end)
+        .min(end)
+}
+
+/// The events the run starts with; `sources_stop`: see [`sources_stop`].
 pub(super) fn first_events(
     cfg: &CoreConfig,
     scheme: &Scheme,
     cps: &[Option<AnyCp>],
     hotspots: &[Hotspot],
     ports: &[Port],
+    sources_stop: SimTime,
 ) -> EventQueue {
     let frame = u64::from(cfg.traffic.frame_size);
     let sending = ports.iter().filter(|p| p.data_rate.0 > 0);
@@ -358,6 +373,10 @@ pub(super) fn first_events(
         let index = i as u32;
         queue.push(h.start, Event::Hotspot { index, on: true });
         queue.push(h.end, Event::Hotspot { index, on: false });
+    }
+    if cfg.run_to_completion && sources_stop.0 < cfg.duration_ps {
+        // the end is looked for after each event: one at the sources' stop, should none follow
+        queue.push(sources_stop, Event::SourcesStopped);
     }
     queue
 }

@@ -118,6 +118,9 @@ pub struct Simulator {
     pub(crate) gens_done: usize,
     /// End when every source has stopped and no data frame is left (or at the cap).
     run_to_completion: bool,
+    /// When the last source stops generating (a run to completion ends no earlier; the end of
+    /// the run when there is no source, or one that never stops).
+    sources_stop: SimTime,
     /// The latest delivery instant so far: a frame is counted delivered when it leaves the last
     /// port, and reaches its sink a link delay (plus `nic.processing_delay`) later.
     pub(crate) last_delivery: SimTime,
@@ -166,7 +169,8 @@ impl Simulator {
         let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
         let voq_cap = build::voq_cap(cfg, topo.nodes.len());
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
-        let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports);
+        let sources_stop = build::sources_stop(cfg, &gens);
+        let queue = build::first_events(cfg, &scheme, &cps, &hotspots, &ports, sources_stop);
         let hot_nodes = build::hot_nodes(cfg, &topo)?;
         Ok(Simulator {
             now: SimTime::ZERO,
@@ -206,6 +210,7 @@ impl Simulator {
             flows: FlowTracker::new(hot_nodes),
             gens_done,
             run_to_completion: cfg.run_to_completion,
+            sources_stop,
             last_delivery: SimTime::ZERO,
             deadlock_threshold: SimTime(cfg.metrics.deadlock_threshold_ps),
             stop_on_deadlock: cfg.metrics.stop_on_deadlock,
@@ -269,6 +274,7 @@ impl Simulator {
                 Event::SinkTimer { nic, src } => self.on_sink_timer(nic, src),
                 Event::CpTick { port } => self.on_cp_tick(port),
                 Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
+                Event::SourcesStopped => self.events -= 1, // an observer, as DeadlockCheck
                 Event::DeadlockCheck => {
                     self.events -= 1; // an observer, not an event of the model
                     if self.on_deadlock_check() && self.stop_on_deadlock {
@@ -277,7 +283,7 @@ impl Simulator {
                     }
                 }
             }
-            if self.run_to_completion && self.all_done() {
+            if self.run_to_completion && t >= self.sources_stop && self.all_done() {
                 // the last frame is delivered when its last bit has crossed the sink's link (and
                 // the NIC's processing), after the event that accounted for it: the run covers
                 // [0, end), so it ends just after that delivery

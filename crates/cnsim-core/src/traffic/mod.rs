@@ -114,6 +114,11 @@ impl Generator {
         g
     }
 
+    /// When the source stops generating (exclusive; `NEVER` for a source that never stops).
+    pub fn stop(&self) -> SimTime {
+        self.stop
+    }
+
     /// Number of slots to the next arrival: geometric on {1, 2, ...} with success probability `load`.
     fn gap_slots(&mut self) -> u64 {
         if self.load >= 1.0 {

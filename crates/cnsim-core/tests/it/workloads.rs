@@ -81,6 +81,61 @@ fn a_run_to_completion_lasts_until_the_last_delivery() {
     assert!((gbps - expect).abs() < 1e-9, "{gbps} Gb/s, not {expect}");
 }
 
+/// A run to completion lasts until its sources stop (contract: "`traffic.stop` ends generation;
+/// a run-to-completion scenario then runs until no data frame is left"), also when their last
+/// frame is delivered long before, or when they generate nothing at all. Until the traffic
+/// audit's F6 such a run ended at whatever event came first once its last frame was delivered
+/// (here a hotspot's start at 2 ms) or, with none, at its cap.
+#[test]
+fn a_run_to_completion_lasts_until_its_sources_stop() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 10 * MS; // the cap
+    cfg.run_to_completion = true;
+    cfg.metrics.window_ps = [0, 10 * MS];
+    cfg.metrics.hot_port = "S1/2".into();
+    // one frame in the first slot (load 1, stopped after it), and a source that draws nothing
+    // before its stop at 5 ms
+    let first = SourceConfig {
+        stop_ps: Some(1),
+        ..source("1", Some("2"), 1.0)
+    };
+    let idle = SourceConfig {
+        stop_ps: Some(5 * MS),
+        ..source("3", Some("2"), 1e-12)
+    };
+    let hotspot = HotspotConfig {
+        node: "3".into(),
+        rate: 0.5,
+        start_ps: 2 * MS,
+        end_ps: 3 * MS,
+    };
+    cfg.traffic.sources = vec![first, idle];
+    cfg.hotspots = vec![hotspot.clone()];
+    let out = run(&cfg);
+    assert_eq!(num(&out.summary, "conservation.generated"), 1.0);
+    assert_eq!(num(&out.summary, "conservation.delivered"), 1.0);
+    assert_eq!(
+        num(&out.summary, "duration_s"),
+        0.005,
+        "ends when the sources stop"
+    );
+    // nothing generated at all, without a hotspot (no event after the start)
+    cfg.traffic.sources.remove(0);
+    cfg.hotspots.clear();
+    let out = run(&cfg);
+    assert_eq!(num(&out.summary, "conservation.generated"), 0.0);
+    assert_eq!(
+        num(&out.summary, "duration_s"),
+        0.005,
+        "an empty run ends when its sources stop"
+    );
+    // no source at all: nothing ends generation, the run lasts its duration (an event at 2 ms
+    // does not end it)
+    cfg.traffic.sources.clear();
+    cfg.hotspots = vec![hotspot];
+    assert_eq!(num(&run(&cfg).summary, "duration_s"), 0.01);
+}
+
 #[test]
 fn a_run_to_completion_ends_when_everything_is_delivered() {
     let mut cfg = star(4, G10, 1_000_000);
