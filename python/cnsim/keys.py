@@ -90,7 +90,9 @@ def attribute_docs(model: type[BaseModel]) -> dict[str, str]:
         if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
                 and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
                 and isinstance(after.value.value, str)):
-            docs[stmt.target.id] = inspect.cleandoc(after.value.value)
+            # one line: a docstring's line breaks are the source's wrapping, and a table cell of
+            # docs/keys.md must not break
+            docs[stmt.target.id] = " ".join(after.value.value.split())
     return docs
 
 

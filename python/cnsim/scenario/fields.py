@@ -219,6 +219,10 @@ def describe_field(field: FieldInfo) -> tuple[str, str]:
     bounds = [f"{op} {getattr(m, attr)}" for m in field.metadata for attr, op in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")) if getattr(m, attr, None) is not None]
     if kind is not None:
         return UNIT_TYPES.get(kind.name, kind.name), kind.extra or (", ".join(bounds))
+    if get_origin(annotation) in (Union, types.UnionType):
+        # `"all" | list of names`: each alternative as it would be described alone
+        alternatives = [describe_field(FieldInfo.from_annotation(a)) for a in get_args(annotation)]
+        return " or ".join(t for t, _ in alternatives), " or ".join(a for _, a in alternatives if a)
     if get_origin(annotation) is Literal:
         return "choice", " | ".join(f'"{v}"' for v in get_args(annotation))
     if get_origin(annotation) is list:
