@@ -48,6 +48,23 @@ def test_types_defaults_and_allowed_values() -> None:
     assert by_name["cm.sampling"].allowed == 'one of "random", "interval", "jitter", "table", "linear"'
 
 
+def test_every_row_of_the_reference_is_one_line_with_a_type_a_user_writes() -> None:
+    """A docstring wrapped in the source is one table cell (it broke docs/keys.md's table), and a
+    union of types is described by its alternatives, not by Python's name for it."""
+    in_table, rows = False, 0
+    for line in markdown().splitlines():
+        in_table = (in_table and bool(line)) or line.startswith("| key |")
+        if in_table:
+            rows += 1
+            assert line.startswith("| ") or line.startswith("|---"), line
+            assert line.endswith(" |") or line.endswith("---|"), line
+    assert rows > len(all_keys())
+    by_name = {k.name: k for k in all_keys()}
+    assert "\n" not in by_name["traffic.load"].doc and "refused" in by_name["traffic.load"].doc
+    assert by_name["switch.cp_ports"].type == "choice or list of strings"
+    assert by_name["switch.cp_ports"].allowed == '"all"'
+
+
 def test_prefix_selects() -> None:
     assert [k.name for k in matching("links")] == ["links.rate", "links.delay"]
     assert all(k.name.startswith("cm.g") for k in matching("cm.g")) and len(matching("cm.g")) >= 5
@@ -73,6 +90,10 @@ def test_cli_keys() -> None:
         ({"dration": "1s"}, ['Did you mean "duration"', "`cnsim keys`"]),
         ({"cm.scheme": "qcn", "cm.gdd": 0.5}, ['Did you mean "gd"', "`cnsim keys cm`"]),
         ({"hotspots.0.rtae": 0.5}, ['Did you mean "rate"', "`cnsim keys hotspots`"]),
+        # [cm]'s own keys under a scheme without parameters, and a scheme's name
+        ({"cm.shceme": "bcn"}, ['Did you mean "scheme"', 'has no parameter "shceme"']),
+        ({"cm.scheme": "bnc"}, ['Did you mean "bcn"', '"qcn-sonar"']),
+        ({"cm.presets.qnc": {"w": 2}}, ['Did you mean "qcn"']),
     ],
 )
 def test_unknown_keys_suggest_the_closest(overrides: dict[str, object], fragments: list[str]) -> None:

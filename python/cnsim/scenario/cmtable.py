@@ -84,12 +84,14 @@ def check_cm_table(
 ) -> dict[str, Any]:
     """Validate a table of ``scheme``'s parameters; unknown keys and bad values are problems."""
     params = SCHEMES[scheme]
+    # [cm] itself also holds `scheme` and `presets`: a typo of those is not a parameter's
+    table_keys = ("scheme", "presets") if prefix == "cm" else ()
     out: dict[str, Any] = {}
     for name, value in table.items():
         key = f"{prefix}.{name}"
         if name not in params:
             have = ", ".join(params) if params else "none (it takes no parameters)"
-            hint = did_you_mean(name, params)
+            hint = did_you_mean(name, [*params, *table_keys])
             problems.append(
                 Problem(key, value, f'scheme "{scheme}" has no parameter "{name}".{hint} Its parameters: {have} (`cnsim keys cm` describes them)')
             )

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..cmparams import SCHEMES
-from ..errors import Problem, ScenarioError, format_value, raise_problems, shorten
+from ..errors import Problem, ScenarioError, did_you_mean, format_value, raise_problems, shorten
 from .cmtable import check_cm_table, check_param
 from .invalid import problems_from_validation
 from .lower import lower_core
@@ -115,14 +115,13 @@ class Scenario:
         if not isinstance(cm_raw, dict):
             problems.append(Problem("cm", cm_raw, "[cm] must be a table with scheme and parameters"))
             cm_raw = {}
-        schemes = ", ".join(f'"{s}"' for s in SCHEMES)
         own = cm_raw.get("scheme", "none")
         if not isinstance(own, str) or own not in SCHEMES:
-            problems.append(Problem("cm.scheme", own, f"unknown scheme; allowed: {schemes}"))
+            problems.append(Problem("cm.scheme", own, _unknown_scheme(own)))
             own = "none"
         scheme = own if self._scheme is None else self._scheme
         if not isinstance(scheme, str) or scheme not in SCHEMES:
-            problems.append(Problem("cm.scheme", scheme, f"unknown scheme; allowed: {schemes}"))
+            problems.append(Problem("cm.scheme", scheme, _unknown_scheme(scheme)))
             scheme = "none"
         own_params = {k: v for k, v in cm_raw.items() if k not in ("scheme", "presets")}
         file_params = check_cm_table(own, own_params, "cm", problems)
@@ -133,7 +132,7 @@ class Scenario:
             presets = {}
         for name, table in presets.items():
             if name not in SCHEMES:
-                problems.append(Problem(f"cm.presets.{name}", "{...}", f"unknown scheme; allowed: {schemes}"))
+                problems.append(Problem(f"cm.presets.{name}", "{...}", _unknown_scheme(name)))
             elif not isinstance(table, dict):
                 problems.append(Problem(f"cm.presets.{name}", table, "must be a table of parameters"))
             else:
@@ -182,3 +181,9 @@ class Scenario:
         return f"Scenario({self.id!r})"
 
 
+def _unknown_scheme(name: object) -> str:
+    """What a scheme name that is none of the schemes gets told: the schemes, and the one it
+    is a typo of, if any."""
+    schemes = ", ".join(f'"{s}"' for s in SCHEMES)
+    hint = did_you_mean(name, SCHEMES) if isinstance(name, str) else ""
+    return f"unknown scheme.{hint} Allowed: {schemes}"
