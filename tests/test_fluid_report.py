@@ -278,6 +278,8 @@ def test_a_bcn_study_compared_with_its_packet_run(tmp_path: Path) -> None:
     assert [p.name for p in written] == ["fluid.json", "fluid.parquet", "packet", "fluid.png", "compare.png"]
     assert json.loads((tmp_path / "fluid.json").read_text())["maps"] == []
     assert (tmp_path / "packet" / "summary.json").is_file()
+    # a whole run folder (contract "run folder"), its page included, as `cnsim.run(...).save()`
+    assert "kd-symmetric-single-hs" in (tmp_path / "packet" / "report.html").read_text()
 
 
 def test_a_dcqcn_study_reports_its_small_signal_modes_and_fixed_point() -> None:

@@ -350,7 +350,7 @@ def bench(
     scale: bool = typer.Option(False, "--scale", help="The scale benchmark: the same workload at 16, 128, 512 and 2,048 hosts."),
     sizes: str | None = typer.Option(None, "--sizes", help="With --scale: host counts, e.g. 16,128 (default 16,128,512,2048)."),
     events: float | None = typer.Option(None, "--events", help="With --scale: events per size (about; default 3e6)."),
-    out: Path | None = typer.Option(None, "--out", help="With --scale: the JSON file of the results (default bench-scale.json)."),
+    out: Path | None = typer.Option(None, "--out", help="With --scale or --startup: the JSON file of the results (default bench-scale.json, bench-startup.json)."),
     rounds: int | None = typer.Option(None, "--rounds", help="With --scale: run every size this many times, interleaved; report the median (default 1). With --startup: the runs (default 5)."),
     startup: bool = typer.Option(False, "--startup", help="The start-up benchmark: `cnsim run ID` (default zhb-og-single-hop, --duration 10ms) in a fresh interpreter per round; the time outside the engine and the peak memory."),
 ) -> None:

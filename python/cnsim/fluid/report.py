@@ -165,7 +165,7 @@ def fluid_study(
         summary["equilibrium"] = {"queue_bytes": p.qeq, "rate_bps": p.fair_bps}
     packet = None
     if compare:
-        from ..runner import run as packet_run
+        from ..api import run as packet_run  # the public run: its folder gets its page too
 
         packet = packet_run(scenario, set=pset, seed=seed, force=force)
         summary["compare"] = _agreement(p, summary, packet)
