@@ -143,6 +143,20 @@ def test_a_local_cluster_checks_its_runs_together_and_closes(tmp_path: Path, mon
     assert dask._cluster is None and cluster.status.name == "closed"
 
 
+def test_a_dask_executor_closed_twice_after_its_runs_closes_once(tmp_path: Path) -> None:
+    """`cnsim sweep --executor dask` closes its executor when Ctrl-C arrives and again on its way
+    out: the second close cancelled the futures on the closed client, whose "IOLoop is closed"
+    turned the one line and exit 130 into a traceback and exit 1."""
+    pytest.importorskip("distributed")
+    dask = executors.DaskExecutor(None, 1)
+    try:
+        assert [o.status for o in dask.map_runs(tasks(tmp_path, {}))] == ["ok"]
+    finally:
+        dask.close()
+    dask.close()
+    assert dask._cluster is None
+
+
 def test_a_remote_cluster_counts_its_threads_and_keeps_its_memory_to_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cluster reached by its address (here one started by the test) runs as many runs at once
     as it has threads, and its machines' memory is not this one's to check."""

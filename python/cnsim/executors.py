@@ -217,6 +217,7 @@ class DaskExecutor(Executor):
             self.workers = n
             self.name = f"dask local cluster ({n} worker{'s' if n > 1 else ''})"
         self._futures: list[Any] = []
+        self._closed = False
 
     def check_memory(self, run_bytes: list[int]) -> None:
         if self._cluster is not None:  # a cluster on this machine: its workers share its memory
@@ -246,9 +247,17 @@ class DaskExecutor(Executor):
             fut.release()
 
     def close(self) -> None:
+        """Cancel the runs not done, close the client and a local cluster. A second call does
+        nothing: after Ctrl-C the command line closes the executor, then closes it again on its
+        way out, and a closed client's ``cancel`` raises ("IOLoop is closed": a traceback and
+        exit 1 instead of the one line and exit 130)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             if self._futures:
                 self._client.cancel(self._futures)
+                self._futures = []
             self._client.close()
         finally:
             if self._cluster is not None:
