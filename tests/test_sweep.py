@@ -445,6 +445,25 @@ def test_spec_fields_are_checked(changes: dict[str, Any], fragment: str) -> None
     assert fragment in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"axes": {"cm.w": [1.0, 2.0], "cm.w ": [3.0]}}, "axes.cm.w : the same scenario key as axes.cm.w, written another way"),
+        ({"axes": {"cm.w": [1.0, 2.0], 'cm."w"': [3.0]}}, 'axes.cm."w": the same scenario key as axes.cm.w'),
+        ({"axes": {"hotspots.00.rate": [0.1, 0.5]}, "zip": {"hotspots.0.rate": [0.2]}}, "zip.hotspots.0.rate: the same scenario key as axes.hotspots.00.rate"),
+        ({"set": {"cm. w": 2.0}, "axes": {"cm.w": [1.0]}}, "axes.cm.w: the same scenario key as set.cm. w"),
+        ({"set": {" seed": 2}}, " seed: the seed is swept with `seeds = [...]`"),
+    ],
+)
+def test_one_key_written_two_ways_is_refused(changes: dict[str, Any], fragment: str) -> None:
+    """`--set` reads `"cm.w "`, `cm."w"` and `cm.w` as one key; the spec took them for two: the
+    grid multiplied by an axis that changed nothing, the later spelling overrode the other in
+    every run, and the table's column of the other showed values no run had."""
+    with pytest.raises(ScenarioError) as err:
+        parse_spec({"name": "x", "base": "zhb-og-single-hop", "set": {"cm.scheme": "bcn", **changes.pop("set", {})}, **changes})
+    assert fragment in str(err.value)
+
+
 def test_spec_names_seeds_and_run_counts() -> None:
     from cnsim.sweep import MAX_RUNS, check_size, count_runs
 

@@ -66,7 +66,7 @@ from .rundir import (
     run_reusable,
 )
 from .runtask import RunOutcome, RunTask, execute_run, params_doc
-from .scenario import load, scenarios
+from .scenario import load, scenarios, split_key
 from .scenario.loading import read_text
 
 __all__ = [
@@ -210,6 +210,37 @@ def load_spec(ref: str | Path) -> SweepSpec:
         raise ScenarioError(f"{source}: tables are nested too deeply; {_NESTING}") from None
 
 
+def _key_path(key: str) -> tuple[str, ...] | None:
+    """The scenario path a dotted key names, read as ``--set`` reads it: parts stripped of blanks,
+    quotes removed, array indexes as numbers (``"cm.w "``, ``cm."w"`` and ``cm.w`` are one key;
+    so are ``hotspots.00.rate`` and ``hotspots.0.rate``). None for a key that does not read (the
+    run's resolution names it)."""
+    try:
+        parts = split_key(key)
+    except ScenarioError:
+        return None
+    return tuple(str(int(p)) if p.isascii() and p.isdigit() and len(p) <= 18 else p for p in parts)
+
+
+def _same_key_twice(tables: dict[str, dict[str, Any]]) -> list[str]:
+    """The problems of one scenario key written two ways in a spec's tables. Each spelling
+    became a key of its own: two axes of one key multiplied the runs, the later one overrode the
+    other in every run, and the table's column of the other showed values no run had."""
+    problems: list[str] = []
+    seen: dict[tuple[str, ...], tuple[str, str]] = {}
+    for section in ("set", "axes", "zip"):
+        for key in tables[section]:
+            path = _key_path(key)
+            if path is None:
+                continue
+            if path not in seen:
+                seen[path] = (section, key)
+            elif seen[path][1] != key:  # the same spelling twice is one of the messages above
+                where, other = seen[path]
+                problems.append(f"{section}.{key}: the same scenario key as {where}.{other}, written another way; give it once")
+    return problems
+
+
 #: what a spec's nesting may be (the message of a spec nested too deeply)
 _NESTING = "a sweep spec needs a few levels: [set], [axes] and [zip] tables of dotted keys and lists of values"
 
@@ -275,8 +306,9 @@ def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | No
     for key in tables["set"]:
         if key in tables["axes"] or key in tables["zip"]:
             problems.append(f"{key}: both in [set] and swept; give it in one of them")
+    problems.extend(_same_key_twice(tables))
     for key in [*tables["set"], *tables["axes"], *tables["zip"]]:
-        if key in ("seed",):
+        if _key_path(key) == ("seed",):
             problems.append(f"{key}: the seed is swept with `seeds = [...]`, not as a key")
     if problems:
         raise ScenarioError(_headed(f"{source}: bad sweep spec", problems))
