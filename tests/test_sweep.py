@@ -431,6 +431,10 @@ def test_the_spec_s_alternative_readings_ship_as_sweeps() -> None:
         ({"seeds": [-1]}, "seeds: must be a non-empty list of non-negative integers"),
         ({"seeds": [1.5]}, "seeds: must be a non-empty list of non-negative integers"),
         ({"seeds": [3, 3]}, "seeds: repeated seed"),
+        # a repeated value or zipped point made a second row of one run, as [3, 3] would
+        ({"axes": {"links.delay": ["1us", "2us", "1us"]}}, 'axes.links.delay: repeated value "1us" (given ["1us", "2us", "1us"]); give each value once'),
+        ({"zip": {"links.delay": ["1us", "2us", "1us"], "links.rate": ["1Gbps", "1Gbps", "1Gbps"]}},
+         'zip: repeated point (links.delay = "1us", links.rate = "1Gbps"); give each point once'),
         ({"description": 5}, "description: must be a string"),
         ({"set": {"cm.w": 2.0}, "axes": {"cm.w": [1.0]}}, "cm.w: both in [set] and swept"),
         ({"set": {"cm.w": 2.0}, "zip": {"cm.w": [1.0]}}, "cm.w: both in [set] and swept"),

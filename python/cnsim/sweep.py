@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib.resources
 import itertools
+import json
 import math
 import os
 import shutil
@@ -210,6 +211,39 @@ def load_spec(ref: str | Path) -> SweepSpec:
         raise ScenarioError(f"{source}: tables are nested too deeply; {_NESTING}") from None
 
 
+def _first_repeat(items: list[Any]) -> int | None:
+    """The index of the first item equal to an earlier one (None if all differ)."""
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        if item in seen:
+            return i
+        seen.add(item)
+    return None
+
+
+def _repeated_points(tables: dict[str, dict[str, Any]], unequal_zip: bool) -> list[str]:
+    """The problems of a value given twice in one axis, or of a zipped point given twice: each
+    repeat made a second row of the same run (as ``seeds = [1, 1]`` would, which is refused
+    too). Values that differ in writing but resolve alike (``"m/4"`` and ``"150KB"``) are not
+    repeats: they share a run, and both rows show it."""
+
+    def spelled(value: Any) -> str:
+        return json.dumps(value, sort_keys=True)
+
+    problems: list[str] = []
+    for key, values in tables["axes"].items():
+        if isinstance(values, list) and (i := _first_repeat([spelled(v) for v in values])) is not None:
+            problems.append(f"axes.{key}: repeated value {format_value(values[i])} (given {format_value(values)}); give each value once")
+    zipped = {k: v for k, v in tables["zip"].items() if isinstance(v, list)}
+    if zipped and not unequal_zip and len(zipped) == len(tables["zip"]):
+        n = len(next(iter(zipped.values())))
+        i = _first_repeat([tuple(spelled(v[j]) for v in zipped.values()) for j in range(n)])
+        if i is not None:
+            point = ", ".join(f"{k} = {format_value(v[i])}" for k, v in zipped.items())
+            problems.append(f"zip: repeated point ({point}); give each point once")
+    return problems
+
+
 def _key_path(key: str) -> tuple[str, ...] | None:
     """The scenario path a dotted key names, read as ``--set`` reads it: parts stripped of blanks,
     quotes removed, array indexes as numbers (``"cm.w "``, ``cm."w"`` and ``cm.w`` are one key;
@@ -300,6 +334,7 @@ def parse_spec(doc: dict[str, Any], source: str = "<spec>", directory: Path | No
     if len(lengths) > 1:
         sizes = ", ".join(f"{k}: {len(v)}" for k, v in tables["zip"].items() if isinstance(v, list))
         problems.append(f"zip: zipped axes must have equal lengths ({sizes})")
+    problems.extend(_repeated_points(tables, len(lengths) > 1))
     for key in tables["axes"]:
         if key in tables["zip"]:
             problems.append(f"{key}: both in [axes] and in [zip]; give it in one of them")
