@@ -339,6 +339,36 @@ def test_resume_after_kill_9_of_the_coordinator(tmp_path: Path) -> None:
     assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
 
 
+def test_an_interrupted_sweep_stops_its_runs_before_its_table_is_written(tmp_path: Path) -> None:
+    """Ctrl-C came while a run was in flight: it went on while the table and the catalog were
+    rebuilt and completed after them, so the folders, sweep.parquet and catalog.duckdb told three
+    different counts of the runs done. Now the executor is closed (its runs stopped) first."""
+    from cnsim.executors import LocalExecutor
+
+    spec = parse_spec({"name": "stop", "base": "zhb-og-single-hop", "axes": {"duration": ["5ms", "0.4s"]}})
+    out = tmp_path / "out"
+
+    def interrupt(done: int, _total: int, _failed: int) -> None:
+        if done >= 1:  # the short run is done, the long one in flight
+            raise KeyboardInterrupt
+
+    pool = LocalExecutor(2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_sweep(spec, out, executor=pool, progress=interrupt)
+    finally:
+        if pool._pool is not None:  # still running (it was, before the fix): let the long run complete
+            pool._pool.shutdown(wait=True)
+        pool.close()
+    done = sorted(_done(out / "runs"))
+    assert len(done) == 1 and sorted(r["run_id"] for r in pq.read_table(out / "sweep.parquet").to_pylist()) == done
+    con = cnsim.catalog.connect(out)
+    try:
+        assert sorted(r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()) == done
+    finally:
+        con.close()
+
+
 def _comparable(table: Any) -> list[dict[str, Any]]:
     drop = [c for c in table.column_names if c.startswith("manifest.")]
     return table.drop_columns(drop).to_pylist()

@@ -585,8 +585,9 @@ def run_sweep(
     """Run (or resume) a sweep into ``out``; returns the rebuilt table and what was done.
 
     ``executor`` is an executor of :mod:`cnsim.executors` (default: a local pool of ``workers``).
-    Raises ScenarioError for a bad spec before anything runs; KeyboardInterrupt propagates after
-    the table and catalog have been rebuilt from the runs completed so far. ``tasks`` is the
+    Raises ScenarioError for a bad spec before anything runs; KeyboardInterrupt closes
+    ``executor`` (the runs in flight stop) and propagates after the table and catalog have been
+    rebuilt from the runs completed so far. ``tasks`` is the
     spec already expanded with :func:`plan` for ``out`` (default: expanded here).
     """
     from .executors import LocalExecutor
@@ -611,6 +612,12 @@ def run_sweep(
         executor = LocalExecutor(workers)
     try:
         failed = run_tasks(executor, todo, reused, len(unique), progress)
+    except BaseException:
+        # Ctrl-C, SIGTERM: stop the runs in flight before the table is rebuilt. Left running,
+        # they completed while it and the catalog were being written, and the folders, the table
+        # and the catalog told three different counts of the runs done
+        executor.close()
+        raise
     finally:
         if own:
             executor.close()
