@@ -5,6 +5,13 @@ test_sweep.py's; a worker killed mid-run is test_robustness.py's."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import cnsim.executors as executors
@@ -98,6 +105,86 @@ def test_a_closed_process_executor_starts_nothing(tmp_path: Path) -> None:
     pool.close()
     assert list(pool.map_runs(tasks(tmp_path, {}))) == []
     assert list(tmp_path.iterdir()) == []
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (an orphan's parent may never reap it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def _workers_of(pool: LocalExecutor) -> list[int]:
+    """The worker processes of a local process pool, once they have started."""
+    return list(getattr(pool._pool, "_processes", None) or {})
+
+
+def test_closing_a_process_pool_interrupts_its_runs_in_flight(tmp_path: Path) -> None:
+    """Closing a process pool waited for its runs in flight to end: SIGTERM to a `cnsim sweep
+    --executor process` (its workers not signalled) took as long as the longest run in flight,
+    which then completed after the sweep's table. Now they are interrupted and leave nothing."""
+    long_run = tasks(tmp_path, {"duration": "20s"})  # about 40 s of wall time: interrupted long before
+    pool = LocalExecutor(1, "process")
+    outcomes = pool.map_runs(long_run)
+    # Ctrl-C or SIGTERM to the coordinator alone (its workers are not signalled), in mid-run
+    timer = threading.Timer(4, lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            next(outcomes)
+        started = time.monotonic()
+        pool.close()
+        assert time.monotonic() - started < 10
+        assert list(tmp_path.iterdir()) == []  # no run folder, no temporary one
+    finally:
+        timer.cancel()
+        pool.close()
+
+
+def test_process_workers_end_when_their_coordinator_is_killed(tmp_path: Path) -> None:
+    """After `kill -9` of a `cnsim sweep --executor process`, its workers ran their runs on, for
+    nobody, then stayed, idle, for ever (a worker waits on the pool's call queue, which never
+    says the coordinator is gone)."""
+    code = (
+        "import sys, threading, time\n"
+        "from cnsim.executors import LocalExecutor\n"
+        "from cnsim.runtask import RunTask\n"
+        "pool = LocalExecutor(2, 'process')\n"
+        "work = [RunTask(run_id=f'r{i}', base='zhb-og-single-hop', overrides={'duration': '20s'}, seed=1, params={}, index=i,\n"
+        "                runs_dir=sys.argv[1], sweep='t') for i in range(2)]\n"
+        "threading.Thread(target=lambda: list(pool.map_runs(work)), daemon=True).start()\n"
+        "while len(getattr(pool._pool, '_processes', None) or {}) < 2:\n"
+        "    time.sleep(0.05)\n"
+        "print(*pool._pool._processes, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        assert proc.stdout is not None
+        workers = [int(w) for w in proc.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(w) for w in workers)
+        time.sleep(2)  # the runs start
+        proc.kill()
+        proc.wait()
+        assert _wait_for(lambda: not any(_alive(w) for w in workers), 10), "the workers outlived their coordinator"
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        for w in workers:  # (before the fix) the orphans
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
 
 
 # ---- Dask (a local cluster; a remote one is test_inputs_s30.py's refusals)

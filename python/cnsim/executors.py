@@ -18,7 +18,9 @@ estimates) are checked against this machine's memory (:func:`cnsim.budget.check_
 remote Dask cluster's memory is its own). A run that raises inside the worker is recorded by
 the worker. With processes, a worker that
 dies (killed, out of memory) fails only its own run: the runs in flight when the pool broke are
-retried once each, alone; one that dies again is recorded as failed. A lost Dask worker is
+retried once each, alone; one that dies again is recorded as failed. Closing a process pool
+interrupts its runs in flight, as closing the threads does, and its workers end when the
+coordinator is gone (``kill -9``) rather than stay behind it. A lost Dask worker is
 recorded by the coordinator as a failed run. Failed runs are retried on the next start of the
 sweep.
 """
@@ -74,6 +76,33 @@ class Executor:
         self.close()
 
 
+#: in a worker process of a process pool: the pool's stop event (set when the coordinator
+#: closes the pool), through which a run in flight is interrupted
+_WORKER_STOP: Any = None
+
+
+def _start_worker(stop: Any) -> None:
+    """The initializer of a process pool's workers: keep the pool's stop event for the runs, and
+    end the worker when the coordinator is gone. A worker waits on the pool's call queue, which
+    never says that the coordinator is gone: killed with ``kill -9``, the coordinator left its
+    workers running their runs for nobody, then idle for ever. A run cut short leaves only its
+    temporary folder, removed when the sweep is resumed."""
+    global _WORKER_STOP
+    _WORKER_STOP = stop
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        def watch() -> None:
+            parent.join()  # returns when the coordinator has exited, however it ended
+            os._exit(1)
+
+        threading.Thread(target=watch, name="cnsim-coordinator-watch", daemon=True).start()
+
+
+def _execute_in_worker(task: RunTask) -> RunOutcome:
+    """:func:`execute_run` in a worker process, interrupted when the pool's stop event is set."""
+    return execute_run(task, _WORKER_STOP)
+
+
 def _died(task: RunTask, err: BaseException) -> RunOutcome:
     message = f"worker lost: {type(err).__name__}: {err}"
     record_failure(task, message)
@@ -92,6 +121,8 @@ class LocalExecutor(Executor):
         self.kind = kind
         self.name = f"local ({self.workers} {kind}{('es' if kind == 'process' else 's') if self.workers > 1 else ''})"
         self._stop = threading.Event()
+        #: the process pools' stop event (a worker's runs watch it), made with the first pool
+        self._process_stop: Any = None
         self._pool: ThreadPoolExecutor | ProcessPoolExecutor | None = None
 
     def map_runs(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
@@ -113,7 +144,10 @@ class LocalExecutor(Executor):
         budget.check_parallel(run_bytes, self.workers, shared_process=self.kind == "thread")
 
     def _new_process_pool(self, workers: int) -> ProcessPoolExecutor:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        context = multiprocessing.get_context("spawn")
+        if self._process_stop is None:
+            self._process_stop = context.Event()
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(self._process_stop,))
         self._pool = pool
         return pool
 
@@ -130,7 +164,7 @@ class LocalExecutor(Executor):
             while (queue or inflight) and not suspects:
                 while queue and len(inflight) < self.workers:
                     task = queue.popleft()
-                    inflight[pool.submit(execute_run, task)] = task
+                    inflight[pool.submit(_execute_in_worker, task)] = task
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 for fut in done:
                     task = inflight.pop(fut)
@@ -155,14 +189,20 @@ class LocalExecutor(Executor):
         """Run ``task`` in a pool of its own (the retry of a run whose worker died)."""
         pool = self._new_process_pool(1)
         try:
-            return pool.submit(execute_run, task).result()
+            return pool.submit(_execute_in_worker, task).result()
         except Exception as err:
             return _died(task, err)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
+        """Stop: the runs in flight are interrupted (threads and processes alike: a process
+        pool's workers see its stop event; before, closing it waited for its runs to end, and
+        SIGTERM to a `cnsim sweep --executor process` took as long as its longest run), then
+        the workers are released."""
         self._stop.set()
+        if self._process_stop is not None:
+            self._process_stop.set()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
