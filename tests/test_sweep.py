@@ -369,6 +369,31 @@ def test_an_interrupted_sweep_stops_its_runs_before_its_table_is_written(tmp_pat
         con.close()
 
 
+def test_a_sweep_cut_short_while_writing_its_plan_still_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sweep.json is rewritten at every start and read back to decide whether a folder is this
+    sweep's to resume: cut short while it was written (Ctrl-C, SIGTERM, kill -9), it left the
+    folder "damaged", resumable only with --force, which deletes its runs."""
+    spec = _small_spec(tmp_path, n=1, duration="0.005s")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet"]).exit_code == 0
+    real_write = Path.write_text
+
+    def cut_short(self: Path, text: str, *args: Any, **kwargs: Any) -> int:
+        if "sweep.json" in self.name:
+            real_write(self, text[: len(text) // 2], *args, **kwargs)
+            raise KeyboardInterrupt
+        return real_write(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, out, workers=1)
+    monkeypatch.undo()
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    assert "2 runs (2 already done, 0 run, 0 failed)" in res.output
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
 def _comparable(table: Any) -> list[dict[str, Any]]:
     drop = [c for c in table.column_names if c.startswith("manifest.")]
     return table.drop_columns(drop).to_pylist()

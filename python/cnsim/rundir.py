@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ __all__ = [
     "run_current",
     "run_reusable",
     "publish",
+    "write_text_atomic",
     "run_id_of",
     "flatten",
     "read_run",
@@ -154,6 +156,20 @@ def run_reusable(folder: Path) -> bool:
     a file removed — is run again, not left for the catalog and the checks to trip on)."""
     return (run_complete(folder) and run_current(folder)
             and all(parquet_whole(folder / SERIES_DIR / f"{name}.parquet") for name in SERIES_NAMES))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: into a hidden sibling, renamed over it when written. A
+    sweep's ``sweep.json`` and a reproduction's ``deck.json`` are rewritten at every start (the
+    deck's after every study) and read back to decide whether a folder may be resumed: one cut
+    short by Ctrl-C, SIGTERM or ``kill -9`` made the folder "damaged", resumable only with
+    ``--force``, which deletes its runs."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def publish(tmp: Path, final: Path) -> None:

@@ -65,6 +65,7 @@ from .rundir import (
     run_current,
     run_id_of,
     run_reusable,
+    write_text_atomic,
 )
 from .runtask import RunOutcome, RunTask, execute_run, params_doc
 from .scenario import load, scenarios, split_key
@@ -600,9 +601,7 @@ def run_sweep(
         tasks = plan(spec, out, plots=plots)
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
-    (out / SWEEP_PLAN_FILE).write_text(
-        dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [params_doc(t) for t in tasks]}), encoding="utf-8"
-    )
+    write_text_atomic(out / SWEEP_PLAN_FILE, dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [params_doc(t) for t in tasks]}))
     unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
     todo, repaired, outdated = runs_to_do(runs, unique)
     reused = len(unique) - len(todo)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
 from ..results import dump_json
+from ..rundir import write_text_atomic
 from ..sweep import SweepSpec, load_spec, run_sweep, shipped_sweeps
 from .figures import FlowFigure, Labeler, MetricFigure, SummaryTable, TimeFigure, fill_times, label_value, load_points
 
@@ -262,7 +263,7 @@ def quick_note(deck: Deck) -> str:
 def _write_deck(out: Path, doc: dict[str, Any], started: float) -> None:
     """deck.json as it stands, with the wall time so far (rewritten after each study)."""
     doc["wall_s"] = time.perf_counter() - started
-    (out / "deck.json").write_text(dump_json(doc), encoding="utf-8")
+    write_text_atomic(out / "deck.json", dump_json(doc))
 
 
 def _draw_study(study: Study, deck: Deck, folder: Path, entry: dict[str, Any]) -> None:
