@@ -244,6 +244,20 @@ def test_a_dask_executor_closed_twice_after_its_runs_closes_once(tmp_path: Path)
     assert dask._cluster is None
 
 
+def test_the_workers_of_a_local_cluster_leave_ctrl_c_to_the_coordinator(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal reaches every process of the group: each worker of the sweep's
+    local cluster died of it, printing a KeyboardInterrupt traceback under `cnsim sweep`'s one
+    line. The workers now ignore SIGINT; the coordinator stops the cluster."""
+    pytest.importorskip("distributed")
+    with executors.DaskExecutor(None, 1) as dask:
+        before = dask.client.run(os.getpid)
+        for pid in before.values():
+            os.kill(pid, signal.SIGINT)
+        time.sleep(1)
+        assert dask.client.run(os.getpid) == before  # the same worker, not a restarted one
+        assert [o.status for o in dask.map_runs(tasks(tmp_path, {}))] == ["ok"]
+
+
 def test_a_remote_cluster_counts_its_threads_and_keeps_its_memory_to_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cluster reached by its address (here one started by the test) runs as many runs at once
     as it has threads, and its machines' memory is not this one's to check."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -101,6 +102,15 @@ def _start_worker(stop: Any) -> None:
 def _execute_in_worker(task: RunTask) -> RunOutcome:
     """:func:`execute_run` in a worker process, interrupted when the pool's stop event is set."""
     return execute_run(task, _WORKER_STOP)
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook (``preload=["cnsim.executors"]``), run in each worker process of the
+    local cluster a sweep starts: the worker ignores SIGINT. Ctrl-C at a terminal reaches the whole
+    process group, and every worker printed a KeyboardInterrupt traceback under the command's
+    one-line message; the coordinator, which gets the Ctrl-C too, stops the cluster itself."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _died(task: RunTask, err: BaseException) -> RunOutcome:
@@ -251,7 +261,8 @@ class DaskExecutor(Executor):
             # installed), by default on port 8787: a second cluster on this machine (another
             # sweep) then warns and moves. A free port on this host alone never collides.
             self._cluster = LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=40
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=40,
+                preload=[__name__],  # dask_setup: the workers leave Ctrl-C to the coordinator
             )
             self._client = Client(self._cluster)
             self.workers = n
