@@ -20,6 +20,7 @@ from cnsim.rundir import (
     ERROR_FILE,
     MANIFEST_FILE,
     PARAMS_FILE,
+    SCENARIO_FILE,
     SERIES_DIR,
     SERIES_NAMES,
     SUMMARY_FILE,
@@ -31,6 +32,7 @@ from cnsim.rundir import (
     read_json,
     read_json_checked,
     read_run,
+    results_version,
     rows_table,
     run_complete,
     run_current,
@@ -50,6 +52,7 @@ def finished(folder: Path, scenario: str, results: str = str(RESULTS_VERSION)) -
     """A finished run folder: its summary, the manifest naming the results version that made it,
     and its series files."""
     write(folder / MANIFEST_FILE, {"versions": {"cnsim": "0.1.0", "results": results}})
+    (folder / SCENARIO_FILE).write_text('duration = "1ms"\n', encoding="utf-8")
     for name in SERIES_NAMES:
         series_file(folder, name)
     return write(folder / SUMMARY_FILE, {"scenario": scenario})
@@ -172,6 +175,10 @@ def test_a_run_whose_series_file_was_removed_is_not_reused(tmp_path: Path) -> No
     finished(tmp_path / "bare", "x")
     shutil.rmtree(tmp_path / "bare" / SERIES_DIR)
     assert not run_reusable(tmp_path / "bare")
+    # nor is one without its scenario.toml (the run folder's record of what ran; sweep audit)
+    finished(tmp_path / "untold", "x")
+    (tmp_path / "untold" / SCENARIO_FILE).unlink()
+    assert run_complete(tmp_path / "untold") and not run_reusable(tmp_path / "untold")
 
 
 def test_the_series_a_run_must_hold_are_the_kinds_a_run_writes() -> None:
@@ -187,11 +194,11 @@ def test_a_run_is_reusable_only_when_this_version_of_the_results_made_it(tmp_pat
         assert run_complete(folder) and not run_current(folder) and not run_reusable(folder)
     before = write(tmp_path / "unversioned" / SUMMARY_FILE, {"scenario": "x"}).parent  # no manifest
     write(before / MANIFEST_FILE, {"versions": {"cnsim": "0.1.0", "core": "0.1.0"}})  # made before the key
-    assert run_complete(before) and not run_current(before)
+    assert run_complete(before) and not run_current(before) and results_version(before) == "0"
     (before / MANIFEST_FILE).write_text("{", encoding="utf-8")  # a manifest that does not read back
-    assert not run_current(before)
+    assert not run_current(before) and results_version(before) is None  # damage, not a version
     (before / MANIFEST_FILE).unlink()
-    assert not run_current(before)
+    assert not run_current(before) and results_version(before) is None
 
 
 def test_publish_renames_into_place_and_keeps_a_run_someone_else_finished(tmp_path: Path) -> None:
@@ -208,7 +215,7 @@ def test_publish_renames_into_place_and_keeps_a_run_someone_else_finished(tmp_pa
     write(failed / ERROR_FILE, {"error": "boom"})
     finished(tmp, "retry")
     publish(tmp, failed)  # a failed attempt is replaced, not merged into
-    assert sorted(p.name for p in failed.iterdir()) == [MANIFEST_FILE, SERIES_DIR, SUMMARY_FILE]
+    assert sorted(p.name for p in failed.iterdir()) == [MANIFEST_FILE, SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE]
 
     series = series_file(final)
     series.write_bytes(b"")  # finished, but a series file was lost since
@@ -291,7 +298,15 @@ def test_numbers_stay_numbers_and_a_float_makes_the_column_floats() -> None:
     assert column([1, None, 2]).type == pa.int64()
     floats = column([1, None, 2.5])
     assert floats.type == pa.float64() and floats.to_pylist() == [1.0, None, 2.5]
-    assert column([None, None]).type == pa.null()
+    # a column no run has a value in is a number column (a metric) or text (error, status), not
+    # Arrow's null type: the tables of a sweep where nothing failed and one where a run did
+    # concatenate
+    assert column([None, None]).type == pa.float64()
+    assert column([None, None], text=True).type == pa.string()
+    ok = rows_table([{"run_id": "a", "error": None, "x.recovery_s": None}])
+    failed = rows_table([{"run_id": "b", "error": "boom", "x.recovery_s": 0.5}])
+    both = pa.concat_tables([ok, failed])
+    assert both.column("error").to_pylist() == [None, "boom"] and both.column("x.recovery_s").type == pa.float64()
     # an int past int64 beside a float: made a float here, where Arrow would refuse the column
     assert column([10**20, 0.5]).to_pylist() == [1e20, 0.5]
 

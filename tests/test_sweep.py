@@ -245,6 +245,7 @@ def test_runs_to_do_sorts_the_folders_a_resume_finds(tmp_path: Path) -> None:
         return f
 
     current = folder("current", '{"scenario": "x"}', str(RESULTS_VERSION))
+    (current / "scenario.toml").write_text('duration = "1ms"\n')
     (current / "series").mkdir()
     for name in SERIES_NAMES:  # a whole run has every series (rundir.run_reusable)
         pq.write_table(pa.table({"t_s": [0.0]}), current / "series" / f"{name}.parquet")
@@ -252,13 +253,14 @@ def test_runs_to_do_sorts_the_folders_a_resume_finds(tmp_path: Path) -> None:
     folder("damaged", '{"scenario": ', str(RESULTS_VERSION))
     folder("damaged-older", '{"scen', str(RESULTS_VERSION - 1))
     folder("failed", error=True)
-    names = ["current", "older", "damaged", "damaged-older", "failed", "missing"]
+    folder("unmanifested", '{"scenario": "x"}')  # its manifest gone: damage, not another version
+    names = ["current", "older", "damaged", "damaged-older", "failed", "missing", "unmanifested"]
     tasks = [RunTask(run_id=n, base="b", overrides={}, seed=1, params={}, index=i, runs_dir=str(tmp_path), sweep="s")
              for i, n in enumerate(names)]
     todo, repaired, outdated = runs_to_do(tmp_path, tasks)
     assert [t.run_id for t in todo] == names[1:]
     assert outdated == ["older"]
-    assert repaired == ["damaged", "damaged-older"]  # a summary that does not read back: damaged, whoever made it
+    assert repaired == ["damaged", "damaged-older", "unmanifested"]  # a summary that does not read back: damaged, whoever made it
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current", "failed"]
 
 

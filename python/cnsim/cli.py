@@ -712,7 +712,7 @@ def sweep(
         if result.outdated:
             typer.echo(f"{len(result.outdated)} run folder(s) were made by another version of cnsim's results and were run again", err=True)
         if result.repaired:
-            typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json or a damaged or missing series file and were run again: {', '.join(result.repaired)}", err=True)
+            typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json, a missing manifest.json or scenario.toml, or a damaged or missing series file and were run again: {', '.join(result.repaired)}", err=True)
         for run_id, error in result.failed:
             typer.echo(f"run {run_id} failed: {error}", err=True)
         if result.failed:

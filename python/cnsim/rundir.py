@@ -46,6 +46,7 @@ __all__ = [
     "run_complete",
     "parquet_whole",
     "run_current",
+    "results_version",
     "run_reusable",
     "publish",
     "write_text_atomic",
@@ -140,21 +141,32 @@ def parquet_whole(path: Path) -> bool:
     return head == _PARQUET_MAGIC and tail[4:] == _PARQUET_MAGIC and 0 < footer <= size - 12
 
 
+def results_version(folder: Path) -> str | None:
+    """The version of the results a run folder's manifest names (``versions.results``; "0" for a
+    manifest written before the results had a version), or None when the manifest is missing or
+    does not read: damage, not another version."""
+    manifest = read_json(folder / MANIFEST_FILE)
+    if not isinstance(manifest, dict):
+        return None
+    versions = manifest.get("versions")
+    version = versions.get("results") if isinstance(versions, dict) else None
+    return version if isinstance(version, str) else "0"
+
+
 def run_current(folder: Path) -> bool:
     """Whether the run folder was made by this version of the results (its manifest's
     ``versions.results`` is :data:`RESULTS_VERSION`): a run made before a change to the model or
     to its measurements holds results this cnsim would not give."""
-    manifest = read_json(folder / MANIFEST_FILE)
-    versions = manifest.get("versions") if isinstance(manifest, dict) else None
-    return isinstance(versions, dict) and versions.get("results") == str(RESULTS_VERSION)
+    return results_version(folder) == str(RESULTS_VERSION)
 
 
 def run_reusable(folder: Path) -> bool:
     """A finished run a sweep keeps instead of running it again: complete, made by this version
     of the results (an older run is run again: the run id names the scenario and seed, not the
-    model), and every series file there and whole (a damaged or missing one — a partial copy,
-    a file removed — is run again, not left for the catalog and the checks to trip on)."""
-    return (run_complete(folder) and run_current(folder)
+    model), its scenario.toml there, and every series file there and whole (a damaged or missing
+    one — a partial copy, a file removed — is run again, not left for the catalog, the pages and
+    the checks to trip on)."""
+    return (run_complete(folder) and run_current(folder) and (folder / SCENARIO_FILE).is_file()
             and all(parquet_whole(folder / SERIES_DIR / f"{name}.parquet") for name in SERIES_NAMES))
 
 
@@ -240,11 +252,19 @@ def manifest_columns(manifest: dict[str, Any]) -> dict[str, Any]:
     return columns
 
 
-def _column(values: list[Any]) -> pa.Array[Any]:
-    """One column with a single type: numbers stay numbers; mixed with text, all text."""
+#: the columns of a run table that hold text (the others hold a run's numbers or its parameters)
+TEXT_COLUMNS = ("run_id", "sweep", "status", "error", "path")
+
+
+def _column(values: list[Any], text: bool = False) -> pa.Array[Any]:
+    """One column with a single type: numbers stay numbers; mixed with text, all text. A column
+    with no value at all (no run failed: `error`; a metric no run measured) is typed as text or
+    as a number, not as Arrow's null type, so that the tables of two sweeps concatenate."""
     import pyarrow as pa  # only tables need it; a run folder does not (issue 14)
 
     present = [v for v in values if v is not None]
+    if not present:
+        return pa.array(values, type=pa.string() if text else pa.float64())
     if any(isinstance(v, str) for v in present) and not all(isinstance(v, str) for v in present):
         values = [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]
     elif any(isinstance(v, (dict, list)) for v in present) and not all(isinstance(v, list) for v in present):
@@ -266,7 +286,7 @@ def rows_table(rows: list[dict[str, Any]], first: Iterable[str] = ()) -> pa.Tabl
     order: dict[str, None] = dict.fromkeys(first)
     for row in rows:
         order.update(dict.fromkeys(row))
-    columns = {name: _column([row.get(name) for row in rows]) for name in order}
+    columns = {name: _column([row.get(name) for row in rows], name in TEXT_COLUMNS) for name in order}
     return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
 
 

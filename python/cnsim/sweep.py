@@ -51,6 +51,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import budget
+from ._version import RESULTS_VERSION
 from .errors import ResourceError, ScenarioError, format_value
 from .results import dump_json
 from .rundir import (
@@ -60,9 +61,9 @@ from .rundir import (
     TMP_PREFIX,
     flatten,
     read_run,
+    results_version,
     rows_table,
     run_complete,
-    run_current,
     run_id_of,
     run_reusable,
     write_text_atomic,
@@ -548,7 +549,9 @@ def runs_to_do(runs: Path, tasks: list[RunTask]) -> tuple[list[RunTask], list[st
     found damaged (a summary.json that does not read back, a series file not whole) and those made
     by another version of the results (``RESULTS_VERSION``): both are removed, to be run again."""
     todo = [t for t in tasks if not run_reusable(runs / t.run_id)]
-    outdated = [t.run_id for t in todo if run_complete(runs / t.run_id) and not run_current(runs / t.run_id)]
+    # another version names its version; a manifest missing or unreadable is damage
+    outdated = [t.run_id for t in todo if run_complete(runs / t.run_id)
+                and results_version(runs / t.run_id) not in (None, str(RESULTS_VERSION))]
     older = set(outdated)
     repaired = [t.run_id for t in todo if (runs / t.run_id / SUMMARY_FILE).exists() and t.run_id not in older]
     for run_id in outdated + repaired:
