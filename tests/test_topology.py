@@ -281,3 +281,20 @@ def test_ports_routes_and_paths_on_a_small_graph() -> None:
     dmodk_spines = {dmodk.route("0", d)[2] for d in ("2", "3")}
     assert len(bfs_spines) == 1 and len(dmodk_spines) == 2
     assert shortest.path("0", "3") == list(itertools.pairwise(shortest.route("0", "3")))
+
+
+@pytest.mark.parametrize("sid", ["zhb-og-multi-hop", "zhb-dual-cp-heavy-light", "qcnp-parking-lot", "ring-6-deadlock", "e2cm-non-cm-domain"])
+def test_one_search_per_source_routes_every_pair_as_a_search_per_pair(sid: str) -> None:
+    """The routes of graphs come from one breadth-first search per source, kept for every
+    destination (the max-min reference asks for all pairs): each equals the route of a search
+    stopped at its destination, ties by declaration order."""
+    net = load(sid).resolved.network
+    assert net is not None
+    for src, dst in itertools.permutations(net.nodes, 2):
+        prev = net.predecessors(src, dst)  # a search of its own, stopped at dst
+        expect, here = [], dst
+        while dst in prev and here != src:
+            expect.append((prev[here], here))
+            here = prev[here]
+        assert net.path(src, dst) == expect[::-1], (src, dst)
+    assert set(net._trees) == set(net.nodes)  # one search per source
