@@ -7,6 +7,7 @@ Runs use the real engine on kd-symmetric-single-hs shortened to 20–60 ms (tens
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -523,6 +524,21 @@ def test_one_key_written_two_ways_is_refused(changes: dict[str, Any], fragment: 
     with pytest.raises(ScenarioError) as err:
         parse_spec({"name": "x", "base": "zhb-og-single-hop", "set": {"cm.scheme": "bcn", **changes.pop("set", {})}, **changes})
     assert fragment in str(err.value)
+
+
+def test_a_spec_with_toml_dates_is_bad_input_not_a_traceback(tmp_path: Path) -> None:
+    """TOML has dates and times, JSON not: the check for repeated values spelled each value as
+    JSON and raised a TypeError (a traceback, exit 1) where the run's resolution names the bad
+    value (exit 2)."""
+    from cnsim.sweep import plan
+
+    spec = tmp_path / "dates.toml"
+    spec.write_text('name = "d"\nbase = "zhb-og-single-hop"\n[axes]\nduration = [1979-05-27T07:32:00Z, "1ms"]\n'
+                    '[zip]\n"traffic.start" = [07:32:00, "0s"]\n"traffic.load" = [0.5, 0.6]\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match="duration"):
+        plan(load_spec(spec), tmp_path / "out")
+    with pytest.raises(ScenarioError, match="axes.duration: repeated value"):
+        parse_spec({"name": "x", "base": KD, "axes": {"duration": [datetime.date(2020, 1, 1), datetime.date(2020, 1, 1)]}})
 
 
 def test_spec_names_seeds_and_run_counts() -> None:

@@ -230,7 +230,9 @@ def _repeated_points(tables: dict[str, dict[str, Any]], unequal_zip: bool) -> li
     repeats: they share a run, and both rows show it."""
 
     def spelled(value: Any) -> str:
-        return json.dumps(value, sort_keys=True)
+        # TOML also has dates and times, which JSON does not: a spec giving one (a bad value the
+        # run's resolution names, exit 2) must not end in a TypeError's traceback here
+        return json.dumps(value, sort_keys=True, default=repr)
 
     problems: list[str] = []
     for key, values in tables["axes"].items():
