@@ -541,6 +541,23 @@ def test_a_spec_with_toml_dates_is_bad_input_not_a_traceback(tmp_path: Path) -> 
         parse_spec({"name": "x", "base": KD, "axes": {"duration": [datetime.date(2020, 1, 1), datetime.date(2020, 1, 1)]}})
 
 
+def test_node_names_of_digits_are_names_not_indexes(tmp_path: Path) -> None:
+    """Only an array's index reads "00" as "0": nodes "1" and "01" are two nodes, and their loads
+    two keys (`--set traffic.loads.01=…` sets node 01's), not one key written two ways."""
+    from cnsim.runner import prepare
+    from cnsim.sweep import plan
+
+    base = tmp_path / "two-names.toml"
+    base.write_text('duration = "1ms"\n[topology]\nkind = "star"\nnodes = ["1", "01", "2"]\n[traffic]\npattern = "uniform"\n'
+                    'load = 0.5\n[metrics]\nhot_port = "S1/1"\n', encoding="utf-8")
+    spec = parse_spec({"name": "x", "base": str(base), "axes": {"traffic.loads.1": [0.1, 0.2], "traffic.loads.01": [0.3]}})
+    loads = [dict(prepare(t.base, t.overrides, t.seed).resolved.doc.traffic.loads) for t in plan(spec, tmp_path / "out")]
+    assert loads == [{"1": 0.1, "01": 0.3}, {"1": 0.2, "01": 0.3}]
+    # the same node written two ways is still one key
+    with pytest.raises(ScenarioError, match='the same scenario key as axes.traffic.loads.01'):
+        parse_spec({"name": "x", "base": str(base), "axes": {"traffic.loads.01": [0.1], 'traffic.loads."01"': [0.3]}})
+
+
 def test_spec_names_seeds_and_run_counts() -> None:
     from cnsim.sweep import MAX_RUNS, check_size, count_runs
 

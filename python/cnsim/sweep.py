@@ -251,13 +251,23 @@ def _repeated_points(tables: dict[str, dict[str, Any]], unequal_zip: bool) -> li
 def _key_path(key: str) -> tuple[str, ...] | None:
     """The scenario path a dotted key names, read as ``--set`` reads it: parts stripped of blanks,
     quotes removed, array indexes as numbers (``"cm.w "``, ``cm."w"`` and ``cm.w`` are one key;
-    so are ``hotspots.00.rate`` and ``hotspots.0.rate``). None for a key that does not read (the
+    so are ``hotspots.00.rate`` and ``hotspots.0.rate``, but not ``traffic.loads.01`` and
+    ``traffic.loads.1``: node names). None for a key that does not read (the
     run's resolution names it)."""
     try:
         parts = split_key(key)
     except ScenarioError:
         return None
-    return tuple(str(int(p)) if p.isascii() and p.isdigit() and len(p) <= 18 else p for p in parts)
+    path: list[str] = []
+    for p in parts:
+        index = p.isascii() and p.isdigit() and len(p) <= 18 and tuple(path) not in _NAMED_TABLES
+        path.append(str(int(p)) if index else p)
+    return tuple(path)
+
+
+#: the scenario tables keyed by names, where digits are a name, not an array's index: nodes
+#: "1" and "01" are two nodes, `traffic.loads.01` and `traffic.loads.1` two keys
+_NAMED_TABLES = {("traffic", "loads")}
 
 
 def _same_key_twice(tables: dict[str, dict[str, Any]]) -> list[str]:
