@@ -150,6 +150,36 @@ def test_closing_a_process_pool_interrupts_its_runs_in_flight(tmp_path: Path) ->
         pool.close()
 
 
+def _ignores_sigint(pid: int) -> bool:
+    """Whether the process ignores SIGINT (its SigIgn mask in /proc)."""
+    try:
+        mask = Path(f"/proc/{pid}/status").read_text().split("SigIgn:")[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
+
+
+def test_process_workers_leave_ctrl_c_to_the_coordinator(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal reaches every process of the group: a process worker waiting for its
+    next run died of it, printing a KeyboardInterrupt traceback under `cnsim sweep`'s one line
+    (and breaking the pool), and one in mid-run gave up its run. The workers ignore SIGINT; the
+    coordinator closes the pool, whose stop event interrupts the runs in flight."""
+    with LocalExecutor(2, "process") as pool:
+        outcomes = pool.map_runs(tasks(tmp_path, {}, {"duration": "1.5s"}))
+        first = next(outcomes)  # the short run: its worker now waits for another
+        workers = _workers_of(pool)
+        assert len(workers) == 2
+        # a worker spawned for the long run may still be starting (importing cnsim): wait until it
+        # has run its initializer, which is where it starts to ignore SIGINT (a Ctrl-C before then
+        # is the default's); without the fix this waits its 20 s in vain and the signal kills
+        _wait_for(lambda: all(_ignores_sigint(w) for w in workers), 20)
+        for worker in workers:
+            os.kill(worker, signal.SIGINT)
+        time.sleep(1)
+        assert all(_alive(w) for w in workers), "a worker died of Ctrl-C"
+        assert [first.status, *(o.status for o in outcomes)] == ["ok", "ok"]
+
+
 def test_process_workers_end_when_their_coordinator_is_killed(tmp_path: Path) -> None:
     """After `kill -9` of a `cnsim sweep --executor process`, its workers ran their runs on, for
     nobody, then stayed, idle, for ever (a worker waits on the pool's call queue, which never

@@ -87,9 +87,16 @@ def _start_worker(stop: Any) -> None:
     end the worker when the coordinator is gone. A worker waits on the pool's call queue, which
     never says that the coordinator is gone: killed with ``kill -9``, the coordinator left its
     workers running their runs for nobody, then idle for ever. A run cut short leaves only its
-    temporary folder, removed when the sweep is resumed."""
+    temporary folder, removed when the sweep is resumed.
+
+    The worker also ignores SIGINT, as a Dask worker does (:func:`dask_setup`): Ctrl-C at a
+    terminal reaches the whole process group, and a worker waiting for its next run died of it
+    with a KeyboardInterrupt traceback under the command's one line. The coordinator, which gets
+    the Ctrl-C too, closes the pool, and the stop event interrupts the runs in flight."""
     global _WORKER_STOP
     _WORKER_STOP = stop
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         def watch() -> None:
