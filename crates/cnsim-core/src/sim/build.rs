@@ -319,11 +319,6 @@ pub(super) fn notification_points(
         .unzip()
 }
 
-/// The events a run starts with: the first deadlock check (with PAUSE), the CPs' first
-/// measurement intervals (schemes with a CP clock), the hotspot windows. The queue's wheel
-/// reaches twice the longest hop (a data frame's transmission plus its link's propagation), so
-/// that nearly every event is scheduled into it, not beyond, unless that would make its slots
-/// wider than a quarter of the shortest transmission (`engine::queue`).
 /// When the last source stops generating, at most the end of the run. Contract: "`traffic.stop`
 /// ends generation; a run-to-completion scenario then runs until no data frame is left": a source
 /// stops at its stop time, not at its last arrival (which the lazy generator knows in advance),
@@ -337,7 +332,12 @@ pub(super) fn sources_stop(cfg: &CoreConfig, gens: &[Generator]) -> SimTime {
         .min(end)
 }
 
-/// The events the run starts with; `sources_stop`: see [`sources_stop`].
+/// The events a run starts with: the first deadlock check (with PAUSE), the CPs' first
+/// measurement intervals (schemes with a CP clock), the hotspot windows, and in a run to
+/// completion whose sources stop before its end the observer at that stop ([`sources_stop`]).
+/// The queue's wheel reaches twice the longest hop (a data frame's transmission plus its link's
+/// propagation), so that nearly every event is scheduled into it, not beyond, unless that would
+/// make its slots wider than a quarter of the shortest transmission (`engine::queue`).
 pub(super) fn first_events(
     cfg: &CoreConfig,
     scheme: &Scheme,
