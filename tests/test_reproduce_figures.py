@@ -760,7 +760,7 @@ def test_a_zhb_gain_in_the_unit_rules_gd0_says_so(study: str) -> None:
 
 
 def windowed(tmp_path: Path, windows: list[list[float]]) -> list[Point]:
-    return [Point({"status": "ok", "seed": 1, "window_s": w, "throughput_gbps.aggregate": 1.0 + i,
+    return [Point({"status": "ok", "seed": 1, "window_s": w, "duration_s": w[1], "throughput_gbps.aggregate": 1.0 + i,
                    "throughput_gbps.per_flow.2->1": 0.5}, tmp_path / "no-run", {"cm.scheme": scheme})
             for i, (w, scheme) in enumerate(zip(windows, ["none", "bcn", "e2cm"], strict=False))]
 
@@ -773,6 +773,10 @@ def test_a_figure_over_different_windows_says_which_run_used_which(tmp_path: Pat
         assert fig is not None and fig._supxlabel is not None and fig._supxlabel.get_text() == note
         same = kind.build(windowed(tmp_path, [[0.1, 0.3]] * 3), ["cm.scheme"], label_value)
         assert same is not None and same._supxlabel is None  # one window: nothing to say
+        # windows that differ for another reason (a run whose window starts later) get no cause
+        other = kind.build(windowed(tmp_path, [[0.2, 0.3], [0.1, 0.3], [0.1, 0.3]]), ["cm.scheme"], label_value)
+        assert other is not None and other._supxlabel is not None
+        assert other._supxlabel.get_text() == "Measurement windows differ: [0.1, 0.3] s, but [0.2, 0.3] s for no CM"
 
 
 # The times a deck's texts give are the ones their runs used: written by hand they said "from 0.1
@@ -799,7 +803,7 @@ def test_the_times_of_a_text_are_the_runs_own(tmp_path: Path) -> None:
     assert fill_times("over {hotspot}", [full, full]) == "over 0.1–0.5 s"
     # a run that ends before its hotspot does says so (qcnp --quick: 0.3 s of a 0.1-1.0 s hotspot)
     qcnp = run_of(tmp_path, "qcnp-og-single-hop", get_deck("qcnp").quick_set, {"window_s": [0.1, 0.3], "duration_s": 0.3})
-    assert fill_times("after the hotspot ({hotspot})", [qcnp]) == "after the hotspot (0.1–1 s (the run ends at 0.3 s))"
+    assert fill_times("after the hotspot ({hotspot})", [qcnp]) == "after the hotspot (0.1–1 s, the run ending at 0.3 s)"
     # input-generated: the span of the hot flows; the sources' stop and the cap of a run to completion
     assert fill_times("({hotspot})", [run_of(tmp_path, "qcnp-ig-baseline", {}, {"duration_s": 2.0})]) == "(0.1–1 s)"
     e2cm = run_of(tmp_path, "e2cm-mixed-speed-og", get_deck("e2cm").quick_set, {"duration_s": 0.21})

@@ -222,7 +222,8 @@ def describe_field(field: FieldInfo) -> tuple[str, str]:
     if get_origin(annotation) in (Union, types.UnionType):
         # `"all" | list of names`: each alternative as it would be described alone
         alternatives = [describe_field(FieldInfo.from_annotation(a)) for a in get_args(annotation)]
-        return " or ".join(t for t, _ in alternatives), " or ".join(a for _, a in alternatives if a)
+        # an alternative without listed values is allowed as its type ("all" or a list of strings)
+        return " or ".join(t for t, _ in alternatives), " or ".join(a or t for t, a in alternatives)
     if get_origin(annotation) is Literal:
         return "choice", " | ".join(f'"{v}"' for v in get_args(annotation))
     if get_origin(annotation) is list:
