@@ -557,12 +557,16 @@ def test_a_flow_whose_inherited_stop_comes_before_its_start_is_refused() -> None
     prepare("eval-baseline", set={"traffic.flows": flows[:0] + [{"src": "H1", "dst": "H5", "rate": "5Gbps"}], "traffic.stop": "3ms"})
 
 
-def test_a_load_without_the_uniform_pattern_is_refused() -> None:
+def test_a_load_that_is_the_only_traffic_needs_the_uniform_pattern() -> None:
     # pattern "none" (the default) sends only the named flows: a scenario written as
-    # `load = 0.85` without its pattern offered nothing, silently (a traffic audit)
-    with pytest.raises(ScenarioError, match=r'traffic\.load: a load needs pattern = "uniform".*\(given 0\.85\)'):
-        prepare("kd-symmetric-single-hs", set={"traffic.load": 0.85})
-    prepare("kd-symmetric-single-hs", set={"traffic.load": 0.85, "traffic.pattern": "uniform"})
-    prepare("kd-symmetric-single-hs", set={"traffic.load": 0})  # no load: nothing to lose
-    done = runner.invoke(app, ["show", "kd-symmetric-single-hs", "--set", "traffic.load=0.5"])
-    assert done.exit_code == 2 and "traffic.load" in done.output and "Traceback" not in done.output
+    # `load = 0.85` without its pattern, and without flows, sent nothing, silently (a traffic
+    # audit); beside named flows the load is ignored, as documented, and not an error
+    no_flows = {"traffic.pattern": "none", "traffic.flows": [], "hotspots": []}
+    with pytest.raises(ScenarioError, match=r'traffic\.load: a load needs pattern = "uniform".*nothing would send.*\(given 0\.85\)'):
+        prepare("zhb-og-single-hop", set=no_flows)
+    prepare("zhb-og-single-hop", set={**no_flows, "traffic.load": 0})  # no load: nothing to lose
+    refused = runner.invoke(app, ["show", "zhb-og-single-hop", "--set", "traffic.pattern=none"])
+    assert refused.exit_code == 2 and "traffic.load" in refused.output and "Traceback" not in refused.output
+    # the contract's `--set traffic.load=0.5` on a scenario of named flows: accepted, the flows send
+    prepare("kd-symmetric-single-hs", set={"traffic.load": 0.85})
+    assert runner.invoke(app, ["show", "kd-symmetric-single-hs", "--set", "traffic.load=0.5"]).exit_code == 0

@@ -148,11 +148,15 @@ class Resolution:
             node(f"traffic.loads.{name}", name)
         if doc.traffic.loads and doc.traffic.pattern != "uniform":
             p.append(Problem("traffic.loads", doc.traffic.loads, 'per-node loads need pattern = "uniform"'))
-        if doc.traffic.load > 0 and doc.traffic.pattern != "uniform":
-            # with pattern "none" (the default) only the named flows send: the load would offer
-            # nothing, silently (a scenario written as `load = 0.85` without its pattern)
+        if doc.traffic.load > 0 and doc.traffic.pattern != "uniform" and not doc.traffic.flows:
+            # with pattern "none" (the default) only the named flows send: a scenario written as
+            # `load = 0.85` without its pattern, and without flows, would send nothing, silently.
+            # Beside named flows the load is ignored, as documented: `--set traffic.pattern=none`
+            # turns a scenario's uniform traffic off, and `--set traffic.load=…` on a scenario of
+            # named flows changes nothing, without either being an error
             p.append(Problem("traffic.load", doc.traffic.load, 'a load needs pattern = "uniform" (with "none", the default, only '
-                             'traffic.flows send); set traffic.pattern = "uniform" or leave the load at 0'))
+                             'traffic.flows send, and this scenario has none: nothing would send); set traffic.pattern = "uniform" '
+                             'or leave the load at 0'))
         if doc.traffic.stop is not None and doc.traffic.stop < doc.traffic.start:
             p.append(Problem("traffic.stop", format_time(doc.traffic.stop), "stop comes before start"))
         tr = doc.traffic

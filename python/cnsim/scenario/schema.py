@@ -190,8 +190,8 @@ class TrafficSpec(_Model):
     pattern: Literal["uniform", "none"] = "none"
     """uniform: every node sends to every other node; none: only the named flows."""
     load: Fraction01 = 0.0
-    """Offered load of each node, a fraction of its link rate (needs pattern = "uniform": with
-    "none", the default, only the named flows send, and a load above 0 is refused)."""
+    """Offered load of each node, a fraction of its link rate (pattern = "uniform" only: with
+    "none", the default, only the named flows send; a load with neither is refused)."""
     loads: dict[Name, Fraction01] = {}
     """Per-node loads overriding load: {"<node>" = fraction}."""
     flows: list[FlowSpec] = []
