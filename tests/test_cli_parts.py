@@ -374,13 +374,16 @@ def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path) -> None:
     given.mkdir()
     assert _sweep_folder_refusal(given, spec) == "holds no sweep (sweep.json)"
     (given / "sweep.json").write_text(json.dumps({"spec": {**spec.to_dict(), "seeds": [1, 2]}}))
-    assert _sweep_folder_refusal(given, spec) == "holds another sweep ('mine', or the same name with other settings) than 'mine'"
+    assert _sweep_folder_refusal(given, spec).startswith("holds sweep 'mine' with other settings (pass --extend")
+    assert _sweep_folder_refusal(given, spec, extend=True) is None
+    (given / "sweep.json").write_text(json.dumps({"spec": {**spec.to_dict(), "name": "theirs"}}))
+    assert _sweep_folder_refusal(given, spec, extend=True) == "holds another sweep ('theirs') than 'mine'"
     (given / "sweep.json").write_text(json.dumps({"spec": spec.to_dict()}))
     assert _sweep_folder_refusal(given, spec) is None
     (given / "sweep.json").write_text("{not json")
     assert _sweep_folder_refusal(given, spec) == "its sweep.json does not read back (a damaged sweep folder)"
     (given / "sweep.json").write_text(json.dumps({"spec": ["not", "a", "spec"]}))
-    assert _sweep_folder_refusal(given, spec).startswith("holds another sweep (None, or")
+    assert _sweep_folder_refusal(given, spec) == "holds another sweep (None) than 'mine'"
 
 
 # --- what the sweep and reproduce commands print and how they end ----------------------------

@@ -275,7 +275,7 @@ def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
     first = {p.name for p in (out / "runs").iterdir()}
     other = _write(tmp_path / "other.toml", spec.read_text().replace('"4us"', '"8us"'))
     res = runner.invoke(app, ["sweep", str(other), "--out", str(out), "--quiet"])
-    assert res.exit_code == 2 and "holds another sweep ('small'" in res.output, res.output
+    assert res.exit_code == 2 and "holds sweep 'small' with other settings" in res.output, res.output
     run_folder = tmp_path / "run"
     assert runner.invoke(app, ["run", KD, "--duration", "1ms", "--out", str(run_folder), "--quiet", "--no-plots"]).exit_code == 0
     res = runner.invoke(app, ["sweep", str(spec), "--out", str(run_folder), "--quiet"])
@@ -288,6 +288,43 @@ def test_a_sweep_resumes_only_its_own_folder(tmp_path: Path) -> None:
     assert json.loads((out / "sweep.json").read_text())["spec"]["axes"] == {"links.delay": ["8us"]}
     now = {p.name for p in (out / "runs").iterdir()}
     assert len(now) == 2 and not now & first  # the first sweep's runs are gone
+
+
+def test_a_sweep_extended_with_values_and_seeds_keeps_its_runs(tmp_path: Path) -> None:
+    """--extend resumes a folder whose spec changed (docs/sweeps.md "Extending a sweep"): the runs it
+    holds are reused, not rerun, and their params.json names their point in the new plan; a new plan
+    that drops one of its runs, another sweep's name, and --extend beside --force are refused."""
+    spec = _small_spec(tmp_path, n=1, duration="0.005s")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0
+    first = {p.name: (p / "summary.json").stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    wider = _write(tmp_path / "wider.toml", spec.read_text().replace('"4us"', '"2us", "4us"').replace("seeds = [1]", "seeds = [1, 2]"))
+    res = runner.invoke(app, ["sweep", str(wider), "--out", str(out), "--quiet"])
+    assert res.exit_code == 2 and "holds sweep 'small' with other settings (pass --extend" in res.output, res.output
+    res = runner.invoke(app, ["sweep", str(wider), "--out", str(out), "--extend", "--force", "--quiet"])
+    assert res.exit_code == 2 and "--force and --extend: choose one" in res.output, res.output
+    res = runner.invoke(app, ["sweep", str(wider), "--out", str(out), "--extend"])
+    assert res.exit_code == 0, res.output
+    assert "8 runs (2 already done, 6 run, 0 failed)" in res.output
+    for name, mtime in first.items():  # reused as they were
+        assert (out / "runs" / name / "summary.json").stat().st_mtime_ns == mtime
+    plan = json.loads((out / "sweep.json").read_text())
+    assert plan["spec"]["axes"] == {"links.delay": ["2us", "4us"]} and plan["spec"]["seeds"] == [1, 2]
+    for point in plan["runs"]:
+        assert json.loads((out / "runs" / point["run_id"] / "params.json").read_text()) == point
+    # the earlier runs were points 0 and 1; now 2us comes first and seeds are innermost
+    assert sorted(p["index"] for p in plan["runs"] if p["run_id"] in first) == [4, 6]
+    rows = pq.read_table(out / "sweep.parquet").to_pylist()
+    assert len(rows) == 8 and {r["links.delay"] for r in rows if r["run_id"] in first} == {"4us"}
+    # a plan without 4us would leave two runs out of the table but in the catalog: refused
+    narrower = _write(tmp_path / "narrower.toml", wider.read_text().replace('"2us", "4us"', '"2us"'))
+    res = runner.invoke(app, ["sweep", str(narrower), "--out", str(out), "--extend", "--quiet"])
+    assert res.exit_code == 2 and "--extend keeps every run the folder holds, and 4 of them are not in the new plan" in res.output, res.output
+    assert "links.delay = 4us" in res.output and "and 1 more" in res.output
+    assert json.loads((out / "sweep.json").read_text()) == plan  # nothing changed
+    renamed = _write(tmp_path / "renamed.toml", wider.read_text().replace('name = "small"', 'name = "other"'))
+    res = runner.invoke(app, ["sweep", str(renamed), "--out", str(out), "--extend", "--quiet"])
+    assert res.exit_code == 2 and "holds another sweep ('small') than 'other'" in res.output, res.output
 
 
 def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

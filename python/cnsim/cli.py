@@ -638,10 +638,11 @@ def _resumable_out(out: Path | None, name: str, force: bool = False, refusal: Ca
     return folder
 
 
-def _sweep_folder_refusal(folder: Path, spec: Any) -> str | None:
+def _sweep_folder_refusal(folder: Path, spec: Any, extend: bool = False) -> str | None:
     """Why a non-empty folder is not this spec's sweep to resume (None: it is, by its
     sweep.json), so that runs of another sweep, or a run folder, are never mixed into this one's
-    table and catalog."""
+    table and catalog. With ``extend`` a sweep of the same name whose settings changed is resumed
+    too (:func:`_refuse_runs_outside` then checks that the new plan keeps every run)."""
     import json
 
     from .results import dump_json
@@ -654,10 +655,37 @@ def _sweep_folder_refusal(folder: Path, spec: Any) -> str | None:
         previous = json.loads(plan.read_text(encoding="utf-8"))["spec"]
     except (OSError, ValueError, KeyError, TypeError):
         return f"its {SWEEP_PLAN_FILE} does not read back (a damaged sweep folder)"
-    if previous != json.loads(dump_json(spec.to_dict())):
-        other = previous.get("name") if isinstance(previous, dict) else None
-        return f"holds another sweep ({other!r}, or the same name with other settings) than {spec.name!r}"
-    return None
+    if previous == json.loads(dump_json(spec.to_dict())):
+        return None
+    other = previous.get("name") if isinstance(previous, dict) else None
+    if other != spec.name:
+        return f"holds another sweep ({other!r}) than {spec.name!r}"
+    if extend:
+        return None
+    return (f"holds sweep {spec.name!r} with other settings (pass --extend to keep its runs and add the "
+            "new spec's: every run it holds must still be in the new plan)")
+
+
+def _refuse_runs_outside(folder: Path, tasks: list[Any]) -> None:
+    """``--extend`` keeps every run the folder holds: refused when the new plan drops some (a value
+    or seed removed), since the table would leave them out while the catalog kept them."""
+    from .rundir import PARAMS_FILE, read_json
+    from .sweep import runs_outside
+
+    left = runs_outside(folder, tasks)
+    if not left:
+        return
+    points = []
+    for run_id in left[:3]:
+        doc = read_json(folder / "runs" / run_id / PARAMS_FILE) or {}
+        values = ", ".join(f"{k} = {v}" for k, v in (doc.get("params") or {}).items())
+        points.append(f"{run_id[:12]} ({values + ', ' if values else ''}seed {doc.get('seed', '?')})")
+    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+    raise ScenarioError(
+        f"--out {folder}: --extend keeps every run the folder holds, and {len(left)} of them are not in the new "
+        f"plan: {'; '.join(points)}{more}. Put their values and seeds back in the spec, choose another "
+        "folder, or pass --force to replace it"
+    )
 
 
 @app.command()
@@ -670,6 +698,7 @@ def sweep(
     plots: bool = typer.Option(False, "--plots", help="Draw the per-run figures and report.html of every run."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out (otherwise only this spec's own sweep folder is resumed)."),
+    extend: bool = typer.Option(False, "--extend", help="Resume --out although the spec changed (values, seeds or axes added): its runs are reused, the new ones run."),
 ) -> None:
     """Run a sweep: every run folder, DIR/sweep.parquet and DIR/catalog.duckdb; resumes in DIR."""
     from . import outdir
@@ -680,8 +709,12 @@ def sweep(
     with _guard():
         _executor_options(executor, workers, scheduler)
         parsed = load_spec(spec)
-        folder = _resumable_out(out, parsed.name, force, lambda f: _sweep_folder_refusal(f, parsed))
+        if force and extend:
+            raise ScenarioError("--force and --extend: choose one (--force replaces the folder's runs, --extend keeps them)")
+        folder = _resumable_out(out, parsed.name, force, lambda f: _sweep_folder_refusal(f, parsed, extend))
         tasks = plan_sweep(parsed, folder, plots=plots)  # every run resolved and estimated first
+        if extend:
+            _refuse_runs_outside(folder, tasks)
         bar, factory = _sweep_progress(quiet, parsed.name)
         pool = make_executor(executor, workers, scheduler)
         _fits_in_memory(pool, [t.memory_bytes for t in tasks])

@@ -55,6 +55,7 @@ from ._version import RESULTS_VERSION
 from .errors import ResourceError, ScenarioError, format_value
 from .results import dump_json
 from .rundir import (
+    PARAMS_FILE,
     SUMMARY_FILE,
     SWEEP_PLAN_FILE,
     SWEEP_TABLE_FILE,
@@ -88,6 +89,7 @@ __all__ = [
     "execute_run",
     "run_sweep",
     "run_tasks",
+    "runs_outside",
     "rebuild_table",
     "flatten",
 ]
@@ -571,6 +573,29 @@ def runs_to_do(runs: Path, tasks: list[RunTask]) -> tuple[list[RunTask], list[st
     return todo, repaired, outdated
 
 
+def runs_outside(out: Path, tasks: list[RunTask]) -> list[str]:
+    """The run folders under ``out/runs`` that no task of this plan names (sorted). A sweep
+    extended with another spec keeps its runs only when this is empty: the table is built from the
+    plan, the catalog from the folders, and the two would disagree."""
+    runs = out / "runs"
+    planned = {t.run_id for t in tasks}
+    return sorted(p.name for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in planned) if runs.is_dir() else []
+
+
+def restamp_reused(runs: Path, tasks: list[RunTask], todo: list[RunTask]) -> None:
+    """Give every reused run folder the params.json of its point in this plan: a sweep extended
+    with an axis, or with values that move the points' indices, reuses runs made under the earlier
+    plan, whose params.json (the catalog's ``params``) would name the earlier point."""
+    ran = {t.run_id for t in todo}
+    for task in tasks:
+        path = runs / task.run_id / PARAMS_FILE
+        if task.run_id in ran or not path.is_file():
+            continue
+        doc = dump_json(params_doc(task))
+        if path.read_text(encoding="utf-8") != doc:
+            write_text_atomic(path, doc)
+
+
 def run_tasks(executor: Any, todo: list[RunTask], done: int, total: int, progress: ProgressHook | None = None) -> list[tuple[str, str]]:
     """Run ``todo`` on ``executor`` (``done`` of ``total`` runs are complete already), reporting
     progress as (done, total, failed); returns the failed runs as (run_id, error)."""
@@ -619,6 +644,7 @@ def run_sweep(
     write_text_atomic(out / SWEEP_PLAN_FILE, dump_json({"spec": spec.to_dict(), "source": spec.source, "runs": [params_doc(t) for t in tasks]}))
     unique = list({t.run_id: t for t in reversed(tasks)}.values())[::-1]  # first point of each run id
     todo, repaired, outdated = runs_to_do(runs, unique)
+    restamp_reused(runs, unique, todo)
     reused = len(unique) - len(todo)
     started = time.perf_counter()
     own = executor is None
