@@ -48,6 +48,19 @@ def test_list() -> None:
         assert description and description == description.strip(), line
 
 
+@pytest.mark.parametrize("command", ["run", "sweep", "check", "reproduce", "bench", "fluid", "show", "list"])
+def test_help_shows_no_value_after_a_flag(command: str) -> None:
+    """A flag takes no value (`--quiet true` is refused), so --help names none after it: typer
+    printed `--quiet <bool>`. A repeatable option names what one occurrence takes."""
+    res = runner.invoke(app, [command, "--help"], env={"COLUMNS": "160"})
+    assert res.exit_code == 0, res.output
+    assert "<bool>" not in res.output and "list[str]" not in res.output, res.output
+    if command in ("sweep", "check"):
+        assert "<int>" in res.output  # an option that takes a value still names its type
+    if command in ("run", "bench", "fluid", "show"):
+        assert "KEY=VALUE  Override a scenario key" in res.output, res.output
+
+
 def test_show_resolved_toml_and_core() -> None:
     res = runner.invoke(app, ["show", "zhb-og-single-hop", "--set", "switch.buffer=shared"])
     assert res.exit_code == 0, res.output

@@ -37,7 +37,23 @@ app = typer.Typer(
     help="Packet-level simulator of congestion management in lossless data-center Ethernet.",
 )
 
-SetOpt = typer.Option(None, "--set", help="Override a scenario key: KEY=VALUE (repeatable), e.g. cm.scheme=bcn.")
+def _without_flag_type() -> None:
+    """Flags show no value type in ``--help``. Typer 0.29 prints its ``<bool>`` after every flag
+    (``--quiet <bool>``, ``--help <bool>``), which reads as if the flag took a value, and
+    ``--quiet true`` is refused; click prints none there, and neither do we."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    setattr(TyperOption, "display_type_rich", display_type_rich)  # noqa: B010 (a method, replaced)
+
+
+_without_flag_type()
+
+SetOpt = typer.Option(None, "--set", metavar="KEY=VALUE", help="Override a scenario key: KEY=VALUE (repeatable), e.g. cm.scheme=bcn.")
 
 
 @contextmanager
@@ -818,7 +834,7 @@ def check(
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler ADDRESS."),
     out: Path | None = typer.Option(None, "--out", help="Folder (default results/check-<deck>-<timestamp>/); rerun into it to reuse its runs."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when a check fails."),
-    only: list[str] | None = typer.Option(None, "--only", help="Only these check ids (repeatable), e.g. --only T-K15."),
+    only: list[str] | None = typer.Option(None, "--only", metavar="ID", help="Only these check ids (repeatable), e.g. --only T-K15."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tally."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds something else than an earlier check's output."),
 ) -> None:
