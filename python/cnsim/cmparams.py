@@ -273,7 +273,7 @@ _DCQCN: Final[dict[str, Param]] = {
     "r_hai": Param("rate", 200_000_000, doc="hyper-active-increase step R_HAI"),
     "rmin": _positive_rate(100_000_000, doc="minimum rate; at most the slowest node's link rate"),
     "clamp_target": Param("bool", True, doc="RT := RC on every decrease (else only after an increase)"),
-    "phase_rule": _choice("fired", "joint", doc="paper RP: the phase from the stage of the counter that fired (ns3-rdma) or from both stages (QCN) (§7.3)"),
+    "phase_rule": _choice("fired", "joint", doc="paper RP: the phase from the stage of the counter that fired (ns3-rdma) or from both stages (the paper's description: FR while both are below F; QCN's FR lasts through stage F) (§7.3)"),
     "efr": Param("bool", True, doc="TR/8 clamp of an increase at which either stage is 1 (paper RP)"),
     "rate_on_first_cnp": _frac(1.0, doc="nic RP: RC = RT = this x RC at the first CNP", lo_open=True),
     "decrease_interval": _period("4us", doc="nic RP: rate-decrease check period", floor=FAST_PERIOD_FLOOR_PS),
