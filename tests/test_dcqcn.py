@@ -44,6 +44,29 @@ def test_the_nic_preset_lowers_to_the_engine_scheme_with_its_own_constants() -> 
         assert rate == pytest.approx(5.0, rel=0.10)
 
 
+def test_the_nic_preset_scales_its_thresholds_to_each_port() -> None:
+    """dcqcn-nic's Kmin/Kmax are 32 / 128 us of a link ([CODE:hpcc]'s table per link speed): on
+    an incast into a 1 Gb/s link of a 10 Gb/s network the hot queue settles in that port's band,
+    4-16 KB, not in the 40-160 KB of a 10 Gb/s port, which it keeps with cm.k_scale = "fixed".
+    The default dcqcn marks every port at the same bytes and lowers no rate for them."""
+    slow = {
+        "topology.kind": "graph",
+        "topology.switches": ["S1"],
+        "topology.links": [{"a": "S1", "b": "H1"}, {"a": "S1", "b": "H2"}, {"a": "S1", "b": "H3", "rate": "1Gbps"}],
+        "cm.scheme": "dcqcn-nic",
+        "duration": "60ms",
+        "metrics.window": ["30ms", "60ms"],
+    }
+    core = load(INCAST).set_many(slow).lower()["cm"]
+    assert (core["kmin"], core["kmax"], core["k_rate_bps"]) == (40_000, 160_000, 10_000_000_000)
+    assert "k_rate_bps" not in load(INCAST).set_many({"cm.scheme": "dcqcn"}).lower()["cm"]
+    scaled = cnsim.run(load(INCAST).set_many(slow)).summary
+    fixed = cnsim.run(load(INCAST).set_many({**slow, "cm.k_scale": "fixed"})).summary
+    assert 4_000 < scaled["queue_bytes"]["hot"]["mean"] < 16_000, scaled["queue_bytes"]
+    assert 40_000 < fixed["queue_bytes"]["hot"]["mean"] < 160_000, fixed["queue_bytes"]
+    assert scaled["drops"]["frames"] == fixed["drops"]["frames"] == 0
+
+
 def test_without_marks_dcqcn_changes_nothing() -> None:
     """Kmin above the largest queue the switch can hold: no frame is marked, no CNP is sent, no
     limiter exists — the run is the uncontrolled one, frame for frame."""

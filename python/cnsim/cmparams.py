@@ -259,6 +259,7 @@ _DCQCN: Final[dict[str, Param]] = {
     "kmin": Param("size", 5_000, doc="RED Kmin: no marking at or below"),
     "kmax": Param("size", 200_000, doc="RED Kmax: every data frame marked above"),
     "pmax": _frac(0.01, doc="marking probability at Kmax"),
+    "k_scale": _choice("fixed", "link", doc='"fixed": every port marks at kmin/kmax bytes; "link": kmin/kmax are for a port of links.rate, other ports scale them by their rate'),
     "mark": _choice("dequeue", "enqueue", doc="CP: ECN-mark a frame as it leaves the queue or as it enters it (§7.1)"),
     "cnp_interval": _period("50us", doc="NP: at most one CNP per flow per interval (N)", floor=FAST_PERIOD_FLOOR_PS),
     "cnp_mode": _choice("suppress", "poll", doc="NP: a CNP at once unless one went within cnp_interval (paper), or a check every cnp_interval (ns3-rdma) (§7.2)"),
@@ -284,8 +285,9 @@ _DCQCN: Final[dict[str, Param]] = {
 #: 32 us / 128 us, and NVIDIA's 4 us between CNPs.
 _DCQCN_NIC: Final[dict[str, Param]] = {
     **_DCQCN,
-    "kmin": Param("size", "rate*32us/8", doc="RED Kmin (32 us of the link)"),
-    "kmax": Param("size", "rate*128us/8", doc="RED Kmax (128 us of the link)"),
+    "kmin": Param("size", "rate*32us/8", doc="RED Kmin (32 us of a links.rate link; each port scales it, k_scale)"),
+    "kmax": Param("size", "rate*128us/8", doc="RED Kmax (128 us of a links.rate link; each port scales it, k_scale)"),
+    "k_scale": _choice("link", "fixed", doc='"link": kmin/kmax are for a port of links.rate, other ports scale them by their rate; "fixed": every port marks at the same bytes'),
     "pmax": _frac(0.2),
     "cnp_interval": _period("4us", doc="NP: min_time_between_cnps", floor=FAST_PERIOD_FLOOR_PS),
     "rp": _choice("nic", "paper", doc="RP: the paper's byte counter and timer (§7.3) or the NIC's timer-only version (§7.4)"),

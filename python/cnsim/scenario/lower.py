@@ -22,7 +22,10 @@ def _lower_cm(r: Resolved) -> dict[str, Any]:
     params = SCHEMES[r.scheme]
     for name, value in r.cm.items():
         kind = params[name].kind
-        if kind == "rate":
+        if name == "k_scale":  # DCQCN: the rate its thresholds are for, when they scale
+            if value == "link":
+                out["k_rate_bps"] = r.doc.links.rate
+        elif kind == "rate":
             out[f"{name}_bps"] = value
         elif kind in ("time", "time_or_auto"):
             out[f"{name}_ps"] = None if value == "auto" else value

@@ -99,6 +99,11 @@ pub struct DcqcnParams {
     pub kmin: f64,
     pub kmax: f64,
     pub pmax: f64,
+    /// When set, `kmin` and `kmax` are the thresholds of a port of this rate, and every CP
+    /// scales them by its own port's rate ([CODE:hpcc]'s thresholds per link speed, §7.4 step
+    /// 5); when absent, every port marks at the same byte counts.
+    #[serde(default)]
+    pub k_rate_bps: Option<f64>,
     pub mark: MarkAt,
     /// N: the NP's CNP interval (§7.2).
     pub cnp_interval_ps: u64,
@@ -152,6 +157,9 @@ impl DcqcnParams {
                 self.rate_on_first_cnp
             ));
         }
+        if let Some(rate) = self.k_rate_bps {
+            positive("k_rate", rate)?;
+        }
         if !(self.kmin >= 0.0 && self.kmax >= self.kmin) {
             return Err(format!(
                 "kmax = {} B, kmin = {} B: need 0 <= kmin <= kmax",
@@ -183,14 +191,15 @@ impl DcqcnParams {
         }
     }
 
-    /// The marking probability at queue `q` bytes (§7.1 step 2).
-    pub fn mark_probability(&self, q: f64) -> f64 {
-        if q <= self.kmin {
-            0.0
-        } else if q <= self.kmax {
-            self.pmax * (q - self.kmin) / (self.kmax - self.kmin)
-        } else {
-            1.0
+    /// Kmin and Kmax, bytes, of a port of `line_rate_bps`: as given, or scaled from
+    /// `k_rate_bps` (a port of that rate keeps them exactly: the factor is 1).
+    pub fn thresholds(&self, line_rate_bps: f64) -> (f64, f64) {
+        match self.k_rate_bps {
+            Some(rate) => {
+                let scale = line_rate_bps / rate;
+                (self.kmin * scale, self.kmax * scale)
+            }
+            None => (self.kmin, self.kmax),
         }
     }
 }
@@ -201,11 +210,31 @@ impl DcqcnParams {
 #[derive(Clone, Debug)]
 pub struct DcqcnCp {
     p: Arc<DcqcnParams>,
+    /// This port's RED thresholds, bytes ([`DcqcnParams::thresholds`]).
+    kmin: f64,
+    kmax: f64,
 }
 
 impl DcqcnCp {
-    pub fn new(p: &Arc<DcqcnParams>) -> Self {
-        DcqcnCp { p: p.clone() }
+    /// The CP of an egress port of `line_rate_bps`.
+    pub fn new(p: &Arc<DcqcnParams>, line_rate_bps: f64) -> Self {
+        let (kmin, kmax) = p.thresholds(line_rate_bps);
+        DcqcnCp {
+            p: p.clone(),
+            kmin,
+            kmax,
+        }
+    }
+
+    /// The marking probability at queue `q` bytes (§7.1 step 2).
+    pub fn mark_probability(&self, q: f64) -> f64 {
+        if q <= self.kmin {
+            0.0
+        } else if q <= self.kmax {
+            self.p.pmax * (q - self.kmin) / (self.kmax - self.kmin)
+        } else {
+            1.0
+        }
     }
 
     /// Mark `frame` CE with the probability of queue `q`.
@@ -213,7 +242,7 @@ impl DcqcnCp {
         if frame.kind != FrameKind::Data {
             return;
         }
-        let p = self.p.mark_probability(q);
+        let p = self.mark_probability(q);
         if p >= 1.0 || (p > 0.0 && rng.gen::<f64>() < p) {
             frame.cm.ce = true;
         }
@@ -238,7 +267,7 @@ impl CongestionPoint for DcqcnCp {
     /// enqueue leaves dequeues alone.
     fn dequeue_floor(&self) -> u64 {
         match self.p.mark {
-            MarkAt::Dequeue => self.p.kmin as u64,
+            MarkAt::Dequeue => self.kmin as u64,
             MarkAt::Enqueue => u64::MAX,
         }
     }
@@ -767,8 +796,8 @@ impl SchemeSpec for DcqcnParams {
     fn parse(params: &serde_json::Map<String, serde_json::Value>) -> crate::error::Result<Self> {
         DcqcnParams::parse(params)
     }
-    fn new_cp(self: &Arc<Self>, _cpid: u32, _line_rate_bps: f64, _rng: &mut SimRng) -> DcqcnCp {
-        DcqcnCp::new(self)
+    fn new_cp(self: &Arc<Self>, _cpid: u32, line_rate_bps: f64, _rng: &mut SimRng) -> DcqcnCp {
+        DcqcnCp::new(self, line_rate_bps)
     }
     fn new_rp(self: &Arc<Self>, line_rate_bps: f64) -> DcqcnRp {
         DcqcnRp::new(self.clone(), line_rate_bps)
@@ -904,7 +933,7 @@ pub(crate) mod tests {
 
     #[test]
     fn marking_probability_at_below_and_above_the_thresholds() {
-        let p = params(serde_json::json!({}));
+        let p = DcqcnCp::new(&Arc::new(params(serde_json::json!({}))), 10e9);
         assert_eq!(p.mark_probability(0.0), 0.0);
         assert_eq!(p.mark_probability(5000.0), 0.0, "at Kmin: no marking");
         close(p.mark_probability(5001.0), 0.01 / 195_000.0);
@@ -916,11 +945,47 @@ pub(crate) mod tests {
             "above Kmax: every frame"
         );
         // Kmin = Kmax: a step
-        let s = params(serde_json::json!({"kmin": 40000, "kmax": 40000}));
+        let s = DcqcnCp::new(
+            &Arc::new(params(serde_json::json!({"kmin": 40000, "kmax": 40000}))),
+            10e9,
+        );
         assert_eq!(
             (s.mark_probability(40_000.0), s.mark_probability(40_001.0)),
             (0.0, 1.0)
         );
+    }
+
+    /// `k_rate_bps` makes the thresholds those of a port of that rate: a port of another rate
+    /// scales them ([CODE:hpcc]'s table per link speed), a port of that rate keeps them to the
+    /// bit; without it every port marks at the same bytes. A rate of 0 is refused.
+    #[test]
+    fn the_thresholds_follow_the_port_rate_when_given_for_a_rate() {
+        let scaled = Arc::new(params(serde_json::json!({
+            "kmin": 40000.0, "kmax": 160000.0, "k_rate_bps": 10e9
+        })));
+        let fast = DcqcnCp::new(&scaled, 10e9);
+        assert_eq!((fast.kmin, fast.kmax), (40_000.0, 160_000.0));
+        let slow = DcqcnCp::new(&scaled, 1e9);
+        close(slow.kmin, 4000.0);
+        close(slow.kmax, 16_000.0);
+        assert_eq!(slow.dequeue_floor(), 4000);
+        assert_eq!(slow.mark_probability(4000.0), 0.0);
+        assert!(slow.mark_probability(10_000.0) > 0.0);
+        assert_eq!(slow.mark_probability(16_001.0), 1.0);
+        assert_eq!(fast.mark_probability(16_001.0), 0.0);
+        close(DcqcnCp::new(&scaled, 40e9).kmax, 640_000.0);
+        let fixed = Arc::new(params(
+            serde_json::json!({"kmin": 40000.0, "kmax": 160000.0}),
+        ));
+        assert_eq!(fixed.k_rate_bps, None);
+        let slow_fixed = DcqcnCp::new(&fixed, 1e9);
+        assert_eq!((slow_fixed.kmin, slow_fixed.kmax), (40_000.0, 160_000.0));
+        let mut v = serde_json::to_value(*fixed).unwrap();
+        v["k_rate_bps"] = serde_json::json!(0.0);
+        let e = DcqcnParams::parse(v.as_object().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("k_rate"), "{e}");
     }
 
     /// The fraction of marked frames over many dequeues matches p, draws happen only inside
@@ -928,7 +993,7 @@ pub(crate) mod tests {
     #[test]
     fn the_cp_marks_at_dequeue_with_the_queue_left_behind() {
         let p = Arc::new(params(serde_json::json!({"pmax": 0.5})));
-        let mut cp = DcqcnCp::new(&p);
+        let mut cp = DcqcnCp::new(&p, 10e9);
         let mut r = rng();
         let run = |cp: &mut DcqcnCp, r: &mut SimRng, q: u64, n: usize| -> usize {
             (0..n)
@@ -961,7 +1026,7 @@ pub(crate) mod tests {
             .is_none());
         assert!(!f.cm.ce);
         let pe = Arc::new(params(serde_json::json!({"mark": "enqueue"})));
-        let mut cpe = DcqcnCp::new(&pe);
+        let mut cpe = DcqcnCp::new(&pe, 10e9);
         cpe.on_dequeue(SimTime::ZERO, 10_000_000, &mut f, &mut r);
         assert!(!f.cm.ce);
         // at enqueue q includes the arriving frame: 200 001 B is above Kmax
@@ -983,7 +1048,7 @@ pub(crate) mod tests {
         let p = Arc::new(params(
             serde_json::json!({"kmin": 5000.5, "pmax": 1.0, "kmax": 5001.5}),
         ));
-        let mut cp = DcqcnCp::new(&p);
+        let mut cp = DcqcnCp::new(&p, 10e9);
         let floor = cp.dequeue_floor();
         assert_eq!(floor, 5000);
         for (q, size) in [(floor, 64), (floor, 1500), (64, 64), (0, 64)] {
@@ -1003,7 +1068,7 @@ pub(crate) mod tests {
         cp.on_dequeue(SimTime::ZERO, 5066, &mut f, &mut rng());
         assert!(f.cm.ce);
         let pe = Arc::new(params(serde_json::json!({"mark": "enqueue"})));
-        assert_eq!(DcqcnCp::new(&pe).dequeue_floor(), u64::MAX);
+        assert_eq!(DcqcnCp::new(&pe, 10e9).dequeue_floor(), u64::MAX);
     }
 
     // ------------------------------------------------------------------------ NP
