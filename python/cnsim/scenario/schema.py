@@ -223,6 +223,13 @@ class HotspotSpec(_Model):
     """When it ends."""
 
 
+#: The most hotspot windows a scenario may list: the engine finds the window that sets a port's
+#: rate by looking at every window, at each window's start and end and for the hot port's
+#: capacity, so its work grows as the square of their number (200,000 windows of 1 ns kept a
+#: 1 ms run busy for more than 5 minutes; 10,000 take a tenth of a second).
+MAX_HOTSPOTS = 10_000
+
+
 #: The deadlock check runs every quarter threshold: 1 ps made a 2 ms run take 51 s. At 1 us (a
 #: frame time at 10 Gb/s, a ten-thousandth of the 10 ms default) a check every 250 ns costs little.
 DEADLOCK_FLOOR_PS = 1_000_000
@@ -263,6 +270,16 @@ class ScenarioDoc(_Model):
     hotspots: list[HotspotSpec] = []
     """Output-generated hotspots: a port that serves its node slower for a while."""
     metrics: MetricsSpec = MetricsSpec()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hotspot_count(cls, data: Any) -> Any:
+        """Refuse too many hotspot windows before each of them is validated."""
+        hotspots = data.get("hotspots") if isinstance(data, dict) else None
+        if isinstance(hotspots, list) and len(hotspots) > MAX_HOTSPOTS:
+            raise field_problem("hotspots", f"{len(hotspots):,} windows",
+                                f"at most {MAX_HOTSPOTS:,} hotspot windows are supported")
+        return data
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,48 @@
+"""Bad or merely large input found by the input audit of stop 60 (docs/robustness.md, "Bad
+input found by the stop-60 audit"): each must end in exit status 2 with a short message on
+the command line, or :class:`cnsim.ScenarioError` in Python — never a traceback, another
+exception type, or a run that does not end."""
+
+from __future__ import annotations
+
+import time
+
+import cnsim
+import pytest
+from cnsim import ScenarioError
+from cnsim.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+BASE = "zhb-og-single-hop"
+
+
+def refused(args: list[str], *fragments: str) -> str:
+    """Run the CLI: exit 2, no traceback, a short message holding ``fragments``; its stderr."""
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, (res.exit_code, res.exception, res.output[-500:])
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert "Traceback" not in res.output
+    assert len(res.stderr) < 3000, res.stderr[:500]
+    for fragment in fragments:
+        assert fragment in res.stderr, res.stderr
+    return res.stderr
+
+
+# --- hotspots: the engine looks every window up at every hotspot event -------------------------
+
+
+def _hotspots(n: int) -> list[dict[str, object]]:
+    return [{"node": str(1 + i % 16), "rate": 0.2, "start": f"{i}ns", "end": f"{i + 1}ns"} for i in range(n)]
+
+
+def test_more_hotspot_windows_than_the_limit_are_refused() -> None:
+    """200,000 one-nanosecond hotspots (a 14 MB file) ran for more than 5 minutes in a 1 ms run:
+    the engine finds the window that sets a port's rate by scanning all of them."""
+    from cnsim.scenario.schema import MAX_HOTSPOTS
+
+    started = time.perf_counter()
+    with pytest.raises(ScenarioError, match=rf'hotspots: at most {MAX_HOTSPOTS:,} hotspot windows are supported \(given "{MAX_HOTSPOTS + 1:,} windows"\)' ):
+        cnsim.load(BASE).set("hotspots", _hotspots(MAX_HOTSPOTS + 1)).validate()
+    assert time.perf_counter() - started < 5
+    cnsim.load(BASE).set("hotspots", _hotspots(MAX_HOTSPOTS)).validate()  # the limit itself is fine
