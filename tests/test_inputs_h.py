@@ -46,3 +46,33 @@ def test_more_hotspot_windows_than_the_limit_are_refused() -> None:
         cnsim.load(BASE).set("hotspots", _hotspots(MAX_HOTSPOTS + 1)).validate()
     assert time.perf_counter() - started < 5
     cnsim.load(BASE).set("hotspots", _hotspots(MAX_HOTSPOTS)).validate()  # the limit itself is fine
+
+
+# --- a path longer than the file system takes (ENAMETOOLONG) ---------------------------------
+
+LONG = "x" * 5000
+
+
+@pytest.mark.parametrize("command", [["show"], ["run"], ["fluid"], ["bench"], ["sweep"], ["report"]])
+def test_a_path_too_long_to_look_up_is_named_in_a_short_message(command: list[str]) -> None:
+    """The file system refuses to look the name up (OSError: File name too long): the command
+    said "cnsim: I/O error" and echoed all 5,000 characters."""
+    err = refused([*command, LONG])
+    assert "x" * 100 not in err and "5,000 characters" in err, err
+
+
+def test_a_run_folder_too_long_to_look_up_is_named_in_a_short_message() -> None:
+    err = refused(["run", BASE, "--duration", "1ms", "--out", LONG])
+    assert "x" * 100 not in err and "File name too long" in err, err
+
+
+def test_the_api_refuses_a_path_too_long_to_look_up() -> None:
+    """cnsim.load, Result.load and catalog.runs raised the OSError itself."""
+    import cnsim.catalog
+
+    with pytest.raises(ScenarioError, match="unknown scenario .*not a path the file system can look up"):
+        cnsim.load(LONG)
+    with pytest.raises(ScenarioError, match="cannot be looked up .*not a run folder"):
+        cnsim.Result.load(LONG)
+    with pytest.raises(ScenarioError, match="cannot be looked up"):
+        cnsim.catalog.runs(LONG)

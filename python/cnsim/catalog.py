@@ -194,9 +194,14 @@ def connect(where: str | Path = "results", read_only: bool = True) -> Any:
     if not isinstance(where, (str, os.PathLike)):
         raise ScenarioError(f"catalog: where must be a results folder or a catalog file (given {format_value(where)})")
     path = Path(where)
-    if path.is_dir():
-        path = path / CATALOG_FILE
-    if not path.is_file():
+    try:
+        if path.is_dir():
+            path = path / CATALOG_FILE
+        is_file = path.is_file()
+    except OSError as err:  # a name longer than the file system takes (ENAMETOOLONG), and the like
+        raise ScenarioError(f"{shorten(str(path))}: cannot be looked up ({err.strerror or err}); give a results folder or its "
+                            "catalog.duckdb") from None
+    if not is_file:
         raise ScenarioError(f"{path}: no run catalog here; a sweep writes one, or call cnsim.catalog.build(folder)")
     try:
         return duckdb.connect(str(path), read_only=read_only)

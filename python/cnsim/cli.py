@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .api import run
-from .errors import EngineError, ScenarioError
+from .errors import EngineError, ScenarioError, shorten
 from .runner import EngineMissing, prepare
 from .scenario import load, parse_set_value, scenarios
 from .units import PS_PER_S
@@ -71,7 +71,7 @@ def _guard() -> Iterator[None]:
         _silence_stdout()  # `cnsim show … | head`: the reader left; stop quietly, as Unix tools do
         raise typer.Exit(0) from None
     except OSError as err:  # reading a scenario or writing results: the file system said no
-        where = f" {err.filename}" if getattr(err, "filename", None) else ""
+        where = f" {shorten(str(err.filename))}" if getattr(err, "filename", None) else ""
         typer.echo(f"cnsim: I/O error{where}: {err.strerror or err}", err=True)
         raise typer.Exit(2) from None
     except EngineError as err:

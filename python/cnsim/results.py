@@ -281,14 +281,19 @@ class Result:
     def load(cls, folder: str | os.PathLike[str]) -> Result:
         """The result of a run folder written by :meth:`save` (series read on demand). A path
         that is not a complete, readable run folder is a :class:`ScenarioError` naming it."""
-        from .errors import ScenarioError, format_value
+        from .errors import ScenarioError, format_value, shorten
         from .rundir import read_json_checked
 
         if not isinstance(folder, (str, os.PathLike)):
             raise ScenarioError(f"Result.load: the run folder must be a path (given {format_value(folder)})")
         folder = Path(folder)
-        if not folder.is_dir():
-            what = "is a file" if folder.exists() else "does not exist"
+        try:
+            is_dir, exists = folder.is_dir(), folder.exists()
+        except OSError as err:  # a name longer than the file system takes (ENAMETOOLONG), and the like
+            raise ScenarioError(f"{shorten(str(folder))}: cannot be looked up ({err.strerror or err}), not a run folder; "
+                                "give a folder written by Result.save or `cnsim run --out`") from None
+        if not is_dir:
+            what = "is a file" if exists else "does not exist"
             raise ScenarioError(f"{folder}: {what}, not a run folder; give a folder written by Result.save or `cnsim run --out`")
         try:
             summary = read_json_checked(folder / SUMMARY_FILE, "the JSON table of summary metrics a run writes")

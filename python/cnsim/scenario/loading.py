@@ -89,10 +89,16 @@ def load(ref: str | Path | Scenario) -> Scenario:
         res = _catalog_dir() / f"{text_ref}.toml"
         return Scenario(_read_toml(res.read_text(encoding="utf-8"), text_ref), text_ref, f"catalog:{text_ref}")
     path = Path(text_ref)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as err:  # a name longer than the file system takes (ENAMETOOLONG), and the like
+        raise ScenarioError(f"unknown scenario {shorten(text_ref)!r}: not a catalog id, and not a path the file system "
+                            f"can look up ({err.strerror or err}); give a catalog id (see `cnsim list`) or the path of a "
+                            "scenario .toml file") from None
+    if is_file:
         return Scenario(_read_toml(read_text(path), str(path)), path.stem, str(path))
     known = ", ".join(scenarios())
     raise ScenarioError(
-        f"unknown scenario {text_ref!r}: not a catalog id and not a file. "
+        f"unknown scenario {shorten(text_ref)!r}: not a catalog id and not a file. "
         f"Catalog ids: {known} (see `cnsim list`), or give the path of a scenario .toml file."
     )
