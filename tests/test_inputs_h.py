@@ -76,3 +76,14 @@ def test_the_api_refuses_a_path_too_long_to_look_up() -> None:
         cnsim.Result.load(LONG)
     with pytest.raises(ScenarioError, match="cannot be looked up"):
         cnsim.catalog.runs(LONG)
+
+
+# --- cnsim bench: a refused run ---------------------------------------------------------------
+
+
+def test_bench_does_not_tell_to_pass_a_force_it_does_not_have() -> None:
+    """`cnsim bench` ended its refusal with "pass --force to run it anyway", and has no --force."""
+    err = refused(["bench", BASE, "--set", "metrics.bin=1ns"], "refused before it started", "give a shorter --duration")
+    assert "pass --force" not in err, err
+    err = refused(["bench", BASE, "--duration", "1000000s"], "refused before it started", "give a shorter --duration")
+    assert "pass --force" not in err, err

@@ -399,7 +399,12 @@ def bench(
                     f"{option} {str(value)!r}: only with --scale (the scale benchmark) or, --out and --rounds, with "
                     "--startup; `cnsim bench [ID]` runs one scenario and writes no file: add --scale, or leave the option out"
                 )
-        result = run(scenario if scenario is not None else "zhb-og-single-hop", set=parse_overrides(set_), duration=_duration(duration))
+        from .budget import check as check_budget
+
+        scen = prepare(scenario if scenario is not None else "zhb-og-single-hop", parse_overrides(set_), None, _duration(duration))
+        # the benchmark has no --force: the refusal says what to change, not to force it
+        check_budget(scen.core_config(), force_hint="give a shorter --duration (`cnsim bench` has no --force)")
+        result = run(scen, force=True)  # estimated just now
         m = result.manifest
         typer.echo(f"scenario           {result.scenario.id} (scheme {result.summary.get('scheme')}, {m['sim_s']:g} s simulated)")
         typer.echo(f"wall time          {m['wall_s']:.3f} s")
