@@ -87,3 +87,21 @@ def test_bench_does_not_tell_to_pass_a_force_it_does_not_have() -> None:
     assert "pass --force" not in err, err
     err = refused(["bench", BASE, "--duration", "1000000s"], "refused before it started", "give a shorter --duration")
     assert "pass --force" not in err, err
+
+
+# --- quantities: the value in the message ----------------------------------------------------
+
+
+def test_an_integer_too_long_to_print_is_refused_in_cnsims_words() -> None:
+    """cnsim.run(duration=10**5000) said "Exceeds the limit (4300 digits) for integer string
+    conversion; use sys.set_int_max_str_digits() to increase the limit": Python's advice, not
+    what the key allows."""
+    from cnsim.units import UnitError, parse_size, parse_time
+
+    with pytest.raises(ScenarioError, match=r"duration: an integer of 16,610 bits is out of range: the largest time allowed is 1000000s") as info:
+        cnsim.load(BASE).set("duration", 10**5000).validate()
+    assert "set_int_max_str_digits" not in str(info.value)
+    with pytest.raises(UnitError, match=r"^an integer of 16,610 bits is "):
+        parse_size(-(10**5000))
+    with pytest.raises(UnitError, match=r"^cannot read '1\.51\.51[.0-9]*\.\.\. as a time"):
+        parse_time("1.5" * 3000)  # a long string is cut, as in the other messages

@@ -92,11 +92,11 @@ def _to_decimal(value: object, kind: str) -> tuple[Decimal, str]:
     if isinstance(value, str):
         m = _QUANTITY_RE.match(value)
         if m is None:
-            raise UnitError(f"cannot read {value!r} as {_KIND_HELP[kind]}")
+            raise UnitError(f"cannot read {_short(value)} as {_KIND_HELP[kind]}")
         try:
             num = Decimal(m["num"])
         except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
-            raise UnitError(f"cannot read {value!r} as {_KIND_HELP[kind]}") from None
+            raise UnitError(f"cannot read {_short(value)} as {_KIND_HELP[kind]}") from None
         return num, m["unit"]
     raise UnitError(f"expected {_KIND_HELP[kind]}, got {type(value).__name__}")
 
@@ -117,7 +117,7 @@ def parse_quantity(value: object, kind: str) -> int:
     else:
         table = _TABLES[kind]
         if unit not in table:
-            raise UnitError(f"unknown unit {unit!r} in {value!r}; expected {_KIND_HELP[kind]}")
+            raise UnitError(f"unknown unit {unit!r} in {_short(value)}; expected {_KIND_HELP[kind]}")
         factor = table[unit]
     # exponents far beyond any bound are answered before the arithmetic, which would overflow
     # the decimal context (1e999999s) or round a tiny number to zero (1e-999999999999s)
@@ -127,11 +127,11 @@ def parse_quantity(value: object, kind: str) -> int:
         raise UnitError(f"{_short(value)} is not a whole number of {_BASE[kind]}; expected {_KIND_HELP[kind]}")
     base = num * factor
     if base < 0:
-        raise UnitError(f"{value!r} is negative; expected {_KIND_HELP[kind]} that is >= 0")
+        raise UnitError(f"{_short(value)} is negative; expected {_KIND_HELP[kind]} that is >= 0")
     if base > _MAX[kind]:
         raise UnitError(f"{_short(value)} is out of range: the largest {kind} allowed is {_MAX_TEXT[kind]}")
     if base != base.to_integral_value():
-        raise UnitError(f"{value!r} is not a whole number of {_BASE[kind]}; expected {_KIND_HELP[kind]}")
+        raise UnitError(f"{_short(value)} is not a whole number of {_BASE[kind]}; expected {_KIND_HELP[kind]}")
     return int(base)
 
 
@@ -142,7 +142,10 @@ def largest(kind: str) -> tuple[int, str]:
 
 def _short(value: object) -> str:
     """``repr`` of a user value, cut so that a huge number cannot flood a message."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print (sys.set_int_max_str_digits): name its size
+        return f"an integer of {int(value).bit_length():,} bits"  # type: ignore[call-overload]
     return text if len(text) <= 40 else text[:37] + "..."
 
 
