@@ -388,7 +388,7 @@ def fluid_params(scenario: str | Path | Scenario, set: dict[str, Any] | None = N
     if r.scheme not in FLUID_SCHEMES:
         raise _bad(sid, f"cm.scheme = {r.scheme!r} has no fluid model; the fluid models are "
                    + ", ".join(f'"{s}"' for s in FLUID_SCHEMES) + " (e.g. --set cm.scheme=bcn)")
-    core = scen.lower()
+    core = scen.core_config()  # read only: a copy of a large star's config cost more than its resolution
     if engine_check:
         _engine_check(scen)
     return _fluid_limits(sid, _fluid_params(scen, core))
