@@ -129,3 +129,12 @@ def test_the_fluid_model_reads_the_core_config_without_copying_it(monkeypatch: p
     p = fluid_params(scen, engine_check=False)
     assert p.scheme == "bcn"
     assert json.dumps(scen.core_config(), sort_keys=True) == json.dumps(before, sort_keys=True)
+
+
+def test_an_unknown_unit_is_quoted_as_written() -> None:
+    """'1TB' was refused as "unknown unit 'tb'": lower-cased, it read as a unit nobody wrote."""
+    from cnsim.units import UnitError, parse_size
+
+    with pytest.raises(UnitError, match=r"^unknown unit 'TB' in '1TB'; expected a size"):
+        parse_size("1TB")
+    refused(["show", BASE, "--set", "switch.memory_per_port=1TB"], "unknown unit 'TB' in '1TB'")

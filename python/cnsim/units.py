@@ -117,7 +117,7 @@ def parse_quantity(value: object, kind: str) -> int:
     else:
         table = _TABLES[kind]
         if unit not in table:
-            raise UnitError(f"unknown unit {unit!r} in {_short(value)}; expected {_KIND_HELP[kind]}")
+            raise UnitError(f"unknown unit {written[:20]!r} in {_short(value)}; expected {_KIND_HELP[kind]}")
         factor = table[unit]
     # exponents far beyond any bound are answered before the arithmetic, which would overflow
     # the decimal context (1e999999s) or round a tiny number to zero (1e-999999999999s)
