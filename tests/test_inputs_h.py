@@ -138,3 +138,13 @@ def test_an_unknown_unit_is_quoted_as_written() -> None:
     with pytest.raises(UnitError, match=r"^unknown unit 'TB' in '1TB'; expected a size"):
         parse_size("1TB")
     refused(["show", BASE, "--set", "switch.memory_per_port=1TB"], "unknown unit 'TB' in '1TB'")
+
+
+# --- the Python API ---------------------------------------------------------------------------
+
+
+def test_a_progress_that_is_not_a_function_is_refused_before_the_run() -> None:
+    """cnsim.run(progress=5) ran a tenth of a second, then failed with "'int' object is not
+    callable" (a run shorter than that never noticed)."""
+    with pytest.raises(ScenarioError, match=r"^progress: must be a function progress\(sim_ps, total_ps\) \(given 5\)$"):
+        cnsim.run(BASE, duration="1ms", progress=5)  # type: ignore[arg-type]

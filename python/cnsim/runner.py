@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import budget
 from ._version import RESULTS_VERSION, __version__
 from .engine import engine
-from .errors import EngineError, EngineMissing, Problem, ScenarioError
+from .errors import EngineError, EngineMissing, Problem, ScenarioError, format_value
 from .scenario import Scenario, load, measurement_window
 from .units import PS_PER_S
 
@@ -108,6 +108,8 @@ def run(
     that would exceed the machine is refused before it starts (:class:`ResourceError`,
     :mod:`cnsim.budget`) unless ``force``.
     """
+    if progress is not None and not callable(progress):  # it is first called a tenth of a second into the run
+        raise ScenarioError(f"progress: must be a function progress(sim_ps, total_ps) (given {format_value(progress)})")
     scen = prepare(scenario, set, seed, duration)
     budget.check(scen.core_config(), force=force)
     core = engine()
