@@ -5,8 +5,6 @@ exception type, or a run that does not end."""
 
 from __future__ import annotations
 
-import time
-
 import cnsim
 import pytest
 from cnsim import ScenarioError
@@ -41,10 +39,8 @@ def test_more_hotspot_windows_than_the_limit_are_refused() -> None:
     the engine finds the window that sets a port's rate by scanning all of them."""
     from cnsim.scenario.schema import MAX_HOTSPOTS
 
-    started = time.perf_counter()
     with pytest.raises(ScenarioError, match=rf'hotspots: at most {MAX_HOTSPOTS:,} hotspot windows are supported \(given "{MAX_HOTSPOTS + 1:,} windows"\)' ):
         cnsim.load(BASE).set("hotspots", _hotspots(MAX_HOTSPOTS + 1)).validate()
-    assert time.perf_counter() - started < 5
     cnsim.load(BASE).set("hotspots", _hotspots(MAX_HOTSPOTS)).validate()  # the limit itself is fine
 
 
