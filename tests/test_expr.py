@@ -76,3 +76,16 @@ def test_messages_quote_a_long_expression_by_its_start_and_length() -> None:
         parse_expr("2abcdefghijklmnopqrstuvwxyz")
     with pytest.raises(ExprError, match="unexpected 'abcdefghijklmnopqrst' in expression"):
         parse_expr("(1) abcdefghijklmnopqrstuvwxyz")
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [("1 2", "2"), ("1.5.5", ".5"), ("2*)", ")"), ("1e3KB 4", "4"), ("(1) 2.50us", "2.50us"), ("3 +", None)],
+)
+def test_an_unexpected_token_is_quoted_as_written(text: str, token: str | None) -> None:
+    """'1 2' said "unexpected '2.0'" and '1.5.5' "unexpected '0.5'": the token's value as a
+    float, not what the user wrote."""
+    with pytest.raises(ExprError) as err:
+        parse_expr(text)
+    expected = "unexpected end" if token is None else f"unexpected {token!r}"
+    assert str(err.value) == f"{expected} in expression {text!r}"

@@ -89,8 +89,11 @@ def _unit_factor(unit: str, text: str) -> float:
     )
 
 
-def _tokenize(text: str) -> list[tuple[str, object]]:
+def _tokenize(text: str) -> tuple[list[tuple[str, object]], list[str]]:
+    """The tokens of ``text`` as (kind, value), and each one's text as written (for messages: a
+    number's value would read '2.0' for '2', '0.5' for the '.5' of '1.5.5')."""
     tokens: list[tuple[str, object]] = []
+    written: list[str] = []
     pos = 0
     stripped_end = len(text.rstrip())
     while pos < stripped_end:
@@ -106,8 +109,9 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
             tokens.append(("name", m["name"]))
         else:
             tokens.append(("op", m["op"]))
+        written.append(m.group(0).strip())
         pos = m.end()
-    return tokens
+    return tokens, written
 
 
 class _Parser:
@@ -115,7 +119,7 @@ class _Parser:
         self.text = text
         if len(text.strip()) > MAX_CHARS:
             raise ExprError(f"expression too long: {len(text.strip()):,} characters; at most {MAX_CHARS} are allowed")
-        self.tokens = _tokenize(text)
+        self.tokens, self.written = _tokenize(text)
         self.i = 0
         self.depth = 0
 
@@ -130,7 +134,7 @@ class _Parser:
             raise self._fail("nothing to evaluate")
         node = self._sum()
         if self._peek() is not None:
-            raise self._fail(f"unexpected {str(self._peek()[1])[:20]!r}")  # type: ignore[index]
+            raise self._fail(f"unexpected {self.written[self.i][:20]!r}")
         return node
 
     def _sum(self) -> _Node:
@@ -176,7 +180,7 @@ class _Parser:
                 raise self._fail("missing ')'")
             self.i += 1
             return node
-        raise self._fail(f"unexpected {str(value)[:20]!r}")
+        raise self._fail(f"unexpected {self.written[self.i - 1][:20]!r}")
 
 
 def _names(node: _Node, out: set[str]) -> None:
