@@ -68,6 +68,8 @@ def test_assign_creates_arrays_where_the_schema_has_them_and_indexes_them() -> N
     for path, message in refusals:
         with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(")", r"\)")):
             assign(doc, path, 1, ".".join(path))
+    with pytest.raises(ScenarioError, match=r"index 5 is past the end of traffic.flows \(it has 1 entry; use 1 to append\)"):
+        assign(doc, ["traffic", "flows", "5", "src"], "H2", "traffic.flows.5.src")
     doc["hotspots"].append(7)
     with pytest.raises(ScenarioError, match="hotspots.2 is a value, not a table or array"):
         assign(doc, ["hotspots", "2", "node"], 1, "hotspots.2.node")

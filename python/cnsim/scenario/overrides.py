@@ -126,7 +126,7 @@ def assign(doc: dict[str, Any], path: list[str], value: Any, key: str) -> None:
             idx = int(part) if len(part) <= 18 else 10**18
             if idx > len(cur):
                 raise ScenarioError(
-                    f"{shorten(key)}: index {shorten(part)} is past the end of {shorten(here)} (it has {len(cur)} entries; use {len(cur)} to append)"
+                    f"{shorten(key)}: index {shorten(part)} is past the end of {shorten(here)} (it has {len(cur)} entr{'y' if len(cur) == 1 else 'ies'}; use {len(cur)} to append)"
                 )
             if idx == len(cur):
                 cur.append({})
