@@ -606,6 +606,43 @@ def test_cli_strict_exits_1_on_a_failed_check(tmp_path: Path, monkeypatch: pytes
     assert res.exit_code == 1
 
 
+def _done_runs(runs: Path) -> list[str]:
+    return sorted(p.name for p in runs.iterdir() if (p / "summary.json").is_file())
+
+
+def test_an_interrupted_check_stops_its_runs_before_its_table_is_written(tmp_path: Path) -> None:
+    """Ctrl-C came while runs were in flight on the command's executor, which `cnsim check` did
+    not close: they went on (and the queued ones started) while sweep.parquet and catalog.duckdb
+    were rebuilt, so the folders, the table and the catalog told three different counts of the
+    runs done (10, 6 and 6 after Ctrl-C at 1 s of `cnsim check kd`). Now the executor is closed
+    first, as `cnsim sweep` does."""
+    import cnsim.catalog
+    from cnsim.executors import LocalExecutor
+
+    out = tmp_path / "c"
+
+    def interrupt(done: int, _total: int, _failed: int) -> None:
+        if done >= 1:  # the first run is done, others in flight or queued
+            raise KeyboardInterrupt
+
+    pool = LocalExecutor(2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            check_pkg.run_checks(["kd"], out, quick=True, only=["T-K15"], executor=pool, progress=interrupt)
+    finally:
+        if pool._pool is not None:  # still running (it was, before the fix): let its runs complete
+            pool._pool.shutdown(wait=True)
+        pool.close()
+    done = _done_runs(out / "runs")
+    assert 1 <= len(done) < 8
+    assert sorted(r["run_id"] for r in pq.read_table(out / "sweep.parquet").to_pylist()) == done
+    con = cnsim.catalog.connect(out)
+    try:
+        assert sorted(r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()) == done
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

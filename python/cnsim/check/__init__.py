@@ -58,7 +58,15 @@ def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) ->
     clean_stale(runs)
     tasks = plan.tasks
     todo, _, outdated = runs_to_do(runs, tasks)
-    failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
+    try:
+        failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
+    except BaseException:
+        # Ctrl-C, SIGTERM: stop the runs in flight before the table and the catalog are rebuilt
+        # (as run_sweep does). The executor is the command's, so it was not closed here: its runs
+        # went on and completed while the table and the catalog were written, and the folders,
+        # sweep.parquet and catalog.duckdb told three different counts of the runs done
+        executor.close()
+        raise
     return len(tasks), len(todo), len(outdated), failed
 
 
