@@ -96,3 +96,31 @@ def test_quick_spec_subsets_axes() -> None:
 def test_unknown_deck_exit_2(tmp_path: Path) -> None:
     res = runner.invoke(app, ["reproduce", "nope", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "unknown deck 'nope'" in res.output
+
+
+def test_a_reproduction_cut_short_in_its_first_study_resumes_only_in_its_own_mode(tmp_path: Path) -> None:
+    """Before its first deck.json a reproduction is known by its studies' sweep.json alone: one
+    cut short in its first study (minutes for a full deck) was resumed by the other mode
+    (`--quick` or not), and the study then held quick and full runs side by side, the catalog
+    indexing both. The study's spec now says which reproduction made it."""
+    from cnsim.cli import _reproduce_folder_refusal
+    from cnsim.results import dump_json
+
+    deck = get_deck("kd")
+    study = deck.studies[0]
+    for quick in (True, False):
+        out = tmp_path / f"quick-{quick}"
+        (out / study.sweep).mkdir(parents=True)
+        spec = quick_spec(load_spec(study.sweep), study, deck) if quick else load_spec(study.sweep)
+        (out / study.sweep / "sweep.json").write_text(dump_json({"spec": spec.to_dict(), "runs": []}))
+        assert _reproduce_folder_refusal(out, deck, quick) is None  # its own: resumed
+        mine, theirs = ("cnsim reproduce kd", "cnsim reproduce kd --quick") if quick else ("cnsim reproduce kd --quick", "cnsim reproduce kd")
+        assert _reproduce_folder_refusal(out, deck, not quick) == f"its study {study.sweep} holds the runs of `{theirs}`, not of `{mine}`"
+        (out / "deck.json").write_text(json.dumps({"deck": "kd", "quick": quick}))
+        assert _reproduce_folder_refusal(out, deck, quick) is None
+    out = tmp_path / "quick-True"
+    (out / "deck.json").unlink()
+    res = runner.invoke(app, ["reproduce", "kd", "--no-checks", "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert f"--out {out}: the folder is not empty and its study {study.sweep} holds the runs of `cnsim reproduce kd --quick`" in res.output
+    assert sorted(p.name for p in out.iterdir()) == [study.sweep]  # nothing run, nothing written

@@ -636,10 +636,36 @@ def _reproduce_folder_refusal(folder: Path, deck: Any, quick: bool) -> str | Non
             theirs = f"cnsim reproduce {previous['deck']}{' --quick' if previous.get('quick') else ''}"
         except (OSError, ValueError, KeyError, TypeError):
             return "its deck.json does not read back"
-        return None if theirs == mine else f"it holds the output of `{theirs}`, not of `{mine}`"
+        return _study_refusal(folder, deck, quick) if theirs == mine else f"it holds the output of `{theirs}`, not of `{mine}`"
     if any((folder / n / SWEEP_PLAN_FILE).is_file() for n in names & studies):
-        return None  # interrupted before its first deck.json
+        return _study_refusal(folder, deck, quick)  # interrupted before its first deck.json
     return "it holds no deck.json and no study of the deck"
+
+
+def _study_refusal(folder: Path, deck: Any, quick: bool) -> str | None:
+    """Why the studies in ``folder`` are not this reproduction's (None: they are, or say
+    nothing): a study whose sweep.json holds the spec of the other mode (``--quick`` or not).
+    Before its first deck.json a reproduction is known only by its studies, and one cut short
+    in its first study was resumed in the other mode, its study then holding quick and full runs
+    side by side (in the catalog too)."""
+    import json
+
+    from .reproduce import study_spec
+    from .results import dump_json
+    from .rundir import SWEEP_PLAN_FILE, read_json
+
+    def spelled(spec: Any) -> Any:
+        return None if spec is None else json.loads(dump_json(spec.to_dict()))
+
+    for study in deck.studies:
+        plan = read_json(folder / study.sweep / SWEEP_PLAN_FILE)
+        previous = plan.get("spec") if isinstance(plan, dict) else None
+        if previous is None or previous == spelled(study_spec(study, deck, quick)[0]):
+            continue
+        if previous == spelled(study_spec(study, deck, not quick)[0]):
+            mine, theirs = (f"cnsim reproduce {deck.name}{' --quick' if q else ''}" for q in (quick, not quick))
+            return f"its study {study.sweep} holds the runs of `{theirs}`, not of `{mine}`"
+    return None
 
 
 def _resumable_out(out: Path | None, name: str, force: bool = False, refusal: Callable[[Path], str | None] | None = None) -> Path:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..report import Page
 
 __all__ = ["DECKS", "Deck", "Study", "PlannedStudy", "DeckPlan", "get_deck", "plan_deck", "quick_note", "quick_spec", "reproduce",
-           "write_deck_report", "deck_page", "study_status"]
+           "study_spec", "write_deck_report", "deck_page", "study_status"]
 
 DECKS = ("zhb", "qcnp", "kd", "e2cm", "eval", "modern")
 FigureSpec = TimeFigure | MetricFigure | FlowFigure
@@ -122,6 +122,15 @@ def study_status(study: Study) -> tuple[SweepSpec | None, str]:
         raise
 
 
+def study_spec(study: Study, deck: Deck, quick: bool) -> tuple[SweepSpec | None, str]:
+    """The spec a reproduction runs for ``study`` (its ``--quick`` version with ``quick``), or
+    None and why the study is pending (:func:`study_status`)."""
+    spec, reason = study_status(study)
+    if spec is not None and quick:
+        spec = quick_spec(spec, study, deck)
+    return spec, reason
+
+
 #: a progress bar's maker: ``factory(name)`` gives the hook a sweep calls with (done, total, failed)
 ProgressFactory = Callable[[str], Callable[[int, int, int], None]]
 
@@ -169,9 +178,7 @@ def plan_deck(deck_name: str, quick: bool = False, checks: bool | None = None) -
     deck = get_deck(deck_name)
     planned: list[PlannedStudy] = []
     for study in deck.studies:
-        spec, reason = study_status(study)
-        if spec is not None and quick:
-            spec = quick_spec(spec, study, deck)
+        spec, reason = study_spec(study, deck, quick)
         planned.append(PlannedStudy(study, spec, reason))
     total = sum(count_runs(p.spec) for p in planned if p.spec is not None)
     if total > MAX_RUNS:
