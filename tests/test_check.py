@@ -643,6 +643,34 @@ def test_an_interrupted_check_stops_its_runs_before_its_table_is_written(tmp_pat
         con.close()
 
 
+def test_a_check_names_its_failed_and_repaired_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that failed made its checks not_run without a word beyond the tally, and a damaged
+    run folder was run again silently: `cnsim sweep` names both on stderr, and docs/robustness.md
+    said `check` did too. It still exits 0 (contract: it ran; the checks say not_run)."""
+    from _faults import fail_runs, long_links
+
+    out = tmp_path / "c"
+    args = ["check", "kd", "--only", "T-K19", "--quick", "--workers", "1", "--out", str(out)]
+    real_run = fail_runs(monkeypatch, long_links)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "checks.json").read_text())
+    (failed_id, error), *others = doc["failed_runs"]
+    assert others and error == "RuntimeError: injected failure" and doc["checks"][0]["verdict"] == NOT_RUN
+    assert (f"check kd: {doc['runs']} runs ({doc['runs']} run now, {len(doc['failed_runs'])} failed: the checks that need them "
+            "are not_run) in ") in res.stdout
+    assert f"run {failed_id} failed: RuntimeError: injected failure" in res.stderr.splitlines()
+    monkeypatch.setattr("cnsim.runner.run", real_run)
+    victim = next(p for p in sorted((out / "runs").iterdir()) if (p / "summary.json").is_file())
+    (victim / "summary.json").write_text('{"scenario": "kd-sym')  # cut short
+    res = runner.invoke(app, [*args, "--quiet"])
+    assert res.exit_code == 0 and res.stdout == ""
+    assert res.stderr == (f"1 run folder(s) had a corrupted or partial summary.json, a missing manifest.json or scenario.toml, "
+                          f"or a damaged or missing series file and were run again: {victim.name}\n")
+    doc = json.loads((out / "checks.json").read_text())
+    assert doc["failed_runs"] == [] and doc["repaired"] == [victim.name] and doc["checks"][0]["verdict"] != NOT_RUN
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

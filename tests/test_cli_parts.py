@@ -455,7 +455,7 @@ def test_a_reproduction_with_a_failed_run_exits_1(tmp_path: Path, monkeypatch: p
     fail_runs(monkeypatch, long_links)
     res = runner.invoke(app, ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(tmp_path / "r")])
     assert res.exit_code == 1
-    assert re.match(r"    done  kd-qeq150-delay +2 runs, 1 figures", res.stdout)
+    assert re.match(r"    done  kd-qeq150-delay +2 runs \(1 failed\), 1 figures", res.stdout)
 
 
 def test_a_fluid_study_says_its_verdict_without_plots(tmp_path: Path) -> None:

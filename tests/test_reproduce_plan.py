@@ -217,6 +217,33 @@ def test_a_study_whose_every_run_failed_is_failed(tmp_path: Path, monkeypatch: p
     assert all("injected failure" in error for _run, error in every["failed"] + some["failed"])
 
 
+def test_a_reproduction_names_its_failed_and_repaired_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cnsim reproduce` exited 1 for a failed run without saying which, or why (a study's line
+    said "done  …  2 runs"), and ran damaged run folders again silently; it now says both on
+    stderr, as `cnsim sweep` does, the checks' runs included."""
+    from cnsim.cli import app
+    from typer.testing import CliRunner
+
+    real_run = fail_runs(monkeypatch, long_links)
+    deck = Deck("kd", "t", "s", [Study("kd-qeq150-delay", "one fails", quick_axes={"links.delay": ["4us", "50us"]})],
+                quick_set={"duration": "5ms", "metrics.window": ["0ms", "5ms"]})
+    monkeypatch.setattr(reproduce_module, "get_deck", lambda name: deck)
+    out = tmp_path / "r"
+    args = ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 1, res.output
+    (failed_id, _error), = json.loads((out / "deck.json").read_text())["studies"][0]["failed"]
+    assert res.stdout.startswith("    done  kd-qeq150-delay              2 runs (1 failed), 0 figures")
+    assert res.stderr == f"run {failed_id} in kd-qeq150-delay failed: RuntimeError: injected failure\n"
+    monkeypatch.setattr("cnsim.runner.run", real_run)
+    victim = next(p for p in sorted((out / "kd-qeq150-delay" / "runs").iterdir()) if (p / "summary.json").is_file())
+    (victim / "series" / "queue.parquet").unlink()
+    res = CliRunner().invoke(app, [*args, "--quiet"])
+    assert res.exit_code == 0 and res.stdout == ""
+    assert res.stderr == (f"1 run folder(s) in kd-qeq150-delay had a corrupted or partial summary.json, a missing manifest.json "
+                          f"or scenario.toml, or a damaged or missing series file and were run again: {victim.name}\n")
+
+
 def test_the_report_page_shows_the_overview_and_each_study(small: Any) -> None:
     out, doc, _calls, _executor = small
     page = deck_page(out)

@@ -563,6 +563,18 @@ def _bench_startup(scenario: str, duration: str, set_: list[str] | None, rounds:
 # ---- sweeps, reproduction and reports (docs/sweeps.md) -----------------------------------
 
 
+def _runs_notes(outdated: list[str], repaired: list[str], failed: list[Any], where: str = "") -> None:
+    """What a sweep, a check or a reproduction's study (``where``: " in STUDY") says on stderr
+    about its runs, --quiet or not: the folders run again and the runs that failed."""
+    if outdated:
+        typer.echo(f"{len(outdated)} run folder(s){where} were made by another version of cnsim's results and were run again", err=True)
+    if repaired:
+        typer.echo(f"{len(repaired)} run folder(s){where} had a corrupted or partial summary.json, a missing manifest.json or "
+                   f"scenario.toml, or a damaged or missing series file and were run again: {', '.join(repaired)}", err=True)
+    for run_id, error in failed:
+        typer.echo(f"run {run_id}{where} failed: {error}", err=True)
+
+
 def _sweep_progress(quiet: bool, label: str) -> tuple[Any, Any]:
     """A rich bar of runs done/total with elapsed and remaining time (terminal, not --quiet)."""
     if quiet or not sys.stdout.isatty():
@@ -789,12 +801,7 @@ def sweep(
                 f"sweep {parsed.name}: {result.total} runs ({result.reused} already done, {result.ran} run, "
                 f"{len(result.failed)} failed) in {result.wall_s:.1f} s on {pool.name} → {folder}/sweep.parquet, {folder}/report.html"
             )
-        if result.outdated:
-            typer.echo(f"{len(result.outdated)} run folder(s) were made by another version of cnsim's results and were run again", err=True)
-        if result.repaired:
-            typer.echo(f"{len(result.repaired)} run folder(s) had a corrupted or partial summary.json, a missing manifest.json or scenario.toml, or a damaged or missing series file and were run again: {', '.join(result.repaired)}", err=True)
-        for run_id, error in result.failed:
-            typer.echo(f"run {run_id} failed: {error}", err=True)
+        _runs_notes(result.outdated, result.repaired, result.failed)
         if result.failed:
             raise typer.Exit(1)
 
@@ -844,13 +851,18 @@ def reproduce(
             pool.close()
         if not quiet:
             for s in doc["studies"]:
-                note = f"{s.get('runs')} runs, {len(s['figures'])} figures, {s.get('wall_s', 0):.1f} s" if s["status"] != "pending" else s["reason"]
+                lost = f" ({len(s['failed'])} failed)" if s.get("failed") else ""
+                note = f"{s.get('runs')} runs{lost}, {len(s['figures'])} figures, {s.get('wall_s', 0):.1f} s" if s["status"] != "pending" else s["reason"]
                 typer.echo(f"{s['status']:>8}  {s['sweep']:<28} {note}")
             if doc.get("checks"):
                 from .check import tally_line
 
                 typer.echo(f"  checks  {tally_line(deck, doc['checks'])}")
             typer.echo(f"reproduce {deck}: {doc['wall_s']:.1f} s → {folder}/report.html")
+        for s in doc["studies"]:
+            _runs_notes(s.get("outdated") or [], s.get("repaired") or [], s.get("failed") or [], f" in {s['sweep']}")
+        check_runs = doc.get("check_runs") or {}
+        _runs_notes([], check_runs.get("repaired") or [], check_runs.get("failed") or [], " of the checks")
         if any(s.get("failed") for s in doc["studies"]):
             raise typer.Exit(1)
 
@@ -905,7 +917,9 @@ def check(
             for name, counts in doc["tally"].items():
                 typer.echo(tally_line(name, counts))
             again = f", {doc['outdated']} of them made by another version of cnsim's results" if doc["outdated"] else ""
-            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now{again}) in {doc['wall_s']:.1f} s → {folder}/report.html")
+            failed = f", {len(doc['failed_runs'])} failed: the checks that need them are not_run" if doc["failed_runs"] else ""
+            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now{again}{failed}) in {doc['wall_s']:.1f} s → {folder}/report.html")
+        _runs_notes([], doc["repaired"], doc["failed_runs"])
         if strict and any(r["verdict"] == FAIL for r in doc["checks"]):
             raise typer.Exit(1)
 

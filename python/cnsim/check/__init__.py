@@ -48,16 +48,16 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
     return [c for c in checks if c.id in set(only)]
 
 
-def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, int, list[tuple[str, str]]]:
+def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, int, list[str], list[tuple[str, str]]]:
     """Run the plan's missing runs; returns (total, run now, run again because another version
-    of the results made them, failed)."""
+    of the results made them, the run folders run again because they were damaged, failed)."""
     from ..sweep import clean_stale, run_tasks, runs_to_do
 
     runs = out.resolve() / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale(runs)
     tasks = plan.tasks
-    todo, _, outdated = runs_to_do(runs, tasks)
+    todo, repaired, outdated = runs_to_do(runs, tasks)
     try:
         failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
     except BaseException:
@@ -67,7 +67,7 @@ def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) ->
         # sweep.parquet and catalog.duckdb told three different counts of the runs done
         executor.close()
         raise
-    return len(tasks), len(todo), len(outdated), failed
+    return len(tasks), len(todo), len(outdated), repaired, failed
 
 
 @dataclass
@@ -126,7 +126,7 @@ def run_checks(
     if executor is None:
         executor = LocalExecutor(workers)
     try:
-        total, ran, outdated, failed = _execute(plan, out, executor, progress)
+        total, ran, outdated, repaired, failed = _execute(plan, out, executor, progress)
     finally:
         if own:
             executor.close()
@@ -156,6 +156,7 @@ def run_checks(
         "runs": total,
         "ran": ran,
         "outdated": outdated,
+        "repaired": repaired,
         "failed_runs": [list(f) for f in failed],
         "wall_s": time.perf_counter() - started,
         "run_sets": [

@@ -237,6 +237,8 @@ def reproduce(
             entry["wall_s"] = time.perf_counter() - t0
             entry["runs"] = result.total
             entry["failed"] = [list(f) for f in result.failed]
+            entry["repaired"] = result.repaired
+            entry["outdated"] = result.outdated
             entry["status"] = "failed" if result.failed and len(result.failed) == result.total else "done"
             _draw_study(study, deck, out / study.sweep, entry)
             _write_deck(out, doc, started)
@@ -246,6 +248,7 @@ def reproduce(
             hook = progress("checks") if progress is not None else None
             judged = run_checks([deck.name], out / "checks", quick=quick, executor=executor, progress=hook, catalog=False)
             doc["checks"] = judged["tally"].get(deck.name, {})
+            doc["check_runs"] = {"failed": judged["failed_runs"], "repaired": judged["repaired"]}
     finally:
         if own:
             executor.close()
