@@ -671,6 +671,25 @@ def test_a_check_names_its_failed_and_repaired_runs(tmp_path: Path, monkeypatch:
     assert doc["failed_runs"] == [] and doc["repaired"] == [victim.name] and doc["checks"][0]["verdict"] != NOT_RUN
 
 
+def test_a_series_damaged_inside_is_named_not_an_io_error(tmp_path: Path) -> None:
+    """A series file whose pages are damaged keeps its ends whole, so the run is reused and the
+    catalog's view accepts it; reading it failed the check with "cnsim: I/O error: Couldn't
+    deserialize thrift: …" on two lines, naming no file. Now the file and what to do."""
+    out = tmp_path / "c"
+    args = ["check", "kd", "--only", "T-K18", "--quick", "--workers", "1", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    for path in sorted((out / "runs").glob("*/series/queue.parquet")):
+        data = bytearray(path.read_bytes())
+        for i in range(8, len(data) // 2, 7):
+            data[i] ^= 0xFF
+        path.write_bytes(bytes(data))
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert re.fullmatch(rf"{out}/runs/[0-9a-f]{{16}}/series/queue.parquet: damaged: it does not read as Parquet \([^\n]+\); "
+                        r"expected the series a run writes. Delete its run folder: `cnsim check` \(or `cnsim reproduce`\) runs it again.\n",
+                        res.stderr), res.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

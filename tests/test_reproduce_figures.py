@@ -243,6 +243,32 @@ def test_a_run_without_the_series_draws_an_empty_curve(zhb: Path, tmp_path: Path
         assert len(ax.patches) == 1  # the hotspot, from the first point's scenario
 
 
+def _damage_inside(path: Path) -> None:
+    """Flip bytes in the pages of a Parquet file, its ends kept whole (what parquet_whole sees)."""
+    data = bytearray(path.read_bytes())
+    for i in range(8, len(data) // 2, 7):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_a_series_damaged_inside_is_named(zhb: Path, tmp_path: Path) -> None:
+    """A series file whose pages are damaged (its ends whole, so the sweep keeps it) failed the
+    figure with pyarrow's text: "cnsim: I/O error: Couldn't deserialize thrift: …" on two lines,
+    naming no file."""
+    import shutil
+
+    from cnsim.errors import ScenarioError
+
+    points, keys = load_points(zhb)
+    copy = tmp_path / "run"
+    shutil.copytree(points[0].folder, copy)
+    _damage_inside(copy / "series" / "queue.parquet")
+    with pytest.raises(ScenarioError) as err:
+        TimeFigure("q", "t", "hot_queue").build([Point(points[0].row, copy, points[0].params)], keys, label_value)
+    assert str(err.value).startswith(f"{copy / 'series' / 'queue.parquet'}: damaged: it does not read as Parquet (")
+    assert str(err.value).endswith("); expected the series a run writes. Delete its run folder: `cnsim reproduce` runs it again.")
+
+
 def test_another_seed_and_the_throughputs(zhb: Path) -> None:
     points, keys = load_points(zhb)
     second = [p for p in points if p.row["seed"] == 2]

@@ -16,12 +16,13 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._version import RESULTS_VERSION
-from .errors import ScenarioError
+from .errors import ScenarioError, shorten
 from .scenario import Scenario
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "read_json",
     "read_json_checked",
     "damaged",
+    "reading_series",
     "run_complete",
     "parquet_whole",
     "run_current",
@@ -90,6 +92,24 @@ def damaged(path: Path, problem: str, expected: str, fix: str = "") -> ScenarioE
     """The bad-input error (exit 2) for a damaged file of a results folder: one line naming the
     file, what is wrong with it and what it should hold (and, with ``fix``, what to do)."""
     return ScenarioError(f"{path}: damaged: {problem}; expected {expected}." + (f" {fix}" if fix else ""))
+
+
+@contextmanager
+def reading_series(path: Path, fix: str) -> Iterator[None]:
+    """Read the series file ``path`` inside this block: pyarrow's failure on a file damaged
+    inside (a flipped byte in a page: its ends are whole, :func:`parquet_whole` passes it) becomes
+    the bad-input error naming the file and what to do (``fix``). It was pyarrow's own text, as
+    "cnsim: I/O error: Couldn't deserialize thrift: … Deserializing page header failed." on two
+    lines, naming no file. An error of the file system (it has an errno) goes on as it is."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (OSError, pa.ArrowException) as err:
+        if isinstance(err, OSError) and err.errno is not None:
+            raise
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise damaged(path, f"it does not read as Parquet ({shorten(first, 120)})", "the series a run writes", fix) from None
 
 
 def read_json_checked(path: Path, expected: str = "a JSON document written by cnsim", fix: str = "") -> Any:

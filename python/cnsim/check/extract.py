@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import signals as m
-from ..rundir import SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE
+from ..rundir import SCENARIO_FILE, SERIES_DIR, SUMMARY_FILE, reading_series
 from ..scenario import Scenario
 from ..scenario.hot import hot_span_ps
 from ..units import PS_PER_S
@@ -118,6 +118,10 @@ class ScenarioData:
 # ------------------------------------------------------------------------------------------
 
 
+#: what to do with a series file damaged inside (rundir.reading_series)
+_SERIES_FIX = "Delete its run folder: `cnsim check` (or `cnsim reproduce`) runs it again."
+
+
 class RunData(ScenarioData):
     """A run folder: its summary, resolved scenario, §A windows and series (read lazily)."""
 
@@ -158,7 +162,8 @@ class RunData(ScenarioData):
 
     def _entity_column(self, kind: str) -> str:
         """The name of a series kind's entity column (entity, queue or flow)."""
-        return str(pq.read_schema(self._path(kind)).names[1])
+        with reading_series(self._path(kind), _SERIES_FIX):
+            return str(pq.read_schema(self._path(kind)).names[1])
 
     def release_series(self) -> None:
         """Drop the series read so far (a full check reads hundreds of runs with 10 us bins);
@@ -169,7 +174,8 @@ class RunData(ScenarioData):
     def names(self, kind: str) -> list[str]:
         """The entities of one series kind (only the entity column is read)."""
         if kind not in self._names:
-            column = pq.read_table(self._path(kind), columns=[self._entity_column(kind)]).column(0)
+            with reading_series(self._path(kind), _SERIES_FIX):
+                column = pq.read_table(self._path(kind), columns=[self._entity_column(kind)]).column(0)
             self._names[kind] = [str(n) for n in pc.unique(column).to_pylist()]
         return list(self._names[kind])
 
@@ -179,7 +185,8 @@ class RunData(ScenarioData):
         large, and a check may read hundreds of runs."""
         key = (kind, name)
         if key not in self._entities:
-            rows = pq.read_table(self._path(kind), filters=[(self._entity_column(kind), "==", name)])
+            with reading_series(self._path(kind), _SERIES_FIX):
+                rows = pq.read_table(self._path(kind), filters=[(self._entity_column(kind), "==", name)])
             if rows.num_rows == 0:
                 hint = " (per-flow series are recorded for the flows metrics.per_flow selects)" if name.startswith("flow:") else ""
                 raise MetricUnavailable(f"{kind} series has no entity {name!r}{hint}")

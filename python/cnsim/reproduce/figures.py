@@ -32,6 +32,7 @@ from matplotlib.figure import Figure
 
 from ..labels import METRICS, fmt
 from ..results import Result
+from ..rundir import reading_series
 
 __all__ = [
     "Point",
@@ -145,7 +146,8 @@ def _series(folder: Path, kind: str, entity_col: str, entity: str, column: str) 
     path = folder / "series" / f"{kind}.parquet"
     if not path.is_file():
         return np.zeros(0), np.zeros(0)
-    table = pq.read_table(path)
+    with reading_series(path, "Delete its run folder: `cnsim reproduce` runs it again."):
+        table = pq.read_table(path)
     table = table.filter(pc.equal(table.column(entity_col), pa.scalar(entity)))
     return table.column("t_s").to_numpy(), table.column(column).to_numpy(zero_copy_only=False)
 
