@@ -690,6 +690,24 @@ def test_a_series_damaged_inside_is_named_not_an_io_error(tmp_path: Path) -> Non
                         res.stderr), res.stderr
 
 
+def test_an_interrupted_check_says_how_to_resume_its_own_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line of an interrupted check said "Resume with: cnsim check kd --out D" whatever
+    --seeds and --only were: that command plans and judges other checks on other seeds."""
+    out = tmp_path / "c"
+
+    def stopped(*_args: Any, **_kwargs: Any) -> None:
+        (out / "runs").mkdir(parents=True)
+        (out / "runs" / "0123456789abcdef").mkdir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check_pkg, "run_checks", stopped)
+    res = runner.invoke(app, ["check", "kd", "--quick", "--seeds", "2", "--only", "T-K15", "--only", "T-K16", "--only", "T-K15",
+                              "--workers", "1", "--out", str(out)])
+    assert res.exit_code == 130
+    assert res.stderr == (f"cnsim: interrupted; completed runs are kept in {out}. Resume with: cnsim check kd --quick --seeds 2 "
+                          f"--only T-K15 --only T-K16 --out {out}\n")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -244,6 +244,23 @@ def test_a_reproduction_names_its_failed_and_repaired_runs(tmp_path: Path, monke
                           f"or scenario.toml, or a damaged or missing series file and were run again: {victim.name}\n")
 
 
+def test_an_interrupted_reproduction_without_checks_says_to_resume_without_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resume line dropped --no-checks: the command it gave then ran the deck's checks too."""
+    from cnsim.cli import app
+    from typer.testing import CliRunner
+
+    out = tmp_path / "r"
+
+    def stopped(*_args: Any, **_kwargs: Any) -> None:
+        (out / "kd-qeq150-delay").mkdir(parents=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reproduce_module, "reproduce", stopped)
+    res = CliRunner().invoke(app, ["reproduce", "kd", "--quick", "--no-checks", "--workers", "1", "--out", str(out)])
+    assert res.exit_code == 130
+    assert res.stderr == f"cnsim: interrupted; completed runs are kept in {out}. Resume with: cnsim reproduce kd --quick --no-checks --out {out}\n"
+
+
 def test_the_report_page_shows_the_overview_and_each_study(small: Any) -> None:
     out, doc, _calls, _executor = small
     page = deck_page(out)

@@ -845,7 +845,7 @@ def reproduce(
                 doc = run_deck(deck, folder, quick=quick, executor=pool, checks=checks, planned=planned)
         except KeyboardInterrupt as err:
             pool.close()
-            _stopped(err, folder, f"cnsim reproduce {deck}{' --quick' if quick else ''}")
+            _stopped(err, folder, f"cnsim reproduce {deck}{' --quick' if quick else ''}{' --no-checks' if checks is False else ''}")
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
@@ -909,7 +909,10 @@ def check(
                 doc = run_checks(names, folder, quick=quick, seeds=seeds, executor=pool, only=only, planned=planned)
         except KeyboardInterrupt as err:
             pool.close()
-            _stopped(err, folder, f"cnsim check {deck}{' --quick' if quick else ''}")
+            # the options that make the plan (a resume without them runs and judges another one)
+            again = "".join([" --quick" if quick else "", f" --seeds {seeds}" if seeds is not None else "",
+                             *(f" --only {i}" for i in dict.fromkeys(only or []))])
+            _stopped(err, folder, f"cnsim check {deck}{again}")
             raise typer.Exit(_interrupt_status(err)) from None
         finally:
             pool.close()
