@@ -708,6 +708,21 @@ def test_an_interrupted_check_says_how_to_resume_its_own_plan(tmp_path: Path, mo
                           f"--only T-K15 --only T-K16 --out {out}\n")
 
 
+def test_only_names_a_lower_case_id_and_judges_a_repeated_one_once(tmp_path: Path) -> None:
+    """`--only t-k15` was "unknown … ids look like T-K15", `--only ' '` was echoed as `--only ''`,
+    and an id given twice was listed twice in checks.json's `only`."""
+    res = runner.invoke(app, ["check", "kd", "--only", "t-k15", "--only", "T-K16", "--only", "t-k15", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2
+    assert res.output == "--only: unknown check id(s) t-k15 in the selected decks (kd); ids are upper case: --only T-K15\n"
+    res = runner.invoke(app, ["check", "kd", "--only", " ", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and res.output == "--only ' ': an empty check id; give ids like --only T-K15\n"
+    out = tmp_path / "c"
+    res = runner.invoke(app, ["check", "kd", "--only", "T-K20", "--only", "T-K20", "--quick", "--quiet", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "checks.json").read_text())
+    assert doc["only"] == ["T-K20"] and [r["id"] for r in doc["checks"]] == ["T-K20"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -167,7 +167,7 @@ def test_a_run_set_larger_than_the_limit_at_one_seed_can_only_be_left_out() -> N
 def test_seeds_and_check_ids_are_checked_before_anything_is_planned(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"^--seeds: must be at least 1 \(given 0\)$"):
         plan_checks(["kd"], tmp_path, seeds=0)
-    with pytest.raises(ScenarioError, match=r"^--only '': an empty check id; give ids like --only T-K15$"):
+    with pytest.raises(ScenarioError, match=r"^--only ' ': an empty check id; give ids like --only T-K15$"):
         plan_checks(["kd"], tmp_path, only=["T-K16", " "])
     planned = plan_checks(["kd"], tmp_path, seeds=1, only=["T-K16"])
     assert [c.id for c in planned.checks] == ["T-K16"] and planned.plan.seeds == 1

@@ -41,10 +41,13 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
     if not only:
         return checks
     known = {c.id for c in checks}
-    unknown = [i for i in only if i not in known]
+    unknown = list(dict.fromkeys(i for i in only if i not in known))
     if unknown:
+        # ids are upper case: `t-k15` is T-K15 written in lower case, not a typo to guess at
+        cased = [i.strip().upper() for i in unknown if i.strip().upper() in known]
+        hint = f"; ids are upper case: --only {' --only '.join(cased)}" if cased else "; ids look like T-K15"
         raise ScenarioError(f"--only: unknown check id(s) {', '.join(unknown)} in the selected decks "
-                            f"({', '.join(d.name for d in decks)}); ids look like T-K15")
+                            f"({', '.join(d.name for d in decks)}){hint}")
     return [c for c in checks if c.id in set(only)]
 
 
@@ -90,8 +93,9 @@ def plan_checks(
     nothing written (bad input raises ScenarioError before any work starts)."""
     if seeds is not None and seeds < 1:
         raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
-    if only is not None and any(not i.strip() for i in only):
-        raise ScenarioError("--only '': an empty check id; give ids like --only T-K15")
+    blank = next((i for i in only or [] if not i.strip()), None)
+    if blank is not None:
+        raise ScenarioError(f"--only {blank!r}: an empty check id; give ids like --only T-K15")
     loaded = load_decks(decks)
     checks = select(loaded, only)
     runs_dir = Path(out).resolve() / "runs"
@@ -151,7 +155,7 @@ def run_checks(
         "decks": [d.name for d in loaded],
         "quick": quick,
         "seeds": plan.seeds,
-        "only": only or [],
+        "only": list(dict.fromkeys(only or [])),  # an id given twice is judged (and listed) once
         "executor": getattr(executor, "name", "?"),
         "runs": total,
         "ran": ran,
