@@ -90,3 +90,25 @@ def test_the_report_page_is_written_with_the_tally_in_its_subtitle(tmp_path: Pat
     assert path == tmp_path / "report.html"
     html = path.read_text()
     assert "2 pass · 1 fail · 1 not run of 4 checks" in html and "decks zhb, kd · executor local (2 threads)" in html
+
+
+def test_the_report_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: Any) -> None:
+    """A check (or reproduction) folder is resumed in place and its report.html rewritten on every
+    start: a command stopped while writing it (SIGTERM, kill -9, a full disk) left it cut short."""
+    import pytest
+
+    write_results(tmp_path, ROWS, {"decks": ["zhb", "kd"], "seeds": 1})
+    page = write_checks_report(tmp_path)
+    before = page.read_text()
+    real = Path.write_text
+
+    def cut_short(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
+        real(self, data[:100], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        write_checks_report(tmp_path)
+    monkeypatch.undo()
+    assert page.read_text() == before
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]

@@ -43,6 +43,7 @@ from ..rundir import (
     parquet_whole,
     read_json_checked,
     run_complete,
+    write_text_atomic,
 )
 
 if TYPE_CHECKING:
@@ -199,8 +200,11 @@ def render(page: Page) -> str:
 
 
 def write_page(page: Page, path: str | Path) -> Path:
+    """Render ``page`` to ``path``, whole or not at all: a check or reproduction folder is
+    resumed in place, and its report.html, rewritten on every start, was left empty or cut short
+    by a command killed while writing it."""
     path = Path(path)
-    path.write_text(render(page), encoding="utf-8")
+    write_text_atomic(path, render(page))
     return path
 
 
