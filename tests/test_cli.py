@@ -183,3 +183,18 @@ def test_missing_engine_exits_1() -> None:
     else:
         pytest.skip("the engine is built")
 
+
+
+def test_the_cli_imports_with_a_typer_without_display_type_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyproject.toml allows typer >= 0.12, whose TyperOption has no display_type_rich (typer
+    0.20 has none either): the --help patch must leave such a typer alone, not end every cnsim
+    command in an AttributeError at import."""
+    import typer.core
+    from cnsim import cli
+
+    class OldOption:  # a TyperOption of typer 0.20: no display_type_rich
+        is_flag = True
+
+    monkeypatch.setattr(typer.core, "TyperOption", OldOption)
+    cli._without_flag_type()
+    assert not hasattr(OldOption, "display_type_rich")

@@ -40,10 +40,14 @@ app = typer.Typer(
 def _without_flag_type() -> None:
     """Flags show no value type in ``--help``. Typer 0.29 prints its ``<bool>`` after every flag
     (``--quiet <bool>``, ``--help <bool>``), which reads as if the flag took a value, and
-    ``--quiet true`` is refused; click prints none there, and neither do we."""
+    ``--quiet true`` is refused; click prints none there, and neither do we. Typer 0.20 and earlier have
+    no such method (and print no ``<bool>``): nothing to replace there, and the CLI, which
+    pyproject.toml allows with typer >= 0.12, must still import."""
     from typer.core import TyperOption
 
-    shown = TyperOption.display_type_rich
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None:
+        return
 
     def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
         return None if self.is_flag else shown(self, ctx)
