@@ -327,6 +327,23 @@ def test_a_sweep_extended_with_values_and_seeds_keeps_its_runs(tmp_path: Path) -
     assert res.exit_code == 2 and "holds another sweep ('small') than 'other'" in res.output, res.output
 
 
+def test_a_resumed_sweep_rewrites_a_damaged_or_missing_params_json(tmp_path: Path) -> None:
+    """A reused run's params.json is rewritten to name its point (restamp_reused): one that is not
+    UTF-8 ended every resume in a UnicodeDecodeError traceback, and one deleted stayed missing
+    (the catalog then gave the run no params). Both are the point's label: written again."""
+    spec = _small_spec(tmp_path, n=1, duration="0.005s")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"]).exit_code == 0
+    plan = {p["run_id"]: p for p in json.loads((out / "sweep.json").read_text())["runs"]}
+    damaged, missing = sorted(plan)
+    (out / "runs" / damaged / "params.json").write_bytes(b"\xff\xfe garbage")
+    (out / "runs" / missing / "params.json").unlink()
+    res = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, (res.output, res.exception)
+    for run_id in (damaged, missing):
+        assert json.loads((out / "runs" / run_id / "params.json").read_text()) == plan[run_id]
+
+
 def test_failing_run_is_recorded_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _small_spec(tmp_path)
     real_run = fail_runs(monkeypatch, lambda scen: scen.resolved.cm.get("w") == 8.0)

@@ -585,14 +585,21 @@ def runs_outside(out: Path, tasks: list[RunTask]) -> list[str]:
 def restamp_reused(runs: Path, tasks: list[RunTask], todo: list[RunTask]) -> None:
     """Give every reused run folder the params.json of its point in this plan: a sweep extended
     with an axis, or with values that move the points' indices, reuses runs made under the earlier
-    plan, whose params.json (the catalog's ``params``) would name the earlier point."""
+    plan, whose params.json (the catalog's ``params``) would name the earlier point. A reused
+    run's params.json that is missing or damaged (not UTF-8) is written too: it is only the
+    point's label, and reading it as text ended every resume in a UnicodeDecodeError."""
     ran = {t.run_id for t in todo}
     for task in tasks:
-        path = runs / task.run_id / PARAMS_FILE
-        if task.run_id in ran or not path.is_file():
+        folder = runs / task.run_id
+        if task.run_id in ran or not folder.is_dir():
             continue
+        path = folder / PARAMS_FILE
         doc = dump_json(params_doc(task))
-        if path.read_text(encoding="utf-8") != doc:
+        try:
+            same = path.read_bytes() == doc.encode("utf-8")
+        except FileNotFoundError:
+            same = False
+        if not same:
             write_text_atomic(path, doc)
 
 
