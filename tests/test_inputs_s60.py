@@ -103,6 +103,17 @@ def test_an_integer_too_long_to_print_is_refused_in_cnsims_words() -> None:
         parse_time("1.5" * 3000)  # a long string is cut, as in the other messages
 
 
+def test_a_cm_number_past_a_floats_range_is_refused() -> None:
+    """A number parameter of a scheme given as an int past a float's range (10**400 in the API,
+    400 digits in --set) ended in Python's 'OverflowError: int too large to convert to float'
+    traceback (78 cm keys: gd, w, pmax, fb_bits, ...), not in the key's range."""
+    big = 10**400
+    for key, scheme in (("cm.gd", "bcn"), ("cm.fb_bits", "bcn"), ("cm.pmax", "dcqcn")):
+        with pytest.raises(ScenarioError, match=rf"{key}: out of range; allowed: "):
+            cnsim.load(BASE).set_many({"cm.scheme": scheme, key: big}).validate()
+    refused(["show", BASE, "--set", "cm.scheme=bcn", "--set", "cm.gd=1" + "0" * 400], "cm.gd: out of range; allowed: ")
+
+
 # --- cnsim fluid on a large star ---------------------------------------------------------------
 
 

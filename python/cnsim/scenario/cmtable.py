@@ -46,6 +46,8 @@ def check_param(param: Param, value: Any) -> Any:
             number = float(value)
         except ValueError:
             raise ValueError(f"allowed: {param.allowed()}") from None
+        except OverflowError:  # an int past a float's range (10**400 in the API, 400 digits in --set)
+            raise ValueError(f"out of range; allowed: {param.allowed()}") from None
         if not math.isfinite(number) or number != int(number):
             raise ValueError(f"allowed: {param.allowed()}")
         return check_range(param, int(number))
@@ -55,7 +57,10 @@ def check_param(param: Param, value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError(f"allowed: {param.allowed()}")
         if isinstance(value, (int, float)):
-            return check_range(param, float(value))
+            try:
+                return check_range(param, float(value))
+            except OverflowError:  # an int past a float's range: OverflowError, a traceback
+                raise ValueError(f"out of range; allowed: {param.allowed()}") from None
         if isinstance(value, str):
             try:
                 return parse_expr(value)
