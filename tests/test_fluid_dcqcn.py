@@ -241,3 +241,23 @@ def test_a_run_from_before_the_flows_start_is_extended_back_to_zero() -> None:
     for name in ("queue", "limiter", "target", "alpha"):
         assert np.allclose(getattr(late, name), getattr(full, name), rtol=1e-9), name
     assert full.queue[-1, 0] > 40e3  # the incast has begun
+
+
+def test_the_fluid_model_scales_the_thresholds_to_the_hot_port_as_the_engine_does() -> None:
+    """cm.k_scale = "link" makes Kmin/Kmax a links.rate port's, which the engine's CP scales by
+    its own port's rate (DcqcnParams::thresholds): the fluid model of an incast into a 1 Gb/s
+    link of a 10 Gb/s network read the unscaled 5/200 KB, while the packet run marks between
+    0.5 and 20 KB, and its fixed point put the hot queue 10 times too high (200 KB, not 20)."""
+    slow = {
+        "topology.kind": "graph",
+        "topology.switches": ["S1"],
+        "topology.links": [{"a": "S1", "b": "H1"}, {"a": "S1", "b": "H2"}, {"a": "S1", "b": "H3", "rate": "1Gbps"}],
+    }
+    fixed = _fluid(**slow)
+    scaled = _fluid(**slow, **{"cm.k_scale": "link"})
+    assert (fixed.kmin, fixed.kmax) == (5_000, 200_000)
+    assert (scaled.kmin, scaled.kmax) == pytest.approx((500, 20_000))
+    # two 10 Gb/s flows into 1 Gb/s need p above Pmax: the fixed point sits at the port's Kmax
+    assert (fixed.qeq, scaled.qeq) == pytest.approx((200_000, 20_000))
+    # a port of links.rate keeps the given bytes: the shipped incast moves nothing
+    assert _fluid(**{"cm.k_scale": "link"}) == _fluid()

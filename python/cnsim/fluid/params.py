@@ -487,12 +487,15 @@ def _fluid_params(scen: Scenario, core: dict[str, Any]) -> FluidParams:
         voq = float("inf")
 
     if r.scheme == "dcqcn":
+        # cm.k_scale = "link": Kmin/Kmax are a links.rate port's, and the hot port scales them by
+        # its own rate as the engine's CP does (DcqcnParams::thresholds); a factor of 1 otherwise
+        k_scale = link_bps / float(cm["k_rate_bps"]) if cm.get("k_rate_bps") is not None else 1.0
         p = FluidParams(
             scenario=sid, scheme="dcqcn", groups=groups, link_bps=link_bps, mu_windows=mu_windows,
             frame_bytes=frame, tau_s=tau, buffer_bytes=buf, backlog_cap_bytes=voq, duration_s=end_s,
             window_s=(r.window_ps[0] * _PS, r.window_ps[1] * _PS), w=0.0, qeq=0.0,
             ps=float(cm["pmax"]), sampling="red", pmax=float(cm["pmax"]), rmin=float(cm["rmin_bps"]),
-            kmin=float(cm["kmin"]), kmax=float(cm["kmax"]), g=float(cm["g"]),
+            kmin=float(cm["kmin"]) * k_scale, kmax=float(cm["kmax"]) * k_scale, g=float(cm["g"]),
             alpha_timer_s=cm["alpha_timer_ps"] * _PS, cnp_interval_s=cm["cnp_interval_ps"] * _PS,
             bc_frames=float(cm["bc"]) / frame, timer_s=cm["timer_ps"] * _PS, f_stages=float(cm["f"]),
             r_ai=float(cm["r_ai_bps"]), extra={"alpha_init": float(cm["alpha_init"]), "mark": str(cm["mark"])},
