@@ -714,6 +714,9 @@ def test_only_names_a_lower_case_id_and_judges_a_repeated_one_once(tmp_path: Pat
     res = runner.invoke(app, ["check", "kd", "--only", "t-k15", "--only", "T-K16", "--only", "t-k15", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2
     assert res.output == "--only: unknown check id(s) t-k15 in the selected decks (kd); ids are upper case: --only T-K15\n"
+    # an upper-case id with a space around it is not told to be upper case
+    res = runner.invoke(app, ["check", "kd", "--only", " T-K15", "--only", "t-k15", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and res.output.endswith("; ids are upper case, without spaces: --only T-K15\n"), res.output
     res = runner.invoke(app, ["check", "kd", "--only", " ", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and res.output == "--only ' ': an empty check id; give ids like --only T-K15\n"
     out = tmp_path / "c"

@@ -43,9 +43,11 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
     known = {c.id for c in checks}
     unknown = list(dict.fromkeys(i for i in only if i not in known))
     if unknown:
-        # ids are upper case: `t-k15` is T-K15 written in lower case, not a typo to guess at
-        cased = [i.strip().upper() for i in unknown if i.strip().upper() in known]
-        hint = f"; ids are upper case: --only {' --only '.join(cased)}" if cased else "; ids look like T-K15"
+        # ids are upper case: `t-k15` is T-K15 written in lower case, not a typo to guess at; an
+        # id with spaces around it (`' T-K15'`) is told so, not that it should be upper case
+        meant = {i: i.strip().upper() for i in unknown if i.strip().upper() in known}
+        why = "ids are upper case" if all(i == i.strip() for i in meant) else "ids are upper case, without spaces"
+        hint = f"; {why}: --only {' --only '.join(dict.fromkeys(meant.values()))}" if meant else "; ids look like T-K15"
         raise ScenarioError(f"--only: unknown check id(s) {', '.join(unknown)} in the selected decks "
                             f"({', '.join(d.name for d in decks)}){hint}")
     return [c for c in checks if c.id in set(only)]
