@@ -25,6 +25,7 @@ from cnsim.cli import (
     _guard,
     _is_run_id,
     _progress_bar,
+    _refuse_runs_outside,
     _reproduce_folder_refusal,
     _scale_sizes,
     _stopped,
@@ -384,6 +385,21 @@ def test_a_sweep_resumes_only_in_its_own_folder(tmp_path: Path) -> None:
     assert _sweep_folder_refusal(given, spec) == "its sweep.json does not read back (a damaged sweep folder)"
     (given / "sweep.json").write_text(json.dumps({"spec": ["not", "a", "spec"]}))
     assert _sweep_folder_refusal(given, spec) == "holds another sweep (None) than 'mine'"
+
+
+def test_extend_names_the_runs_it_would_drop_whatever_their_params_json_holds(tmp_path: Path) -> None:
+    """--extend's refusal names the runs a new plan drops by their params.json: one that holds a
+    JSON list (or params that are not a table) ended in "AttributeError: 'list' object has no
+    attribute 'get'"; one run is "1 of them is", not "are"."""
+    for name, text in (("aaa", "[1]"), ("bbb", '{"params": [1], "seed": 2}')):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "params.json").write_text(text)
+    with pytest.raises(ScenarioError, match=r"and 2 of them are not in the new plan: aaa \(seed \?\); bbb \(seed 2\)\."):
+        _refuse_runs_outside(tmp_path, [])
+    (tmp_path / "runs" / "bbb" / "params.json").unlink()
+    (tmp_path / "runs" / "bbb").rmdir()
+    with pytest.raises(ScenarioError, match=r"and 1 of them is not in the new plan: aaa"):
+        _refuse_runs_outside(tmp_path, [])
 
 
 # --- what the sweep and reproduce commands print and how they end ----------------------------

@@ -740,12 +740,16 @@ def _refuse_runs_outside(folder: Path, tasks: list[Any]) -> None:
         return
     points = []
     for run_id in left[:3]:
-        doc = read_json(folder / "runs" / run_id / PARAMS_FILE) or {}
-        values = ", ".join(f"{k} = {v}" for k, v in (doc.get("params") or {}).items())
+        doc = read_json(folder / "runs" / run_id / PARAMS_FILE)  # any JSON: a damaged label names no point
+        doc = doc if isinstance(doc, dict) else {}
+        params = doc.get("params")
+        params = params if isinstance(params, dict) else {}
+        values = ", ".join(f"{k} = {v}" for k, v in params.items())
         points.append(f"{run_id[:12]} ({values + ', ' if values else ''}seed {doc.get('seed', '?')})")
     more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+    are = "of them is" if len(left) == 1 else "of them are"
     raise ScenarioError(
-        f"--out {folder}: --extend keeps every run the folder holds, and {len(left)} of them are not in the new "
+        f"--out {folder}: --extend keeps every run the folder holds, and {len(left)} {are} not in the new "
         f"plan: {'; '.join(points)}{more}. Put their values and seeds back in the spec, choose another "
         "folder, or pass --force to replace it"
     )
