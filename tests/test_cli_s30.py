@@ -180,9 +180,15 @@ def test_a_resumed_check_runs_again_what_another_version_of_the_results_made(tmp
     (runs[0] / "manifest.json").write_text(json.dumps(manifest))
     again = runner.invoke(app, args)
     assert again.exit_code == 0, again.output
-    assert f"{len(runs)} runs (1 run now, 1 of them made by another version of cnsim's results)" in again.output
+    assert f"{len(runs)} runs (1 run now)" in again.stdout
+    assert "1 run folder(s) were made by another version of cnsim's results and were run again" in again.stderr
+    (runs[0] / "manifest.json").write_text(json.dumps(manifest))  # made by the other version again
+    quiet = runner.invoke(app, [*args, "--quiet"])  # said on stderr, --quiet or not, as by cnsim sweep
+    assert quiet.exit_code == 0 and quiet.stdout == "", quiet.output
+    assert quiet.stderr == "1 run folder(s) were made by another version of cnsim's results and were run again\n"
     assert json.loads((runs[0] / "manifest.json").read_text())["versions"]["results"] == str(RESULTS_VERSION)
-    assert json.loads((out / "checks.json").read_text())["outdated"] == 1
+    doc = json.loads((out / "checks.json").read_text())
+    assert doc["outdated"] == 1 and doc["outdated_runs"] == [runs[0].name]
 
 
 def test_recognising_a_commands_own_folder(tmp_path: Path) -> None:

@@ -303,6 +303,8 @@ def test_a_sweep_extended_with_values_and_seeds_keeps_its_runs(tmp_path: Path) -
     assert res.exit_code == 2 and "holds sweep 'small' with other settings (pass --extend" in res.output, res.output
     res = runner.invoke(app, ["sweep", str(wider), "--out", str(out), "--extend", "--force", "--quiet"])
     assert res.exit_code == 2 and "--force and --extend: choose one" in res.output, res.output
+    res = runner.invoke(app, ["sweep", str(wider), "--extend", "--quiet"])  # nothing to extend
+    assert res.exit_code == 2 and "--extend: give the --out folder of the sweep to extend" in res.output, res.output
     res = runner.invoke(app, ["sweep", str(wider), "--out", str(out), "--extend"])
     assert res.exit_code == 0, res.output
     assert "8 runs (2 already done, 6 run, 0 failed)" in res.output

@@ -778,6 +778,8 @@ def sweep(
         parsed = load_spec(spec)
         if force and extend:
             raise ScenarioError("--force and --extend: choose one (--force replaces the folder's runs, --extend keeps them)")
+        if extend and out is None:
+            raise ScenarioError("--extend: give the --out folder of the sweep to extend (without --out the sweep goes to a new folder)")
         folder = _resumable_out(out, parsed.name, force, lambda f: _sweep_folder_refusal(f, parsed, extend))
         tasks = plan_sweep(parsed, folder, plots=plots)  # every run resolved and estimated first
         if extend:
@@ -870,7 +872,7 @@ def reproduce(
         for s in doc["studies"]:
             _runs_notes(s.get("outdated") or [], s.get("repaired") or [], s.get("failed") or [], f" in {s['sweep']}")
         check_runs = doc.get("check_runs") or {}
-        _runs_notes([], check_runs.get("repaired") or [], check_runs.get("failed") or [], " of the checks")
+        _runs_notes(check_runs.get("outdated") or [], check_runs.get("repaired") or [], check_runs.get("failed") or [], " of the checks")
         if any(s.get("failed") for s in doc["studies"]):
             raise typer.Exit(1)
 
@@ -927,10 +929,9 @@ def check(
         if not quiet:
             for name, counts in doc["tally"].items():
                 typer.echo(tally_line(name, counts))
-            again = f", {doc['outdated']} of them made by another version of cnsim's results" if doc["outdated"] else ""
             failed = f", {len(doc['failed_runs'])} failed: the checks that need them are not_run" if doc["failed_runs"] else ""
-            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now{again}{failed}) in {doc['wall_s']:.1f} s → {folder}/report.html")
-        _runs_notes([], doc["repaired"], doc["failed_runs"])
+            typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now{failed}) in {doc['wall_s']:.1f} s → {folder}/report.html")
+        _runs_notes(doc["outdated_runs"], doc["repaired"], doc["failed_runs"])
         if strict and any(r["verdict"] == FAIL for r in doc["checks"]):
             raise typer.Exit(1)
 

@@ -605,18 +605,27 @@ def restamp_reused(runs: Path, tasks: list[RunTask], todo: list[RunTask]) -> Non
 
 def run_tasks(executor: Any, todo: list[RunTask], done: int, total: int, progress: ProgressHook | None = None) -> list[tuple[str, str]]:
     """Run ``todo`` on ``executor`` (``done`` of ``total`` runs are complete already), reporting
-    progress as (done, total, failed); returns the failed runs as (run_id, error)."""
+    progress as (done, total, failed); returns the failed runs as (run_id, error).
+
+    Interrupted (Ctrl-C, SIGTERM), it closes ``executor`` before the exception goes on, whoever
+    owns it: a sweep or a check then rebuilds its table and catalog, and runs left in flight
+    completed while those were written, so that the folders, sweep.parquet and catalog.duckdb
+    told three different counts of the runs done."""
     failed: list[tuple[str, str]] = []
     if progress is not None:
         progress(done, total, 0)
-    for outcome in executor.map_runs(todo):
-        if outcome.status == "interrupted":
-            continue
-        done += 1
-        if outcome.status == "failed":
-            failed.append((outcome.run_id, outcome.error or "failed"))
-        if progress is not None:
-            progress(done, total, len(failed))
+    try:
+        for outcome in executor.map_runs(todo):
+            if outcome.status == "interrupted":
+                continue
+            done += 1
+            if outcome.status == "failed":
+                failed.append((outcome.run_id, outcome.error or "failed"))
+            if progress is not None:
+                progress(done, total, len(failed))
+    except BaseException:
+        executor.close()
+        raise
     return failed
 
 
@@ -658,13 +667,7 @@ def run_sweep(
     if executor is None:
         executor = LocalExecutor(workers)
     try:
-        failed = run_tasks(executor, todo, reused, len(unique), progress)
-    except BaseException:
-        # Ctrl-C, SIGTERM: stop the runs in flight before the table is rebuilt. Left running,
-        # they completed while it and the catalog were being written, and the folders, the table
-        # and the catalog told three different counts of the runs done
-        executor.close()
-        raise
+        failed = run_tasks(executor, todo, reused, len(unique), progress)  # interrupted: executor closed
     finally:
         if own:
             executor.close()

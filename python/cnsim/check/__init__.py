@@ -53,8 +53,8 @@ def select(decks: list[Deck], only: list[str] | None = None) -> list[Check]:
     return [c for c in checks if c.id in set(only)]
 
 
-def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, int, list[str], list[tuple[str, str]]]:
-    """Run the plan's missing runs; returns (total, run now, run again because another version
+def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) -> tuple[int, int, list[str], list[str], list[tuple[str, str]]]:
+    """Run the plan's missing runs; returns (total, run now, the run folders run again because another version
     of the results made them, the run folders run again because they were damaged, failed)."""
     from ..sweep import clean_stale, run_tasks, runs_to_do
 
@@ -63,16 +63,8 @@ def _execute(plan: Plan, out: Path, executor: Any, progress: Progress | None) ->
     clean_stale(runs)
     tasks = plan.tasks
     todo, repaired, outdated = runs_to_do(runs, tasks)
-    try:
-        failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)
-    except BaseException:
-        # Ctrl-C, SIGTERM: stop the runs in flight before the table and the catalog are rebuilt
-        # (as run_sweep does). The executor is the command's, so it was not closed here: its runs
-        # went on and completed while the table and the catalog were written, and the folders,
-        # sweep.parquet and catalog.duckdb told three different counts of the runs done
-        executor.close()
-        raise
-    return len(tasks), len(todo), len(outdated), repaired, failed
+    failed = run_tasks(executor, todo, len(tasks) - len(todo), len(tasks), progress)  # interrupted: executor closed
+    return len(tasks), len(todo), outdated, repaired, failed
 
 
 @dataclass
@@ -161,7 +153,8 @@ def run_checks(
         "executor": getattr(executor, "name", "?"),
         "runs": total,
         "ran": ran,
-        "outdated": outdated,
+        "outdated": len(outdated),
+        "outdated_runs": outdated,
         "repaired": repaired,
         "failed_runs": [list(f) for f in failed],
         "wall_s": time.perf_counter() - started,

@@ -248,7 +248,7 @@ def reproduce(
             hook = progress("checks") if progress is not None else None
             judged = run_checks([deck.name], out / "checks", quick=quick, executor=executor, progress=hook, catalog=False)
             doc["checks"] = judged["tally"].get(deck.name, {})
-            doc["check_runs"] = {"failed": judged["failed_runs"], "repaired": judged["repaired"]}
+            doc["check_runs"] = {"failed": judged["failed_runs"], "repaired": judged["repaired"], "outdated": judged["outdated_runs"]}
     finally:
         if own:
             executor.close()
