@@ -14,27 +14,14 @@ from pathlib import Path
 import cnsim
 import cnsim.catalog
 import pytest
+from _cli import refused, runner
 from _fake_engine import engine_result
 from cnsim import Result, ScenarioError, load
 from cnsim.cli import app
 from cnsim.errors import format_value
 from cnsim.expr import MAX_CHARS, MAX_DEPTH, ExprError, parse_expr
-from typer.testing import CliRunner
 
-runner = CliRunner()
 BASE = "zhb-og-single-hop"
-
-
-def refused(args: list[str], *fragments: str) -> str:
-    """Run the CLI: exit 2, no traceback, a short message holding ``fragments``; its stderr."""
-    res = runner.invoke(app, args)
-    assert res.exit_code == 2, (res.exit_code, res.exception, res.output[-500:])
-    assert res.exception is None or isinstance(res.exception, SystemExit)
-    assert "Traceback" not in res.output
-    assert len(res.stderr) < 3000, res.stderr[:500]
-    for fragment in fragments:
-        assert fragment in res.stderr, res.stderr
-    return res.stderr
 
 
 # --- expressions: long and deep ----------------------------------------------------------------
