@@ -143,6 +143,15 @@ def test_deck_defaults() -> None:
         assert core["nic"]["egress_buffer"] == 150_000, sid
         assert core["switch"]["cp_ports"] == [core["metrics"]["hot_port"]], sid  # S4's congestion point
         assert {t["xoff"] for t in core["switch"]["thresholds"].values()} == {130_000}
+    # I-4, per deck: Ru = Rmin = 10 Mb/s in S0, 1 Mb/s in S1-S4, for every scheme of the deck
+    # (S4's QCN presets name no Rmin and ran §10's standard 5 Mb/s until results version 7)
+    deck_schemes = {"zhb-": ("bcn",), "kd-": ("bcn",), "qcnp-": ("bcn", "qcn", "qcn-sonar", "qcn-plus"),
+                    "e2cm-": ("bcn", "e2cm"), "eval-": ("bcn", "qcn", "qcn3pt")}
+    for prefix, schemes in deck_schemes.items():
+        floor = 10_000_000 if prefix == "zhb-" else 1_000_000
+        for sid in [s for s in TABLE if s.startswith(prefix)]:
+            for scheme in schemes:
+                assert load(sid).set("cm.scheme", scheme).resolved.cm["rmin"] == floor, (sid, scheme)
 
 
 def test_hotspot_schedules() -> None:
