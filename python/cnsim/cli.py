@@ -890,10 +890,12 @@ def check(
     only: list[str] | None = typer.Option(None, "--only", metavar="ID", help="Only these check ids (repeatable), e.g. --only T-K15."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tally."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds something else than an earlier check's output."),
+    against: Path | None = typer.Option(None, "--against", metavar="DIR", help="An earlier check's folder (or its checks.json): print which verdicts changed and which measured values moved."),
 ) -> None:
     """Run and judge the numbered checks of targets.md: DIR/checks.json, checks.parquet, report.html."""
     from . import outdir
     from .check import FAIL, deck_names, plan_checks, run_checks, tally_line
+    from .check.compare import compare, comparison_lines, load_judgement
     from .executors import make_executor
 
     with _guard():
@@ -903,6 +905,7 @@ def check(
         if seeds is not None and seeds < 1:
             raise ScenarioError(f"--seeds: must be at least 1 (given {seeds})")
         _executor_options(executor, workers, scheduler)
+        earlier = load_judgement(against) if against is not None else None  # read before anything runs or is replaced
         folder = _resumable_out(out, f"check-{deck}{'-quick' if quick else ''}", force, _check_folder_refusal)
         planned = plan_checks(names, folder, quick=quick, seeds=seeds, only=only)  # every run resolved and estimated first
         bar, factory = _sweep_progress(quiet, f"check {deck}")
@@ -932,6 +935,9 @@ def check(
             failed = f", {len(doc['failed_runs'])} failed: the checks that need them are not_run" if doc["failed_runs"] else ""
             typer.echo(f"check {deck}: {doc['runs']} runs ({doc['ran']} run now{failed}) in {doc['wall_s']:.1f} s → {folder}/report.html")
         _runs_notes(doc["outdated_runs"], doc["repaired"], doc["failed_runs"])
+        if earlier is not None:
+            for line in comparison_lines(compare(earlier, doc["checks"]), earlier, quick):
+                typer.echo(line)
         if strict and any(r["verdict"] == FAIL for r in doc["checks"]):
             raise typer.Exit(1)
 
