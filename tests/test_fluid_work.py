@@ -189,3 +189,20 @@ def test_memory_per_record_grows_with_the_flow_groups(kd) -> None:
     est = work.estimate([two], t_start=0.0, t_end=0.2)
     assert est.state == 5
     assert est.memory_bytes == pytest.approx(2 * 8 * 5 * est.history + (8 * 20 + 600 + 900) * est.records, rel=1e-12)
+
+
+def test_a_tiny_sampling_probability_gives_a_finite_crossover_where_p_s_cancels(kd) -> None:
+    """K ∝ p_s and T_w ∝ 1/p_s: at p_s = 1e-300, K·T_w² overflows, and ω_c is its limit K·T_w =
+    Gd·λ0²·N·W/(8·μ), in which p_s cancels. It was infinite (h = 0), and the refusal told the
+    user to make the gains smaller (416.7 rad/s on kd). Where the closed form is
+    finite nothing changes, bit for bit."""
+    tiny = replace(kd, ps=1e-300)
+    (h_wc, _), *_ = work.step_limits(tiny)
+    k_md = 1e-300 * (0.5 / 750e3) * 2.5e9**2 * 4 / 96e3
+    t_w = 2 * 12e3 / (1e-300 * 10e9)
+    assert h_wc == pytest.approx(1 / (20 * k_md * t_w), rel=1e-12) and k_md * t_w == pytest.approx(416.67, rel=1e-4)
+    assert work.estimate([tiny], t_start=0.0, t_end=0.2).h > 0
+    # the finite closed form is untouched: the same bits as before
+    K, T = 3.4722e6, 1.2e-4
+    x = K * T * T
+    assert float(crossover(K, T)) == math.sqrt(K) * math.sqrt((x + math.hypot(x, 2.0)) / 2.0)

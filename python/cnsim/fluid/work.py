@@ -92,7 +92,7 @@ def step_limits(p: FluidParams) -> list[tuple[float, str]]:
     off = max(g.offered_bps for g in p.groups)
     with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: K, ω_c = inf, h = 0 (refused by .work)
         k_md, k_ai, tw, _ = (float(v) for v in bcn_gains(p))  # QCN has no gi: K_AI = 0
-        wc = float(max(crossover(max(k_md, 1e-9), tw), crossover(max(k_ai, 1e-9), tw)))
+        wc = float(max(crossover(k_md if k_md > 0 else 1e-9, tw), crossover(k_ai if k_ai > 0 else 1e-9, tw)))
     pmax = max(p.ps * p.oversample, p.pmax if p.sampling in ("linear", "table") else 0.0)
     m_max = pmax * off / L  # messages per second per flow at the offered rate
     rate = m_max * max(-math.log(max(1.0 - p.gd * p.fbmax, LOG_FLOOR)), 1.0 if p.scheme == "qcn" else 0.0)
