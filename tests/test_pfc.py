@@ -2,12 +2,15 @@
 is today's PAUSE, bit for bit, on every shipped scenario; with several, a PAUSE stops one class
 alone, so traffic in another class is not held behind a hotspot (the victims of the ZHB
 multi-hop case get their 7 Gb/s back); each class has its own watermarks on its share of the
-memory; the deadlock detector works per class."""
+memory; the deadlock detector works per class. A NIC keeps a VOQ per destination and class
+(stop 61), so a paused class never holds another class's frames to the same destination, and
+every CM message reaches the limiter of its frame's class."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -115,3 +118,53 @@ def test_the_resolved_scenario_keeps_classes_and_cp_ports(tmp_path) -> None:
     assert again == core
     assert core["switch"]["pfc_classes"] == 2 and core["switch"]["cp_ports"] == ["S3/7"]
     assert core["traffic"]["sources"][0]["priority"] == 1
+
+
+def _same_pair_in_two_classes(scheme: str, flows: str, **extra: object) -> cnsim.Result:
+    return cnsim.run("dcqcn-incast-2to1", set={
+        "cm.scheme": scheme, "switch.pfc_classes": 2, "traffic.flows": cnsim.scenario.parse_set_value(flows),
+        "duration": "0.05s", "metrics.window": [0.01, 0.05], **extra})
+
+
+def test_a_paused_class_does_not_hold_another_class_to_the_same_destination() -> None:
+    """H1 sends to H3 in class 0 (10 Gb/s) and in class 1 (2 Gb/s, served first); H2 sends to H3
+    in class 0 (10 Gb/s). Class 0 is paused at both NICs, class 1 never: with a VOQ per
+    destination and class H1 keeps its 2 Gb/s of class 1 plus half of the 8 left (6 and 4 Gb/s).
+    With one VOQ per destination a class-0 frame at its head held the class-1 frames behind it,
+    and H1's class 1 got a sixth of its class 0 (5.45 and 4.55 Gb/s)."""
+    flows = ('[{src = "H1", dst = "H3", rate = "10Gbps"}, {src = "H1", dst = "H3", rate = "2Gbps", priority = 1},'
+             ' {src = "H2", dst = "H3", rate = "10Gbps"}]')
+    s = _same_pair_in_two_classes("none", flows).summary
+    assert s["pause_frames"] > 0 and s["drops"]["frames"] == 0
+    assert s["throughput_gbps"]["per_flow"]["H1->H3"] == pytest.approx(6.0, abs=0.05)
+    assert s["throughput_gbps"]["per_flow"]["H2->H3"] == pytest.approx(4.0, abs=0.05)
+
+
+@pytest.mark.parametrize(("scheme", "extra"), [(s, {}) for s in ("qcn", "bcn", "e2cm", "qcn3pt", "qcn-plus", "dcqcn", "dcqcn-nic")]
+                         + [("dcqcn", {"cm.cnp_mode": "poll"})], ids=lambda v: v if isinstance(v, str) else "-".join(map(str, v.values())))
+def test_a_cm_message_reaches_the_limiter_of_its_frames_class(scheme: str, extra: dict[str, object]) -> None:
+    """Class 1 is congested (H1 and H2 send 10 Gb/s each to H3), class 0 carries H1's light flow
+    to the same H3. Every message names the class of the frame it is about (a CP's sample, a
+    probe, the NP's CNP per source and class), so the limiter that reacts is H1's class-1 flow's:
+    the rate series of H1->H3, which follows the class of the pair's first listed flow (class 1
+    here), exists and stays below the line rate. A message routed to class 0 would leave class 1
+    unlimited, and the series empty. (FECN limits every flow from its first frame, so its series
+    exists either way: it cannot tell.) DCQCN's poll mode sends its CNPs from a timer event, which
+    carries the flow's source and class."""
+    flows = ('[{src = "H1", dst = "H3", rate = "10Gbps", priority = 1}, {src = "H1", dst = "H3", rate = "0.5Gbps"},'
+             ' {src = "H2", dst = "H3", rate = "10Gbps", priority = 1}]')
+    r = _same_pair_in_two_classes(scheme, flows, **extra)
+    rates = r.series("rates").to_pydict()
+    h1 = [g for f, g in zip(rates["flow"], rates["gbps"], strict=True) if f == "H1->H3" and not math.isnan(g)]
+    assert h1 and max(h1) < 10.0 and r.summary["drops"]["frames"] == 0
+
+
+def test_a_pairs_rate_series_follows_its_first_flows_class() -> None:
+    """The same pair in class 1 (2 Gb/s, never congested, never limited) and class 0 (congested):
+    listed first, class 1 gives H1->H3 no rate series; listed second, the series is class 0's."""
+    light, heavy = '{src = "H1", dst = "H3", rate = "2Gbps", priority = 1}', '{src = "H1", dst = "H3", rate = "10Gbps"}'
+    other = '{src = "H2", dst = "H3", rate = "10Gbps"}'
+    for first, series in ((light, False), (heavy, True)):
+        second = heavy if first is light else light
+        rates = _same_pair_in_two_classes("dcqcn", f"[{first}, {second}, {other}]").series("rates").to_pydict()
+        assert ("H1->H3" in rates["flow"]) is series and "H2->H3" in rates["flow"]

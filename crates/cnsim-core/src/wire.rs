@@ -45,7 +45,7 @@ pub struct CmPayload {
     /// The CP's Qoff and Qdelta in bytes at the sampling instant (ECM-Q, QCN+).
     pub qoff: f64,
     pub qdelta: f64,
-    /// The flow the message is about: (source, destination) node indices.
+    /// The flow the message is about: (source, destination) node indices (and `flow_class`).
     pub flow_src: u32,
     pub flow_dst: u32,
     /// Probe timestamps in ps: sent by the source, stamped by the destination or CP.
@@ -54,4 +54,8 @@ pub struct CmPayload {
     /// Probes: the known forward delay of the probe's path without queueing (E2CM `d0`, D17).
     pub base_delay: u64,
     pub seq: u32,
+    /// The flow's PFC priority class (0 without PFC): the class of the frame the message is
+    /// about, which picks the flow's VOQ when a NIC keeps one per destination and class. Last,
+    /// in what was the struct's tail padding: a frame stays the size it was.
+    pub flow_class: u8,
 }

@@ -303,13 +303,14 @@ struct NpFlow {
     check_at: SimTime,
 }
 
-/// The NP of one receiving NIC (§7.2): per source (the flow is source → this node).
+/// The NP of one receiving NIC (§7.2): per source and priority class (the flow is source → this
+/// node, in one class; without PFC every frame is of class 0).
 #[derive(Clone, Debug)]
 pub struct DcqcnNp {
     node: u32,
     interval: u64,
     mode: CnpMode,
-    flows: FxHashMap<u32, NpFlow>,
+    flows: FxHashMap<(u32, u8), NpFlow>,
 }
 
 impl DcqcnNp {
@@ -322,19 +323,20 @@ impl DcqcnNp {
         }
     }
 
-    fn cnp(&self, src: u32) -> CmPayload {
+    fn cnp(&self, (src, class): (u32, u8)) -> CmPayload {
         CmPayload {
             msg: msg::CNP,
             cpid: NODE_CPID | self.node,
             flow_src: src,
             flow_dst: self.node,
+            flow_class: class,
             ..CmPayload::default()
         }
     }
 
     /// A data frame reached this NIC at `now` (its last bit).
     pub fn receive(&mut self, now: SimTime, frame: &Frame) -> NpOutput {
-        let src = frame.src;
+        let src = (frame.src, frame.class);
         let ce = frame.cm.ce;
         match self.mode {
             CnpMode::Suppress => {
@@ -399,8 +401,10 @@ impl DcqcnNp {
         }
     }
 
-    /// A poll-mode check of the flow from `src` is due: a CNP if a frame was marked since the last.
-    pub fn check(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
+    /// A poll-mode check of the flow from `src` in `class` is due: a CNP if a frame was marked
+    /// since the last.
+    pub fn check(&mut self, now: SimTime, src: u32, class: u8) -> Option<CmPayload> {
+        let src = (src, class);
         let fl = self.flows.get_mut(&src)?;
         if fl.check_at != now {
             return None;
@@ -418,14 +422,15 @@ impl NotificationPoint for DcqcnNp {
     fn on_data(&mut self, now: SimTime, frame: &Frame) -> NpOutput {
         self.receive(now, frame)
     }
-    fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
-        self.check(now, src)
+    fn on_timer(&mut self, now: SimTime, src: u32, class: u8) -> Option<CmPayload> {
+        self.check(now, src, class)
     }
     /// A marked frame, and in poll mode the first frame of a flow, which starts its checks; an
     /// unmarked frame does nothing (§7.2). No draw. The flows only ever join `flows`, so a flow
     /// known now is known when the frame arrives.
     fn selects(&mut self, frame: &Frame, _rng: &mut SimRng) -> bool {
-        frame.cm.ce || (self.mode == CnpMode::Poll && !self.flows.contains_key(&frame.src))
+        frame.cm.ce
+            || (self.mode == CnpMode::Poll && !self.flows.contains_key(&(frame.src, frame.class)))
     }
 }
 
@@ -1119,14 +1124,15 @@ pub(crate) mod tests {
         assert_eq!(np.receive(us(20), &marked(1)).wake, Some(us(60)));
         assert_eq!(np.receive(us(40), &marked(1)), NpOutput::default());
         assert_eq!(
-            np.check(us(60), 1).map(|c| (c.msg, c.flow_src, c.flow_dst)),
+            np.check(us(60), 1, 0)
+                .map(|c| (c.msg, c.flow_src, c.flow_dst)),
             Some((msg::CNP, 1, 9))
         );
         // a mark exactly at a check instant goes to the next check (the check ran first)
         assert_eq!(np.receive(us(110), &marked(1)).wake, Some(us(160)));
-        assert!(np.check(us(160), 1).is_some());
+        assert!(np.check(us(160), 1, 0).is_some());
         // a check with no mark since the last sends nothing (and is only scheduled on a mark)
-        assert!(np.check(us(210), 1).is_none());
+        assert!(np.check(us(210), 1, 0).is_none());
         // a marked first frame is reported at once (the first check is its arrival)
         let out = np.receive(us(5), &marked(3));
         assert!(out.reply.is_some() && out.wake.is_none());
@@ -1138,12 +1144,12 @@ pub(crate) mod tests {
             NpOutput::default()
         );
         assert_eq!(np.receive(us(100), &marked(4)).wake, Some(us(120)));
-        assert!(np.check(us(120), 4).is_some());
+        assert!(np.check(us(120), 4, 0).is_some());
         assert_eq!(np.receive(us(130), &marked(4)).wake, Some(us(170)));
         // the engine reaches the NP through its trait: the same answers
         let (on_data, on_timer) = (
             <DcqcnNp as NotificationPoint>::on_data(&mut np, us(140), &marked(5)),
-            <DcqcnNp as NotificationPoint>::on_timer(&mut np, us(170), 4),
+            <DcqcnNp as NotificationPoint>::on_timer(&mut np, us(170), 4, 0),
         );
         assert_eq!(
             on_data.reply.map(|c| (c.msg, c.flow_src)),
@@ -1182,7 +1188,7 @@ pub(crate) mod tests {
         assert!(!ignores(&np, &plain(2)), "another flow is still unknown");
         let twin = np.clone();
         assert_eq!(np.receive(us(15), &plain(1)), NpOutput::default());
-        assert_eq!(np.flows.get(&1), twin.flows.get(&1));
+        assert_eq!(np.flows.get(&(1, 0)), twin.flows.get(&(1, 0)));
         assert_eq!(np.receive(us(20), &marked(1)).wake, Some(us(60)));
     }
 

@@ -388,6 +388,7 @@ impl SchemeSpec for FecnParams {
             seq: probe.seq,
             flow_src: probe.flow_src,
             flow_dst: probe.flow_dst,
+            flow_class: probe.flow_class,
             ..CmPayload::default()
         })
     }

@@ -206,8 +206,8 @@ pub trait ReactionPoint {
 pub struct NpOutput {
     /// A backward message to the frame's source (class (a), D6).
     pub reply: Option<CmPayload>,
-    /// Call [`NotificationPoint::on_timer`] about the frame's source at this instant (DCQCN's
-    /// periodic CNP check, §7.2).
+    /// Call [`NotificationPoint::on_timer`] about the frame's flow (its source and class) at
+    /// this instant (DCQCN's periodic CNP check, §7.2).
     pub wake: Option<SimTime>,
 }
 
@@ -219,8 +219,9 @@ pub trait NotificationPoint {
     fn on_data(&mut self, _now: SimTime, _frame: &Frame) -> NpOutput {
         NpOutput::default()
     }
-    /// The wake-up asked for about the flow from node `src` is due: a message to `src`, if any.
-    fn on_timer(&mut self, _now: SimTime, _src: u32) -> Option<CmPayload> {
+    /// The wake-up asked for about the flow from node `src` in priority `class` is due: a
+    /// message to `src`, if any.
+    fn on_timer(&mut self, _now: SimTime, _src: u32, _class: u8) -> Option<CmPayload> {
         None
     }
     /// Whether this NP will act on data frame `frame` when it arrives. Asked as the frame's last
@@ -492,8 +493,8 @@ macro_rules! registry {
             pub fn on_data(&mut self, now: SimTime, frame: &Frame) -> NpOutput {
                 match self { $(AnyNp::$variant(np) => np.on_data(now, frame)),* }
             }
-            pub fn on_timer(&mut self, now: SimTime, src: u32) -> Option<CmPayload> {
-                match self { $(AnyNp::$variant(np) => np.on_timer(now, src)),* }
+            pub fn on_timer(&mut self, now: SimTime, src: u32, class: u8) -> Option<CmPayload> {
+                match self { $(AnyNp::$variant(np) => np.on_timer(now, src, class)),* }
             }
             #[inline(always)]
             pub fn selects(&mut self, frame: &Frame, rng: &mut SimRng) -> bool {

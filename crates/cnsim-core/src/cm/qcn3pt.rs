@@ -87,6 +87,7 @@ impl Qcn3ptParams {
             fb: 0.0,
             flow_src: frame.src,
             flow_dst: frame.dst,
+            flow_class: frame.class,
             ..CmPayload::default()
         }
     }

@@ -111,6 +111,7 @@ impl PlusParams {
             seq: probe.seq,
             flow_src: probe.flow_src,
             flow_dst: probe.flow_dst,
+            flow_class: probe.flow_class,
             ..CmPayload::default()
         })
     }

@@ -35,9 +35,9 @@ pub enum Event {
     Feedback { nic: u32, frame: FrameId },
     /// A reaction-point timer of flow `flow` at NIC `nic` (scheme specific; `token` detects stale timers).
     CmTimer { nic: u32, flow: u32, token: u32 },
-    /// A wake-up the destination NIC `nic` asked for about the flow from node `src` (DCQCN's
-    /// periodic CNP check, §7.2).
-    SinkTimer { nic: u32, src: u32 },
+    /// A wake-up the destination NIC `nic` asked for about a flow it receives (DCQCN's periodic
+    /// CNP check, §7.2): `flow` holds its source node and priority class ([`sink_flow`]).
+    SinkTimer { nic: u32, flow: u32 },
     /// The measurement interval of the congestion point at egress `port` ends (FECN's T, §6).
     CpTick { port: u32 },
     /// Look for a PAUSE deadlock (an observer: it changes no state of the model and is not
@@ -51,3 +51,22 @@ pub enum Event {
 
 // an event is 16 bytes whatever it names: the queue's buckets hold events by value
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
+
+/// The most nodes a network may have: [`sink_flow`] keeps a node index in 24 bits (the front end
+/// allows 65,536 nodes).
+pub const MAX_NODES: usize = 1 << 24;
+
+/// A received flow's source node and priority class in one word, for [`Event::SinkTimer`]: a
+/// field of its own changed the events' layout, and moving them in the event queue cost 2 %
+/// more instructions on every run (docs/performance.md).
+#[inline]
+pub fn sink_flow(src: u32, class: u8) -> u32 {
+    debug_assert!((src as usize) < MAX_NODES);
+    src | (class as u32) << 24
+}
+
+/// The source node and class of a [`sink_flow`].
+#[inline]
+pub fn sink_flow_parts(flow: u32) -> (u32, u8) {
+    (flow & 0x00FF_FFFF, (flow >> 24) as u8)
+}

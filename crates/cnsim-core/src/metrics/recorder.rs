@@ -108,6 +108,9 @@ pub struct Recorder {
     pub port_names: Vec<String>,
     pub queues: Vec<LevelTracker>,
     pub rates: Vec<SampledLevel>,
+    /// The priority class of each flow slot's rate series ([`Recorder::set_rate_classes`]; all
+    /// 0 if never set).
+    rate_classes: Vec<u8>,
     pub drop_frames: Counter,
     pub drop_bytes: Counter,
     pub control_drops: u64,
@@ -154,6 +157,7 @@ impl Recorder {
                 .iter()
                 .map(|f| SampledLevel::new(f.2.clone()))
                 .collect(),
+            rate_classes: Vec::new(),
             flow_index: FlowIndex::new(n_nodes, flows),
             ports: Vec::new(),
             port_names: Vec::new(),
@@ -257,10 +261,19 @@ impl Recorder {
     }
 
     /// The rate limiter of flow (src, dst) is now `gbps` (NaN: no limiter).
-    pub fn on_rate(&mut self, t: SimTime, src: u32, dst: u32, gbps: f64) {
+    pub fn on_rate(&mut self, t: SimTime, src: u32, dst: u32, class: u8, gbps: f64) {
         if let Some(i) = self.flow_index.get(src, dst) {
-            self.rates[i as usize].set(&self.bins, t, gbps);
+            if self.rate_classes.get(i as usize).copied().unwrap_or(0) == class {
+                self.rates[i as usize].set(&self.bins, t, gbps);
+            }
         }
+    }
+
+    /// The priority class of each flow slot's rate series: the series follows that class's
+    /// limiter of its (source, destination) pair (with several PFC classes a pair may have one
+    /// per class; `sim/build.rs`).
+    pub fn set_rate_classes(&mut self, classes: Vec<u8>) {
+        self.rate_classes = classes;
     }
 
     /// The moving hot port (D16) is now `port` (None: no hotspot is on), whose queue is `q`.

@@ -11,6 +11,11 @@
 //! The NIC owns its VOQs, their index, the round-robin ring and the release heap of limited
 //! VOQs (this file, with unit tests); the kernel's side — generators, ingress admission, the
 //! transfer to the OB, the sink and the reaction points — is `sim/nics.rs`.
+//!
+//! With PFC and several priority classes a VOQ holds one destination *and class*: a flow is
+//! (source, destination, class), as 802.1Qau's reaction points are per priority and a RoCE QP
+//! sends in one, so a frame of a paused class never holds another class's frames to the same
+//! destination (docs/decisions.md, PFC). Its index key is `dst + class·nodes` ([`Nic::key`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -34,7 +39,8 @@ pub enum VoqState {
     Waiting,
 }
 
-/// A per-destination virtual output queue: one flow (source, destination) of this NIC. Laid out
+/// A per-destination virtual output queue: one flow (source, destination) of this NIC, or with
+/// several PFC classes one (source, destination, class). Laid out
 /// (`repr(C)`, 64-byte aligned) so that a frame of an unlimited flow of no finite flow reads one
 /// cache line of it — its times' FIFO, identity, counters and rate limiter — and the runs, the
 /// eligibility instant and the reaction point's lines only when they are in use (`rp` is `Some`
@@ -59,7 +65,8 @@ pub struct Voq {
     /// The flow's throughput recorder slot (`NO_RECORD` if not recorded).
     pub flow_rec: u32,
     pub state: VoqState,
-    /// The class of the frame that left last (a probe travels in its flow's class).
+    /// The class of the frame that left last (a probe travels in its flow's class); with several
+    /// PFC classes the VOQ's own class, which every frame of it has.
     pub class: u8,
     /// In use (a recycled slot waits in the NIC's free list).
     live: bool,
@@ -102,7 +109,7 @@ impl Voq {
     /// ([`Voq::release_limiter`]), so no stale timer can fire on the new flow; the token's line
     /// is not touched here (a slot is reset for nearly every cold frame). The recorder slot is
     /// cleared: the caller looks up the new destination's.
-    fn reset(&mut self) {
+    fn reset(&mut self, class: u8) {
         debug_assert!(self.frames.is_empty() && self.runs.is_empty() && !self.has_runs);
         debug_assert!(self.plain_head == 0);
         debug_assert!(self.limiter.is_none() && self.state == VoqState::Idle);
@@ -110,7 +117,7 @@ impl Voq {
             self.rp.is_none(),
             "a reaction point lives only with its limiter"
         );
-        self.class = 0;
+        self.class = class;
         self.flow_rec = crate::frame::NO_RECORD;
         self.t_last = SimTime::ZERO;
         self.live = true;
@@ -213,8 +220,10 @@ pub(crate) struct Blocked {
     pub(crate) flow: u32,
 }
 
-/// VOQ lookup by destination. Networks of up to `DENSE_VOQ_INDEX` nodes use a dense table (4·N
-/// bytes per NIC). Beyond, the index stays linear in what is used and in cache:
+/// VOQ lookup by flow key ([`Nic::key`]: the destination, or with several PFC classes the
+/// destination and class; N below is the number of keys, nodes × classes). Up to
+/// `DENSE_VOQ_INDEX` keys a dense table (4·N bytes per NIC). Beyond, the index stays linear in
+/// what is used and in cache:
 /// - while the NIC has made at most `FEW_VOQ_SLOTS` VOQ slots, the destination of each slot
 ///   (`NO_DST` where it is free) is kept inline and scanned. Below saturation a NIC of the
 ///   2,048-host tree never holds two VOQs at once, and a hash map would insert and remove an
@@ -228,10 +237,21 @@ pub(crate) struct Blocked {
 #[derive(Debug)]
 enum VoqIndex {
     Dense(Vec<u32>),
-    /// The destination of each slot, and the number of nodes (for the next steps).
+    /// The key of each slot, and the number of keys (for the next steps).
     Few([u32; FEW_VOQ_SLOTS], u32),
-    /// The live VOQs by destination, and the number of nodes (the dense table's length).
+    /// The live VOQs by key, and the number of keys (the dense table's length).
     Sparse(FxHashMap<u32, u32>, u32),
+}
+
+impl VoqIndex {
+    /// An empty index for `keys` keys: dense if that is small, else the inline slots.
+    fn new(keys: usize) -> Self {
+        if keys <= DENSE_VOQ_INDEX {
+            VoqIndex::Dense(vec![NO_VOQ; keys])
+        } else {
+            VoqIndex::Few([NO_DST; FEW_VOQ_SLOTS], keys as u32)
+        }
+    }
 }
 
 const DENSE_VOQ_INDEX: usize = 256;
@@ -240,7 +260,7 @@ const FEW_VOQ_SLOTS: usize = 8;
 /// an entry), the dense table 4.
 const DENSE_SHARE: usize = 4;
 const NO_VOQ: u32 = u32::MAX;
-/// [`VoqIndex::Few`]'s entry of a free slot (no node has this index).
+/// [`VoqIndex::Few`]'s entry of a free slot (no key has this value).
 const NO_DST: u32 = u32::MAX;
 
 /// A NIC. Laid out for the per-frame path (`repr(C)`, 64-byte aligned): everything a frame's
@@ -268,13 +288,17 @@ pub struct Nic {
     pub(crate) ready: VecDeque<u32>,
     /// A generator blocked on a full shared ingress, with what it still has to admit.
     pub(crate) blocked: Option<Blocked>,
-    /// Limited VOQs by release time; ties by destination, so the order does not depend on slots.
+    /// Limited VOQs by release time; ties by flow key (the destination, then the class), so the
+    /// order does not depend on slots.
     waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
     /// Forward probes waiting for room in the OB (they go ahead of data, D17).
     pub(crate) probes: VecDeque<crate::frame::FrameId>,
     /// With PFC and several classes: bytes of each class in the OB, which is then one FIFO per
     /// class, each of `egress_buffer` bytes (empty otherwise).
     pub(crate) ob_class: Vec<u64>,
+    /// A class's offset in the VOQ keys: the number of nodes with several PFC classes (a VOQ per
+    /// destination and class), 0 otherwise (a VOQ per destination, whatever the frame's class).
+    class_stride: u32,
     voq_of_dst: VoqIndex,
     /// VOQ slots free for reuse, the one freed last on top: a VOQ lives while it holds frames
     /// or a rate limiter, so a NIC talking to thousands of destinations keeps only a handful.
@@ -297,11 +321,8 @@ impl Nic {
             one_gen: false,
             line_rate,
             voqs: Vec::new(),
-            voq_of_dst: if n_nodes <= DENSE_VOQ_INDEX {
-                VoqIndex::Dense(vec![NO_VOQ; n_nodes])
-            } else {
-                VoqIndex::Few([NO_DST; FEW_VOQ_SLOTS], n_nodes as u32)
-            },
+            class_stride: 0,
+            voq_of_dst: VoqIndex::new(n_nodes),
             free_voqs: Vec::new(),
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
@@ -325,9 +346,29 @@ impl Nic {
         self.one_gen = self.gens.len() == 1;
     }
 
-    /// Give the OB one FIFO per priority class (PFC with `classes` > 1).
+    /// PFC with `classes` > 1: give the OB one FIFO per priority class, and keep a VOQ per
+    /// destination and class (called before the NIC has a VOQ).
     pub fn set_classes(&mut self, classes: u8) {
         self.ob_class = vec![0; classes as usize];
+        if classes > 1 {
+            debug_assert!(
+                self.voqs.is_empty(),
+                "the index is laid out before the first VOQ"
+            );
+            let nodes = match &self.voq_of_dst {
+                VoqIndex::Dense(t) => t.len() as u32,
+                VoqIndex::Few(_, keys) | VoqIndex::Sparse(_, keys) => *keys,
+            };
+            self.class_stride = nodes;
+            self.voq_of_dst = VoqIndex::new(nodes as usize * classes as usize);
+        }
+    }
+
+    /// The index key of the flow toward `dst` in `class`: `dst` alone unless the NIC keeps a VOQ
+    /// per destination and class ([`Nic::set_classes`]).
+    #[inline(always)]
+    pub fn key(&self, dst: u32, class: u8) -> u32 {
+        dst + class as u32 * self.class_stride
     }
 
     /// A frame of `class` (`size` bytes) left the OB.
@@ -338,7 +379,8 @@ impl Nic {
         }
     }
 
-    /// The VOQ toward `dst`, created on first use, and whether it is a new flow's.
+    /// The VOQ toward `dst` in `class` (the class matters only with a VOQ per class), created on
+    /// first use, and whether it is a new flow's.
     ///
     /// A new flow takes the slot freed last (`maybe_recycle`), with either index: below
     /// saturation a cold destination's VOQ empties after every frame, so a NIC cycles through
@@ -346,32 +388,37 @@ impl Nic {
     /// saves the index write, but at 128 hosts its 127 slots per NIC, each frame's in a random
     /// one, made the VOQ lines most of the run's cache misses: docs/performance.md.)
     #[inline(always)]
-    pub fn voq_index(&mut self, dst: u32) -> (u32, VoqLookup) {
-        let v = self.indexed(dst);
+    pub fn voq_index(&mut self, dst: u32, class: u8) -> (u32, VoqLookup) {
+        let key = self.key(dst, class);
+        let v = self.indexed(key);
         if v != NO_VOQ {
             return (v, VoqLookup::Live);
         }
+        // a VOQ per class has its class for good; one per destination starts at 0
+        let class = if self.class_stride > 0 { class } else { 0 };
         let v = match self.free_voqs.pop() {
             Some(v) => {
                 let voq = &mut self.voqs[v as usize];
                 voq.dst = dst;
-                voq.reset();
+                voq.reset(class);
                 v
             }
             None => {
-                self.voqs.push(Voq::new(dst));
+                let mut voq = Voq::new(dst);
+                voq.class = class;
+                self.voqs.push(voq);
                 self.voqs.len() as u32 - 1
             }
         };
         match &mut self.voq_of_dst {
-            VoqIndex::Dense(t) => t[dst as usize] = v,
+            VoqIndex::Dense(t) => t[key as usize] = v,
             VoqIndex::Few(t, _) => match t.get_mut(v as usize) {
-                Some(slot) => *slot = dst,
-                None => self.index_in_map(dst, v),
+                Some(slot) => *slot = key,
+                None => self.index_in_map(key, v),
             },
-            VoqIndex::Sparse(m, nodes) => {
-                m.insert(dst, v);
-                if m.len() * DENSE_SHARE >= *nodes as usize {
+            VoqIndex::Sparse(m, keys) => {
+                m.insert(key, v);
+                if m.len() * DENSE_SHARE >= *keys as usize {
                     self.index_densely();
                 }
             }
@@ -379,19 +426,19 @@ impl Nic {
         (v, VoqLookup::Fresh)
     }
 
-    /// The first VOQ slot beyond [`VoqIndex::Few`]'s inline table (slot `v`, toward `dst`): the
+    /// The first VOQ slot beyond [`VoqIndex::Few`]'s inline table (slot `v`, key `key`): the
     /// live VOQs move to a hash map, for the rest of the run. Out of line: the hot path that
     /// calls it stays small.
     #[cold]
     #[inline(never)]
-    fn index_in_map(&mut self, dst: u32, v: u32) {
-        let VoqIndex::Few(t, nodes) = &self.voq_of_dst else {
+    fn index_in_map(&mut self, key: u32, v: u32) {
+        let VoqIndex::Few(t, keys) = &self.voq_of_dst else {
             unreachable!("only the inline index moves to a map");
         };
-        let live = (0..).zip(*t).filter(|&(_, d)| d != NO_DST);
-        let mut m: FxHashMap<u32, u32> = live.map(|(v, d)| (d, v)).collect();
-        m.insert(dst, v);
-        self.voq_of_dst = VoqIndex::Sparse(m, *nodes);
+        let live = (0..).zip(*t).filter(|&(_, k)| k != NO_DST);
+        let mut m: FxHashMap<u32, u32> = live.map(|(v, k)| (k, v)).collect();
+        m.insert(key, v);
+        self.voq_of_dst = VoqIndex::Sparse(m, *keys);
     }
 
     /// The map of live VOQs reached a `DENSE_SHARE`-th of the nodes: they move to the dense
@@ -399,18 +446,18 @@ impl Nic {
     #[cold]
     #[inline(never)]
     fn index_densely(&mut self) {
-        let VoqIndex::Sparse(m, nodes) = &self.voq_of_dst else {
+        let VoqIndex::Sparse(m, keys) = &self.voq_of_dst else {
             unreachable!("only the map moves to the dense table");
         };
-        let mut t = vec![NO_VOQ; *nodes as usize];
-        for (&d, &v) in m {
-            t[d as usize] = v;
+        let mut t = vec![NO_VOQ; *keys as usize];
+        for (&k, &v) in m {
+            t[k as usize] = v;
         }
         // room for a VOQ per destination at once: the slots keep growing toward that, and a
         // vector that doubles copies them and leaves the old copies to the allocator. Pages
         // nothing writes to stay unmapped, and the address space taken is at most four times
         // the N/4 slots already written
-        self.voqs.reserve_exact(*nodes as usize - self.voqs.len());
+        self.voqs.reserve_exact(*keys as usize - self.voqs.len());
         self.voq_of_dst = VoqIndex::Dense(t);
     }
 
@@ -427,11 +474,12 @@ impl Nic {
             return;
         }
         voq.live = false;
+        let key = voq.dst + voq.class as u32 * self.class_stride; // Nic::key
         match &mut self.voq_of_dst {
-            VoqIndex::Dense(t) => t[voq.dst as usize] = NO_VOQ,
+            VoqIndex::Dense(t) => t[key as usize] = NO_VOQ,
             VoqIndex::Few(t, _) => t[v as usize] = NO_DST,
             VoqIndex::Sparse(m, _) => {
-                m.remove(&voq.dst);
+                m.remove(&key);
             }
         }
         self.free_voqs.push(v);
@@ -442,22 +490,22 @@ impl Nic {
         self.blocked.is_some()
     }
 
-    /// The live VOQ toward `dst`, if any.
+    /// The live VOQ toward `dst` in `class`, if any.
     #[inline]
-    pub fn find_voq(&self, dst: u32) -> Option<u32> {
-        Some(self.indexed(dst)).filter(|&v| v != NO_VOQ)
+    pub fn find_voq(&self, dst: u32, class: u8) -> Option<u32> {
+        Some(self.indexed(self.key(dst, class))).filter(|&v| v != NO_VOQ)
     }
 
-    /// The live VOQ's slot the index holds for `dst` (`NO_VOQ` if none).
+    /// The live VOQ's slot the index holds for `key` (`NO_VOQ` if none).
     #[inline]
-    fn indexed(&self, dst: u32) -> u32 {
+    fn indexed(&self, key: u32) -> u32 {
         match &self.voq_of_dst {
-            VoqIndex::Dense(t) => t[dst as usize],
+            VoqIndex::Dense(t) => t[key as usize],
             VoqIndex::Few(t, _) => t
                 .iter()
-                .position(|&d| d == dst)
+                .position(|&k| k == key)
                 .map_or(NO_VOQ, |v| v as u32),
-            VoqIndex::Sparse(m, _) => m.get(&dst).copied().unwrap_or(NO_VOQ),
+            VoqIndex::Sparse(m, _) => m.get(&key).copied().unwrap_or(NO_VOQ),
         }
     }
 
@@ -473,8 +521,8 @@ impl Nic {
             // line alone
             voq.eligible_at = at;
             voq.state = VoqState::Waiting;
-            let dst = voq.dst;
-            self.waiting.push(Reverse((at, dst, v)));
+            let key = voq.dst + voq.class as u32 * self.class_stride; // Nic::key
+            self.waiting.push(Reverse((at, key, v)));
         }
     }
 
@@ -497,10 +545,10 @@ impl Nic {
         }
     }
 
-    /// Prefetch the line of the live VOQ toward `dst`, if there is one.
+    /// Prefetch the line of the live VOQ toward `dst` in `class`, if there is one.
     #[inline(always)]
-    pub(crate) fn prefetch_voq(&self, dst: u32) {
-        if let Some(v) = self.find_voq(dst) {
+    pub(crate) fn prefetch_voq(&self, dst: u32, class: u8) {
+        if let Some(v) = self.find_voq(dst, class) {
             crate::engine::prefetch(&self.voqs[v as usize]);
         }
     }
@@ -526,12 +574,12 @@ impl Nic {
         }
     }
 
-    /// Prefetch the chunk of the live VOQ toward `dst` that its next frame's time will fill. Its
-    /// VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
+    /// Prefetch the chunk of the live VOQ toward `dst` in `class` that its next frame's time will
+    /// fill. Its VOQ's line should be in cache already ([`Nic::prefetch_voq`]): this reads it.
     #[inline(always)]
-    pub(crate) fn prefetch_voq_back(&self, dst: u32, store: &VoqStore) {
+    pub(crate) fn prefetch_voq_back(&self, dst: u32, class: u8, store: &VoqStore) {
         let chunk = self
-            .find_voq(dst)
+            .find_voq(dst, class)
             .and_then(|v| self.voqs[v as usize].frames.back_chunk(store));
         if let Some(c) = chunk {
             crate::engine::prefetch(c);
@@ -603,6 +651,7 @@ mod tests {
                 size_of::<VecDeque<crate::frame::FrameId>>(),
             ),
             (offset_of!(Nic, ob_class), size_of::<Vec<u64>>()),
+            (offset_of!(Nic, class_stride), 4),
             (offset_of!(Nic, voq_of_dst), size_of::<VoqIndex>()),
         ] {
             assert!(last(off, size) < 4, "offset {off}, {size} bytes");
@@ -646,7 +695,7 @@ mod tests {
             let mut nic = nic(n_nodes);
             let mut store = VoqStore::new();
             for dst in 1..128 {
-                let (v, found) = nic.voq_index(dst);
+                let (v, found) = nic.voq_index(dst, 0);
                 assert_eq!(found, VoqLookup::Fresh);
                 nic.voqs[v as usize].push_frame(&mut store, SimTime(dst as u64), NO_FLOW, 0);
                 assert_eq!(
@@ -654,7 +703,7 @@ mod tests {
                     Some(SimTime(dst as u64))
                 );
                 nic.maybe_recycle(v);
-                assert_eq!(nic.find_voq(dst), None);
+                assert_eq!(nic.find_voq(dst, 0), None);
             }
             assert_eq!(nic.voqs.len(), 1, "{n_nodes} nodes");
         }
@@ -669,32 +718,36 @@ mod tests {
         let dsts: Vec<u32> = (0..20).map(|i| 999 - 37 * i).collect();
         let mut slots = Vec::new();
         for (i, &dst) in dsts.iter().enumerate() {
-            let (v, found) = nic.voq_index(dst);
+            let (v, found) = nic.voq_index(dst, 0);
             assert_eq!((v, found), (i as u32, VoqLookup::Fresh));
             nic.voqs[v as usize].push_frame(&mut store, SimTime(1), NO_FLOW, 0);
             slots.push(v);
             let inline = matches!(nic.voq_of_dst, VoqIndex::Few(..));
             assert_eq!(inline, i < FEW_VOQ_SLOTS, "slot {i}");
             for (&d, &s) in dsts.iter().zip(&slots) {
-                assert_eq!(nic.find_voq(d), Some(s), "destination {d} after slot {i}");
+                assert_eq!(
+                    nic.find_voq(d, 0),
+                    Some(s),
+                    "destination {d} after slot {i}"
+                );
             }
         }
-        assert_eq!(nic.find_voq(1), None);
+        assert_eq!(nic.find_voq(1, 0), None);
         // a recycled slot leaves the index, and the next new flow takes it
         nic.voqs[slots[3] as usize].pop_frame(&mut store);
         nic.maybe_recycle(slots[3]);
-        assert_eq!(nic.find_voq(dsts[3]), None);
-        assert_eq!(nic.voq_index(5), (slots[3], VoqLookup::Fresh));
-        assert_eq!(nic.voq_index(dsts[4]), (slots[4], VoqLookup::Live));
+        assert_eq!(nic.find_voq(dsts[3], 0), None);
+        assert_eq!(nic.voq_index(5, 0), (slots[3], VoqLookup::Fresh));
+        assert_eq!(nic.voq_index(dsts[4], 0), (slots[4], VoqLookup::Live));
         // inline, a freed slot is free for every destination, the one it served included
         let mut small = self::nic(1000);
-        let (a, _) = small.voq_index(7);
-        let (b, _) = small.voq_index(8);
+        let (a, _) = small.voq_index(7, 0);
+        let (b, _) = small.voq_index(8, 0);
         small.maybe_recycle(a);
-        assert_eq!(small.find_voq(7), None);
-        assert_eq!(small.find_voq(8), Some(b));
-        assert_eq!(small.voq_index(8), (b, VoqLookup::Live));
-        assert_eq!(small.voq_index(7), (a, VoqLookup::Fresh));
+        assert_eq!(small.find_voq(7, 0), None);
+        assert_eq!(small.find_voq(8, 0), Some(b));
+        assert_eq!(small.voq_index(8, 0), (b, VoqLookup::Live));
+        assert_eq!(small.voq_index(7, 0), (a, VoqLookup::Fresh));
     }
 
     #[test]
@@ -704,7 +757,7 @@ mod tests {
         let mut store = VoqStore::new();
         let dsts: Vec<u32> = (0..300).map(|i| (7 * i + 3) % 1000).collect();
         for (i, &dst) in dsts.iter().enumerate() {
-            let (v, found) = nic.voq_index(dst);
+            let (v, found) = nic.voq_index(dst, 0);
             assert_eq!((v, found), (i as u32, VoqLookup::Fresh));
             nic.voqs[v as usize].push_frame(&mut store, SimTime(1), NO_FLOW, 0);
             let step = match nic.voq_of_dst {
@@ -726,20 +779,20 @@ mod tests {
             if matches!(i, 7 | 8 | 248 | 249 | 299) {
                 for (s, &d) in dsts[..=i].iter().enumerate() {
                     assert_eq!(
-                        nic.find_voq(d),
+                        nic.find_voq(d, 0),
                         Some(s as u32),
                         "destination {d} after slot {i}"
                     );
                 }
-                assert_eq!(nic.find_voq(1), None);
+                assert_eq!(nic.find_voq(1, 0), None);
             }
         }
         // dense, a recycled slot leaves the index and the next new flow takes it
         nic.voqs[17].pop_frame(&mut store);
         nic.maybe_recycle(17);
-        assert_eq!(nic.find_voq(dsts[17]), None);
-        assert_eq!(nic.voq_index(1), (17, VoqLookup::Fresh));
-        assert_eq!(nic.voq_index(dsts[18]), (18, VoqLookup::Live));
+        assert_eq!(nic.find_voq(dsts[17], 0), None);
+        assert_eq!(nic.voq_index(1, 0), (17, VoqLookup::Fresh));
+        assert_eq!(nic.voq_index(dsts[18], 0), (18, VoqLookup::Live));
         assert!(matches!(&nic.voq_of_dst, VoqIndex::Dense(t) if t.len() == 1000));
     }
 
@@ -823,29 +876,29 @@ mod tests {
             // the dense index (small networks) and the sparse one behave alike
             let mut nic = nic(n_nodes);
             let mut store = VoqStore::new();
-            let (a, found) = nic.voq_index(5);
-            assert!(found == VoqLookup::Fresh && nic.find_voq(5) == Some(a));
-            assert_eq!(nic.voq_index(5), (a, VoqLookup::Live));
+            let (a, found) = nic.voq_index(5, 0);
+            assert!(found == VoqLookup::Fresh && nic.find_voq(5, 0) == Some(a));
+            assert_eq!(nic.voq_index(5, 0), (a, VoqLookup::Live));
             nic.voqs[a as usize].flow_rec = 4;
             let token = nic.voqs[a as usize].timer_token;
             nic.voqs[a as usize].frames.push(&mut store, SimTime(1));
             nic.maybe_recycle(a);
-            assert_eq!(nic.find_voq(5), Some(a), "a VOQ with frames stays");
+            assert_eq!(nic.find_voq(5, 0), Some(a), "a VOQ with frames stays");
             nic.voqs[a as usize].frames.clear(&mut store);
             nic.voqs[a as usize].limiter = Some(RateLimiter::new(1e9));
             nic.maybe_recycle(a);
             assert_eq!(
-                nic.find_voq(5),
+                nic.find_voq(5, 0),
                 Some(a),
                 "a limited flow keeps its VOQ (D7)"
             );
             nic.voqs[a as usize].release_limiter();
             nic.maybe_recycle(a);
-            assert_eq!(nic.find_voq(5), None);
+            assert_eq!(nic.find_voq(5, 0), None);
             // a flow's state does not outlive its VOQ, whichever slot the next flow gets
             nic.voqs[a as usize].t_last = SimTime(7);
             nic.voqs[a as usize].class = 3;
-            let (b, found) = nic.voq_index(9);
+            let (b, found) = nic.voq_index(9, 0);
             assert_eq!(found, VoqLookup::Fresh);
             assert_eq!(b, a, "the slot freed last is reused");
             assert_eq!(
@@ -860,16 +913,72 @@ mod tests {
                 "a fresh flow's state; a stale timer cannot fire on the new flow"
             );
             assert_eq!(nic.voqs[b as usize].dst, 9);
-            let (c, found) = nic.voq_index(5);
+            let (c, found) = nic.voq_index(5, 0);
             assert_eq!(found, VoqLookup::Fresh);
             assert_ne!(c, a, "a live slot is not handed out again");
         }
     }
 
     #[test]
+    fn with_several_pfc_classes_a_flow_is_a_destination_and_a_class() {
+        // the dense index (16 nodes × 3 classes = 48 keys) and the inline slots then the map
+        // (1000 × 3) behave alike
+        for n_nodes in [16, 1000] {
+            let mut one = nic(n_nodes);
+            one.set_classes(1);
+            let (v, _) = one.voq_index(5, 0);
+            assert_eq!(one.key(5, 0), 5, "one class: a VOQ per destination");
+            assert_eq!(one.voq_index(5, 0), (v, VoqLookup::Live));
+
+            let mut nic = nic(n_nodes);
+            nic.set_classes(3);
+            assert_eq!(nic.key(5, 2), 5 + 2 * n_nodes as u32);
+            let (a, _) = nic.voq_index(5, 0);
+            let (b, found) = nic.voq_index(5, 2);
+            assert!(
+                found == VoqLookup::Fresh && b != a,
+                "class 2 toward 5 is another flow"
+            );
+            assert_eq!(
+                (nic.voqs[b as usize].dst, nic.voqs[b as usize].class),
+                (5, 2)
+            );
+            assert_eq!((nic.find_voq(5, 2), nic.find_voq(5, 0)), (Some(b), Some(a)));
+            assert_eq!(nic.find_voq(5, 1), None);
+            // enough flows to move the inline slots to a map, and on to the dense table
+            let keys: Vec<(u32, u8)> = (0..n_nodes as u32 / 2)
+                .flat_map(|d| [(d, 0), (d, 1)])
+                .collect();
+            let slots: Vec<u32> = keys.iter().map(|&(d, c)| nic.voq_index(d, c).0).collect();
+            for (&(d, c), &v) in keys.iter().zip(&slots) {
+                assert_eq!(nic.find_voq(d, c), Some(v), "destination {d}, class {c}");
+                assert_eq!(nic.voqs[v as usize].class, c);
+            }
+            // a recycled slot takes its next flow's class; the freed key is gone
+            nic.maybe_recycle(b);
+            assert_eq!(nic.find_voq(5, 2), None);
+            let last = n_nodes as u32 - 1; // beyond the flows above
+            let (c, found) = nic.voq_index(last, 1);
+            assert_eq!(
+                (c, found, nic.voqs[c as usize].class),
+                (b, VoqLookup::Fresh, 1)
+            );
+            // equal release times wait in key order: destination 3 in class 0 before class 1
+            let (x, y) = (nic.voq_index(3, 1).0, nic.voq_index(3, 0).0);
+            nic.schedule_voq(x, SimTime(200), SimTime(100));
+            nic.schedule_voq(y, SimTime(200), SimTime(100));
+            nic.promote(SimTime(200));
+            assert_eq!(nic.ready.iter().copied().collect::<Vec<_>>(), vec![y, x]);
+        }
+    }
+
+    #[test]
     fn due_voqs_join_the_ring_and_limited_ones_wait_in_release_order() {
         let mut nic = nic(16);
-        let v: Vec<u32> = [3, 1, 2, 4].iter().map(|&d| nic.voq_index(d).0).collect();
+        let v: Vec<u32> = [3, 1, 2, 4]
+            .iter()
+            .map(|&d| nic.voq_index(d, 0).0)
+            .collect();
         let now = SimTime(100);
         nic.schedule_voq(v[0], SimTime(50), now); // due: into the ring
         nic.schedule_voq(v[1], SimTime(300), now);

@@ -14,8 +14,16 @@ use crate::traffic::Generator;
 
 use super::Hotspot;
 
-/// Every switch reaches every node (a frame never meets a missing route).
-pub(super) fn check_connected(topo: &Topology) -> Result<()> {
+/// The network can be simulated: at most [`crate::engine::MAX_NODES`] nodes, and every switch
+/// reaches every node (a frame never meets a missing route).
+pub(super) fn check_network(topo: &Topology) -> Result<()> {
+    if topo.nodes.len() > crate::engine::MAX_NODES {
+        return Err(Error::config(
+            "topology",
+            format!("{} nodes", topo.nodes.len()),
+            format!("at most {} nodes", crate::engine::MAX_NODES),
+        ));
+    }
     for (s, name) in topo.switches.iter().enumerate() {
         for (d, node) in topo.nodes.iter().enumerate() {
             if topo.route(s as u32, d as u32).is_none() {
@@ -196,6 +204,7 @@ pub(super) fn recorder(
     topo: &Topology,
     has_hotspots: bool,
     ports: &mut [Port],
+    gens: &[Generator],
 ) -> Result<Recorder> {
     let bins = Bins::new(cfg.metrics.bin_ps, cfg.duration_ps);
     let window = Window {
@@ -209,6 +218,7 @@ pub(super) fn recorder(
         flows.push((sn, dn, format!("{s}->{d}")));
     }
     let mut rec = Recorder::new(bins.clone(), window, topo.nodes.len(), &flows);
+    rec.set_rate_classes(rate_classes(gens, topo.nodes.len(), &flows));
     rec.named = named_windows(cfg, &bins)?;
     let port_named = |key: &str, name: &str| {
         topo.port_by_name(name)
@@ -257,6 +267,34 @@ pub(super) fn recorder(
 /// Per node: its incoming finite flows are hot (`metrics.hot_nodes`, chosen by the front end).
 /// The bytes each VOQ of a per-VOQ ingress holds: the ingress shared by the N − 1 destinations
 /// (no limit for the other ingress models).
+/// The priority class whose limiter each recorded flow's rate series follows (with several PFC
+/// classes a NIC keeps a VOQ, so a limiter, per destination and class): a named flow's own, the
+/// first listed if several share the pair, else the class of its source's uniform traffic.
+fn rate_classes(gens: &[Generator], n_nodes: usize, flows: &[(u32, u32, String)]) -> Vec<u8> {
+    let mut named: rustc_hash::FxHashMap<(u32, u32), u8> = Default::default();
+    let mut uniform: Vec<Option<u8>> = vec![None; n_nodes];
+    for g in gens {
+        match g.dst {
+            Some(d) => {
+                named.entry((g.node, d)).or_insert(g.priority);
+            }
+            None => {
+                uniform[g.node as usize].get_or_insert(g.priority);
+            }
+        }
+    }
+    flows
+        .iter()
+        .map(|&(s, d, _)| {
+            named
+                .get(&(s, d))
+                .copied()
+                .or(uniform[s as usize])
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
 pub(super) fn voq_cap(cfg: &CoreConfig, n_nodes: usize) -> u64 {
     match cfg.nic.ingress {
         Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),

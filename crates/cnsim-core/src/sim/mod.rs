@@ -142,7 +142,7 @@ impl Simulator {
     pub fn new(cfg: &CoreConfig) -> Result<Self> {
         cfg.check()?;
         let topo = Topology::build(&cfg.topology)?;
-        build::check_connected(&topo)?;
+        build::check_network(&topo)?;
         let mut ports: Vec<Port> = topo.ports.iter().cloned().map(Port::new).collect();
 
         let switches = build::switches(cfg, &topo)?;
@@ -166,7 +166,7 @@ impl Simulator {
         let scheme = Scheme::from_config(&cfg.cm)?;
         let (cps, cp_rngs) = build::congestion_points(cfg, &scheme, &ports, &topo)?;
         let (nps, np_rngs) = build::notification_points(cfg, &scheme, &nics);
-        let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports)?;
+        let rec = build::recorder(cfg, &topo, !hotspots.is_empty(), &mut ports, &gens)?;
         let voq_cap = build::voq_cap(cfg, topo.nodes.len());
         let gens_done = gens.iter().filter(|g| g.next == SimTime::NEVER).count();
         let sources_stop = build::sources_stop(cfg, &gens);
@@ -271,7 +271,7 @@ impl Simulator {
                 }
                 Event::Hotspot { index, on } => self.on_hotspot(index, on),
                 Event::CmTimer { nic, flow, token } => self.on_cm_timer(nic, flow, token),
-                Event::SinkTimer { nic, src } => self.on_sink_timer(nic, src),
+                Event::SinkTimer { nic, flow } => self.on_sink_timer(nic, flow),
                 Event::CpTick { port } => self.on_cp_tick(port),
                 Event::Feedback { nic, frame } => self.nic_receive(nic, frame),
                 Event::SourcesStopped => self.events -= 1, // an observer, as DeadlockCheck

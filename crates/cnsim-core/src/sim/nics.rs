@@ -92,12 +92,13 @@ impl Simulator {
         self.nics[n as usize].promote(now);
     }
 
-    /// The VOQ of NIC `n` toward `dst`, created on first use with its recorder slot (and, for
-    /// schemes that limit every flow from the start, its limiter).
+    /// The VOQ of NIC `n` toward `dst` in `class` (one per destination unless PFC has several
+    /// classes), created on first use with its recorder slot (and, for schemes that limit every
+    /// flow from the start, its limiter).
     #[inline(always)]
-    fn voq(&mut self, n: u32, dst: u32) -> u32 {
+    fn voq(&mut self, n: u32, dst: u32, class: u8) -> u32 {
         let nic = &mut self.nics[n as usize];
-        let (v, found) = nic.voq_index(dst);
+        let (v, found) = nic.voq_index(dst, class);
         if found.is_new_flow() {
             let voq = &mut nic.voqs[v as usize];
             voq.flow_rec = self
@@ -138,8 +139,9 @@ impl Simulator {
         let nic = &self.nics[n as usize];
         if nic.ready.len() > BACKLOGGED_RING {
             // many VOQs wait: the next arrival most likely joins one whose line went cold
-            if let Some(next) = self.gens[g as usize].next_dst() {
-                nic.prefetch_voq(next);
+            let gen = &self.gens[g as usize];
+            if let Some(next) = gen.next_dst() {
+                nic.prefetch_voq(next, gen.priority);
             }
         }
     }
@@ -150,7 +152,7 @@ impl Simulator {
     fn admit(&mut self, n: u32, g: u32, t: SimTime, dst: u32, frames: u32, flow: u32) {
         let fs = self.frame_size as u64;
         let class = self.gens[g as usize].priority;
-        let v = self.voq(n, dst);
+        let v = self.voq(n, dst, class);
         for i in 0..frames {
             let cfg: &NicConfig = &self.nic_cfg;
             let nic = &mut self.nics[n as usize];
@@ -237,8 +239,9 @@ impl Simulator {
                 if nic.one_gen && nic.ready.len() > BACKLOGGED_RING {
                     // the next arrival's VOQ line was asked for when this service's arrival
                     // joined its VOQ; ask for the slot that arrival will write, a service early
-                    if let Some(next) = self.gens[nic.first_gen as usize].next_dst() {
-                        nic.prefetch_voq_back(next, &self.voq_store);
+                    let gen = &self.gens[nic.first_gen as usize];
+                    if let Some(next) = gen.next_dst() {
+                        nic.prefetch_voq_back(next, gen.priority, &self.voq_store);
                     }
                 }
                 break;
@@ -334,7 +337,7 @@ impl Simulator {
                 if rl.rate_bps != before && !out.release {
                     // an increase by the frames sent (QCN's byte counter): the rate series
                     // follows the limiter at every change, as at CNMs and timers
-                    rec.on_rate(now, node, dst, rl.rate_bps / 1e9);
+                    rec.on_rate(now, node, dst, class, rl.rate_bps / 1e9);
                 }
                 // most sends ask for nothing: the output is copied out only when it asks for
                 // something (copied whole right after the call, for every frame of a limited flow,
@@ -462,12 +465,13 @@ impl Simulator {
             return;
         }
         // a data frame is read where it lies: what the sink and its NP read is in its first line
-        let (flow_rec, flow_inst, size, gen_time, src) = (
+        let (flow_rec, flow_inst, size, gen_time, src, class) = (
             frame.flow_rec,
             frame.flow_inst,
             frame.size as u64,
             frame.gen_time,
             frame.src,
+            frame.class,
         );
         self.deliver(n, flow_rec, flow_inst, size, gen_time, self.now);
         // the NP selected the frame as it left for this NIC, unless tests ask it here
@@ -481,7 +485,8 @@ impl Simulator {
                 self.send_control(Origin::Nic(n), src, reply);
             }
             if let Some(t) = out.wake {
-                self.queue.push(t, Event::SinkTimer { nic: n, src });
+                let flow = crate::engine::sink_flow(src, class);
+                self.queue.push(t, Event::SinkTimer { nic: n, flow });
             }
         } else {
             self.pool.free(f);
@@ -514,12 +519,14 @@ impl Simulator {
     }
 
     /// A backward CM message for a flow of NIC `n` (D6, D7): create the limiter at line rate if
-    /// the flow has none, then let the RP react.
+    /// the flow has none, then let the RP react. The message names the flow's class (the class
+    /// of the frame it is about), which picks the VOQ when there is one per class.
     fn rp_message(&mut self, n: u32, msg: &CmPayload) {
         let now = self.now;
-        let v = self.voq(n, msg.flow_dst);
+        let v = self.voq(n, msg.flow_dst, msg.flow_class);
         let nic = &mut self.nics[n as usize];
         let line = nic.line_rate.as_f64();
+        let key = nic.key(nic.voqs[v as usize].dst, nic.voqs[v as usize].class);
         let voq = &mut nic.voqs[v as usize];
         if voq.limiter.is_none() {
             if !self.scheme.creates_limiter(msg) {
@@ -529,7 +536,7 @@ impl Simulator {
             voq.limiter = Some(RateLimiter::new(line));
             voq.rp = Some(
                 self.dormant_rps
-                    .remove(&(n, voq.dst))
+                    .remove(&(n, key))
                     .unwrap_or_else(|| self.scheme.new_rp(line)),
             );
         }
@@ -548,10 +555,11 @@ impl Simulator {
         let now = self.now;
         if let Some(mut probe) = out.probe {
             let nic = &self.nics[n as usize];
-            let dst = nic.voqs[v as usize].dst;
+            let (dst, class) = (nic.voqs[v as usize].dst, nic.voqs[v as usize].class);
             probe.msg = crate::cm::msg::PROBE;
             probe.flow_src = nic.node;
             probe.flow_dst = dst;
+            probe.flow_class = class;
             if self.scheme.probes_carry_base_delay() {
                 probe.base_delay = self.base_delay(nic.node, dst, self.cm_frame_bytes as u64).0;
             }
@@ -566,7 +574,7 @@ impl Simulator {
                 super::cm_kind(probe.msg, probe.fb, self.scheme.signed_feedback()),
                 origin,
             );
-            frame.class = nic.voqs[v as usize].class;
+            frame.class = class;
             let f = self.pool.alloc(frame);
             // it bypasses the limiter, not the OB: it enters ahead of any data once there is
             // room (D17; with the default one-frame OB, when the frame before it has left)
@@ -585,21 +593,24 @@ impl Simulator {
             );
         }
         if out.release {
-            let dst = voq.dst;
+            let (dst, class) = (voq.dst, voq.class);
             if let Some(mut rp) = voq.release_limiter() {
                 if rp.outlives_release() {
-                    self.dormant_rps.insert((n, dst), rp);
+                    let key = self.nics[n as usize].key(dst, class);
+                    self.dormant_rps.insert((n, key), rp);
                 }
             }
             // the rate series ends here ("no limiter"), whichever event released it
-            self.rec.on_rate(now, n, dst, f64::NAN);
+            self.rec.on_rate(now, n, dst, class, f64::NAN);
             self.nics[n as usize].maybe_recycle(v);
         }
     }
 
-    /// A wake-up the notification point of NIC `n` asked for about the flow from `src` (§7.2).
-    pub(crate) fn on_sink_timer(&mut self, n: u32, src: u32) {
-        if let Some(reply) = self.nps[n as usize].on_timer(self.now, src) {
+    /// A wake-up the notification point of NIC `n` asked for about a flow it receives, its source
+    /// and class in `flow` ([`crate::engine::sink_flow`], §7.2).
+    pub(crate) fn on_sink_timer(&mut self, n: u32, flow: u32) {
+        let (src, class) = crate::engine::sink_flow_parts(flow);
+        if let Some(reply) = self.nps[n as usize].on_timer(self.now, src, class) {
             self.send_control(Origin::Nic(n), src, reply);
         }
     }
@@ -619,10 +630,10 @@ impl Simulator {
         self.limiter_changed(n, v);
     }
 
-    /// Install, change or remove (`None`) the rate limiter of flow (node `n` → `dst`). The engine's
-    /// own entry point for schemes and for tests of the pacing mechanism.
+    /// Install, change or remove (`None`) the rate limiter of flow (node `n` → `dst`, class 0).
+    /// The engine's own entry point for schemes and for tests of the pacing mechanism.
     pub fn set_flow_rate(&mut self, n: u32, dst: u32, rate_bps: Option<f64>) {
-        let v = self.voq(n, dst);
+        let v = self.voq(n, dst, 0);
         let nic = &mut self.nics[n as usize];
         let line = nic.line_rate.as_f64();
         let voq = &mut nic.voqs[v as usize];
@@ -647,7 +658,7 @@ impl Simulator {
         let nic = &mut self.nics[n as usize];
         let voq = &mut nic.voqs[v as usize];
         let rate = voq.limiter.map_or(f64::NAN, |rl| rl.rate_bps / 1e9);
-        self.rec.on_rate(now, nic.node, voq.dst, rate);
+        self.rec.on_rate(now, nic.node, voq.dst, voq.class, rate);
         let gate = match &voq.limiter {
             Some(rl) => SimTime(voq.t_last.0.saturating_add(pace(fs, rl).0)),
             None => now,

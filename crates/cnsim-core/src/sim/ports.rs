@@ -52,8 +52,8 @@ impl Simulator {
             return;
         };
         if let Some(msg) = cp.on_dequeue(self.now, q, frame, &mut self.cp_rngs[p as usize]) {
-            let (src, dst) = (frame.src, frame.dst);
-            self.send_cp_message(s, p, src, dst, msg);
+            let (src, dst, class) = (frame.src, frame.dst, frame.class);
+            self.send_cp_message(s, p, src, dst, class, msg);
         }
     }
 

@@ -57,6 +57,7 @@ impl Simulator {
                     answer.cpid = out;
                     answer.flow_src = probe.flow_src;
                     answer.flow_dst = probe.flow_dst;
+                    answer.flow_class = probe.flow_class;
                     self.pool.free(f);
                     self.send_control(Origin::Switch(s), probe.flow_src, answer);
                     return;
@@ -116,24 +117,26 @@ impl Simulator {
         let rng = &mut self.cp_rngs[out as usize];
         let frame = self.pool.get_mut(f);
         if let Some(msg) = cp.on_enqueue(now, q, frame, rng) {
-            let (src, dst) = (frame.src, frame.dst);
-            self.send_cp_message(s, out, src, dst, msg);
+            let (src, dst, class) = (frame.src, frame.dst, frame.class);
+            self.send_cp_message(s, out, src, dst, class, msg);
         }
     }
 
-    /// The message the CP of egress `p` (switch `s`) sent about a frame of flow `src` → `dst`,
-    /// sampled as it arrived or as it left: to the flow's source, naming the CP (D6).
+    /// The message the CP of egress `p` (switch `s`) sent about a frame of flow `src` → `dst` in
+    /// `class`, sampled as it arrived or as it left: to the flow's source, naming the CP (D6).
     pub(crate) fn send_cp_message(
         &mut self,
         s: u32,
         p: u32,
         src: u32,
         dst: u32,
+        class: u8,
         mut msg: crate::cm::CmPayload,
     ) {
         msg.cpid = p;
         msg.flow_src = src;
         msg.flow_dst = dst;
+        msg.flow_class = class;
         self.send_control(Origin::Switch(s), src, msg);
     }
 
