@@ -448,13 +448,20 @@ def test_force_skips_the_bound_but_never_a_zero_step() -> None:
         work.check(work.estimate([p], t_start=0.0, t_end=0.2), memory=1000)
 
 
-def test_a_zero_step_from_a_huge_qdelta_weight_names_it() -> None:
-    """With cm.w = 1e300 the message blamed only the gains and the link rate."""
+def test_a_zero_step_names_the_qdelta_weight_and_a_huge_one_alone_integrates() -> None:
+    """A zero step's message blamed only the gains and the link rate; it names cm.w too. A huge
+    cm.w alone no longer gives one: kd's gains are normalised to Fbmax = (2w + 1)·Qeq, so
+    K ∝ 1/w while T_w ∝ w, and the crossover is the limit K·T_w (520.8 rad/s) where K·T_w²
+    overflowed (stop 61); it integrates (`cnsim fluid … --set cm.w=1e300`: 506 KB, stable)."""
     from cnsim.fluid import fluid_params, work
 
-    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.w": 1e300})
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.gd": 1e300})
     h, why = min(work.step_limits(p))
     assert h == 0 and "the Qdelta weight (cm.w)" in why
+    p = fluid_params("kd-symmetric-single-hs", {"cm.scheme": "bcn", "cm.w": 1e300})
+    (h_wc, why_wc), *_ = work.step_limits(p)
+    assert h_wc == pytest.approx(1 / (20 * 520.8333), rel=1e-6) and "ω_c = 520.8 rad/s" in why_wc
+    assert work.estimate([p], t_start=0.0, t_end=0.2).h == pytest.approx(3e-5)
 
 
 def test_simulate_itself_refuses_a_hopeless_integration() -> None:
