@@ -206,3 +206,10 @@ def test_a_tiny_sampling_probability_gives_a_finite_crossover_where_p_s_cancels(
     K, T = 3.4722e6, 1.2e-4
     x = K * T * T
     assert float(crossover(K, T)) == math.sqrt(K) * math.sqrt((x + math.hypot(x, 2.0)) / 2.0)
+
+
+def test_where_k_t_squared_overflows_the_crossover_is_k_t_without_a_warning() -> None:
+    """K·T_w² beyond the floats (K = 1e200, T_w = 1e60) while ω_c ≈ K·T_w = 1e260 is finite: the
+    fallback gives it, and the overflow of x = K·T_w² on the way warns nothing (pytest makes a
+    RuntimeWarning an error; x was computed outside the errstate that silences it)."""
+    assert float(crossover(1e200, 1e60)) == pytest.approx(1e260, rel=1e-12)

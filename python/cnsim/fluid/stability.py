@@ -43,8 +43,8 @@ def crossover(K: ArrayLike, T_w: ArrayLike) -> Array:
     T = np.asarray(T_w, dtype=np.float64)
     # ω_c² = (K²T² + sqrt(K⁴T⁴ + 4K²))/2 = K·(x + sqrt(x² + 4))/2 with x = K·T²: the same
     # closed form, without the fourth powers that overflow for large gains
-    x = K * T * T
     with np.errstate(over="ignore", invalid="ignore"):
+        x = K * T * T
         omega: Array = np.sqrt(K) * np.sqrt((x + np.hypot(x, 2.0)) / 2.0)
         # x overflows where a tiny sampling probability makes K tiny and T_w huge (K ∝ p_s,
         # T_w ∝ 1/p_s): ω_c then tends to K·T_w, in which p_s cancels
