@@ -213,3 +213,11 @@ def test_where_k_t_squared_overflows_the_crossover_is_k_t_without_a_warning() ->
     fallback gives it, and the overflow of x = K·T_w² on the way warns nothing (pytest makes a
     RuntimeWarning an error; x was computed outside the errstate that silences it)."""
     assert float(crossover(1e200, 1e60)) == pytest.approx(1e260, rel=1e-12)
+
+
+def test_the_k_t_fallback_is_only_for_positive_gains() -> None:
+    """The closed form has no crossover for a negative gain (NaN, as before the K·T_w fallback),
+    not a negative frequency K·T_w."""
+    assert math.isnan(float(crossover(-1.0, 1.0)))
+    assert math.isnan(float(crossover(-1.0, 1e200)))
+    assert float(crossover(0.0, 1.0)) == 0.0
