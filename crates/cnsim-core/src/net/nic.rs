@@ -288,8 +288,9 @@ pub struct Nic {
     pub(crate) ready: VecDeque<u32>,
     /// A generator blocked on a full shared ingress, with what it still has to admit.
     pub(crate) blocked: Option<Blocked>,
-    /// Limited VOQs by release time; ties by flow key (the destination, then the class), so the
-    /// order does not depend on slots.
+    /// Limited VOQs by release time; ties by flow key (`dst + class·nodes`: class by class, each
+    /// in destination order; the destination alone with one class), so the order does not depend
+    /// on slots.
     waiting: BinaryHeap<Reverse<(SimTime, u32, u32)>>,
     /// Forward probes waiting for room in the OB (they go ahead of data, D17).
     pub(crate) probes: VecDeque<crate::frame::FrameId>,

@@ -264,9 +264,6 @@ pub(super) fn recorder(
     Ok(rec)
 }
 
-/// Per node: its incoming finite flows are hot (`metrics.hot_nodes`, chosen by the front end).
-/// The bytes each VOQ of a per-VOQ ingress holds: the ingress shared by the N − 1 destinations
-/// (no limit for the other ingress models).
 /// The priority class whose limiter each recorded flow's rate series follows (with several PFC
 /// classes a NIC keeps a VOQ, so a limiter, per destination and class): a named flow's own, the
 /// first listed if several share the pair, else the class of its source's uniform traffic.
@@ -295,6 +292,8 @@ fn rate_classes(gens: &[Generator], n_nodes: usize, flows: &[(u32, u32, String)]
         .collect()
 }
 
+/// The bytes each VOQ of a per-VOQ ingress holds: the ingress shared by the N − 1 destinations
+/// (no limit for the other ingress models).
 pub(super) fn voq_cap(cfg: &CoreConfig, n_nodes: usize) -> u64 {
     match cfg.nic.ingress {
         Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
@@ -302,6 +301,7 @@ pub(super) fn voq_cap(cfg: &CoreConfig, n_nodes: usize) -> u64 {
     }
 }
 
+/// Per node: its incoming finite flows are hot (`metrics.hot_nodes`, chosen by the front end).
 pub(super) fn hot_nodes(cfg: &CoreConfig, topo: &Topology) -> Result<Vec<bool>> {
     let mut hot = vec![false; topo.nodes.len()];
     for (i, name) in cfg.metrics.hot_nodes.iter().enumerate() {
