@@ -24,10 +24,10 @@ def test_compare_sorts_each_check_into_changed_moved_or_same() -> None:
     c = compare(before, after)
     assert c.changed == [Change("T-A1", "fail", "pass", "x = 1", "x = 1.5"), Change("T-A2", "pass", "fail", "x = 2", "x = 2"),
                          Change("T-NEW", ABSENT, "not_run", "", "")]
-    assert (c.moved, c.same) == (["T-A3"], 1)
+    assert (c.moved, c.same, c.not_judged_here) == (["T-A3"], 1, 1)
     assert comparison_lines(c, before, quick=False) == [
-        "against old/checks.json (that judgement was --quick, this one is not): 3 verdicts changed (1 gained, 1 lost), "
-        "1 measured value moved, 1 the same",
+        "against old/checks.json (that judgement was --quick, this one is not): 2 verdicts changed (1 gained, 1 lost), "
+        "1 measured value moved, 1 the same, 1 not judged there; 1 of its checks not judged here",
         "  T-A1: fail → pass", "    before: x = 1", "    now:    x = 1.5",
         "  T-A2: pass → fail", "    before: x = 2", "    now:    x = 2",
         "  T-NEW: absent → not_run", "    now:    ",
@@ -37,7 +37,8 @@ def test_compare_sorts_each_check_into_changed_moved_or_same() -> None:
     long = "v = [" + ", ".join(["1.234"] * 60) + "]"
     c = compare(before, [_row("T-A1", "pass", long)])
     lines = comparison_lines(c, before, quick=True)
-    assert lines[0] == "against old/checks.json: 1 verdict changed (1 gained, 0 lost), 0 measured values moved, 0 the same"
+    assert lines[0] == ("against old/checks.json: 1 verdict changed (1 gained, 0 lost), 0 measured values moved, 0 the same; "
+                        "4 of its checks not judged here")
     assert len(lines[3]) == len("    now:    ") + 160 and lines[3].endswith("…")
 
 

@@ -192,10 +192,11 @@ def test_memory_per_record_grows_with_the_flow_groups(kd) -> None:
 
 
 def test_a_tiny_sampling_probability_gives_a_finite_crossover_where_p_s_cancels(kd) -> None:
-    """K ∝ p_s and T_w ∝ 1/p_s: at p_s = 1e-300, K·T_w² overflows, and ω_c is its limit K·T_w =
-    Gd·λ0²·N·W/(8·μ), in which p_s cancels. It was infinite (h = 0), and the refusal told the
-    user to make the gains smaller (416.7 rad/s on kd). Where the closed form is
-    finite nothing changes, bit for bit."""
+    """K ∝ p_s and T_w ∝ 1/p_s, so at p_s = 1e-300 ω_c is close to K·T_w = Gd·λ0²·N·W/(8·μ), in
+    which p_s cancels (416.7 rad/s on kd). `step_limits` raised K to at least 1e-9 (meant for
+    QCN's K_AI = 0), so K·T_w² overflowed, ω_c was infinite (h = 0), and the refusal told the
+    user to make the gains smaller. A K of 0 still takes the floor; the closed form itself is
+    unchanged, bit for bit."""
     tiny = replace(kd, ps=1e-300)
     (h_wc, _), *_ = work.step_limits(tiny)
     k_md = 1e-300 * (0.5 / 750e3) * 2.5e9**2 * 4 / 96e3

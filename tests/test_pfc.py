@@ -168,3 +168,23 @@ def test_a_pairs_rate_series_follows_its_first_flows_class() -> None:
         second = heavy if first is light else light
         rates = _same_pair_in_two_classes("dcqcn", f"[{first}, {second}, {other}]").series("rates").to_pydict()
         assert ("H1->H3" in rates["flow"]) is series and "H2->H3" in rates["flow"]
+
+
+def test_a_per_voq_ingress_is_split_over_destinations_and_classes() -> None:
+    """nic.ingress = "per_voq": each VOQ holds ingress_size/(N − 1), and with a VOQ per destination
+    and class ingress_size/((N − 1)·K), so a NIC never holds more than ingress_size. H1 offers
+    11 Gb/s to H3 in two classes over its 10 Gb/s link: its class-0 VOQ stays full and drops the
+    rest at the source. Doubling ingress_size from 36 to 72 KB (3 nodes, 2 classes) lets that VOQ
+    hold 9 KB more — six frames more in flight at the end, six fewer source drops; before the
+    split by class it held 18 KB more (twelve)."""
+    flows = '[{src = "H1", dst = "H3", rate = "10Gbps"}, {src = "H1", dst = "H3", rate = "1Gbps", priority = 1}]'
+
+    def conservation(size: str) -> dict:
+        return cnsim.run("dcqcn-incast-2to1", set={
+            "cm.scheme": "none", "switch.pfc_classes": 2, "traffic.flows": cnsim.scenario.parse_set_value(flows),
+            "nic.ingress": "per_voq", "nic.ingress_size": size, "duration": "0.02s"}).summary["conservation"]
+
+    small, large = conservation("36KB"), conservation("72KB")
+    assert small["generated"] == large["generated"] and small["delivered"] == large["delivered"]
+    assert large["in_flight"] - small["in_flight"] == 6
+    assert small["source_dropped"] - large["source_dropped"] == 6

@@ -116,6 +116,10 @@ def test_the_adapter_buffer_holds_a_frame_per_voq() -> None:
     refused(scen(nic__ingress="per_voq", nic__ingress_size="1499B"), "nic.ingress_size", "needs a buffer of at least one frame")
     # two nodes: one VOQ, which may take the whole buffer
     accepted(scen(topology__nodes=2, hotspots=[], metrics__hot_port="S1/1", nic__ingress="per_voq", nic__ingress_size="1500B"))
+    # with two PFC classes a VOQ per destination and class: 30 VOQs
+    accepted(scen(nic__ingress="per_voq", nic__ingress_size="45000B", switch__pfc_classes=2))
+    refused(scen(nic__ingress="per_voq", nic__ingress_size="44999B", switch__pfc_classes=2), "nic.ingress_size",
+            "over 30 VOQs (a VOQ per destination and PFC class: 15 × 2)")
 
 
 def test_priorities_must_name_a_pfc_class() -> None:

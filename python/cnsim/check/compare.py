@@ -50,13 +50,15 @@ class Change:
 
 @dataclass(frozen=True)
 class Comparison:
-    """``changed``: verdicts that differ (checks the earlier judgement did not hold included);
-    ``moved``: the ids whose verdict is the same and whose measured value is not; ``same``: how
-    many are identical in both."""
+    """``changed``: verdicts that differ (checks the earlier judgement did not hold included, with
+    ``before`` = :data:`ABSENT`); ``moved``: the ids whose verdict is the same and whose measured
+    value is not; ``same``: how many are identical in both; ``not_judged_here``: how many of the
+    earlier judgement's checks this run did not judge (another deck, ``--only``)."""
 
     changed: list[Change]
     moved: list[str]
     same: int
+    not_judged_here: int = 0
 
 
 def _checks_file(given: Path) -> Path:
@@ -110,7 +112,8 @@ def compare(before: Judgement, after: list[dict[str, Any]]) -> Comparison:
             moved.append(row["id"])
         else:
             same += 1
-    return Comparison(changed=changed, moved=moved, same=same)
+    here = {row["id"] for row in after}
+    return Comparison(changed=changed, moved=moved, same=same, not_judged_here=sum(1 for i in before.rows if i not in here))
 
 
 #: a measured value longer than this is cut in the printout (checks.json holds it whole)
@@ -128,14 +131,20 @@ def _plural(n: int, one: str, many: str) -> str:
 def comparison_lines(c: Comparison, before: Judgement, quick: bool) -> list[str]:
     """What ``cnsim check --against`` prints: a headline, one line per changed verdict (with both
     measured values), and the ids whose measured value moved."""
-    gained = sum(1 for ch in c.changed if ch.after == "pass" and ch.before != "pass")
-    lost = sum(1 for ch in c.changed if ch.before == "pass" and ch.after != "pass")
+    known = [ch for ch in c.changed if ch.before != ABSENT]
+    gained = sum(1 for ch in known if ch.after == "pass" and ch.before != "pass")
+    lost = sum(1 for ch in known if ch.before == "pass" and ch.after != "pass")
+    new = len(c.changed) - len(known)
     modes = ""
     if before.quick is not None and before.quick != quick:
         modes = f" (that judgement {'was' if before.quick else 'was not'} --quick, this one {'is' if quick else 'is not'})"
-    head = (f"against {before.path}{modes}: {_plural(len(c.changed), 'verdict', 'verdicts')} changed "
+    head = (f"against {before.path}{modes}: {_plural(len(known), 'verdict', 'verdicts')} changed "
             f"({gained} gained, {lost} lost), {_plural(len(c.moved), 'measured value', 'measured values')} moved, "
             f"{c.same} the same")
+    if new:
+        head += f", {new} not judged there"
+    if c.not_judged_here:
+        head += f"; {c.not_judged_here} of its checks not judged here"
     lines = [head]
     for ch in c.changed:
         lines.append(f"  {ch.id}: {ch.before} → {ch.after}")

@@ -46,9 +46,9 @@ def crossover(K: ArrayLike, T_w: ArrayLike) -> Array:
     with np.errstate(over="ignore", invalid="ignore"):
         x = K * T * T
         omega: Array = np.sqrt(K) * np.sqrt((x + np.hypot(x, 2.0)) / 2.0)
-        # x overflows where a tiny sampling probability makes K tiny and T_w huge (K ∝ p_s,
-        # T_w ∝ 1/p_s): ω_c then tends to K·T_w, in which p_s cancels (for positive K and T_w
-        # only: a negative gain has no crossover, NaN)
+        # x overflows where T_w is so large that K·T_w² leaves the float range while K·T_w does
+        # not: ω_c then tends to K·T_w (for positive K and T_w only: a negative gain has no
+        # crossover, NaN)
         return np.where(np.isfinite(omega) | ~((K > 0) & (T > 0)), omega, K * T)
 
 

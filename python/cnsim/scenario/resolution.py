@@ -202,8 +202,10 @@ class Resolution:
         nic = doc.nic
         if nic.ingress != "unlimited" and nic.ingress_size < doc.traffic.frame_size:
             p.append(Problem("nic.ingress_size", nic.ingress_size, f'nic.ingress = "{nic.ingress}" needs a buffer of at least one frame ({doc.traffic.frame_size} B)'))
-        elif nic.ingress == "per_voq" and nic.ingress_size // max(len(nodes) - 1, 1) < doc.traffic.frame_size:
-            p.append(Problem("nic.ingress_size", nic.ingress_size, f"per_voq splits the buffer over {len(nodes) - 1} VOQs; each must hold at least one frame"))
+        elif nic.ingress == "per_voq" and nic.ingress_size // (max(len(nodes) - 1, 1) * max(1, doc.switch.pfc_classes)) < doc.traffic.frame_size:
+            voqs = max(len(nodes) - 1, 1) * max(1, doc.switch.pfc_classes)
+            per_class = f" (a VOQ per destination and PFC class: {len(nodes) - 1} × {doc.switch.pfc_classes})" if doc.switch.pfc_classes > 1 else ""
+            p.append(Problem("nic.ingress_size", nic.ingress_size, f"per_voq splits the buffer over {voqs} VOQs{per_class}; each must hold at least one frame"))
         if nic.on_full == "block" and nic.ingress != "shared":
             p.append(Problem("nic.on_full", nic.on_full, f'"block" (the generator waits for room) needs nic.ingress = "shared"; with "{nic.ingress}" use "drop"'))
         classes = max(1, doc.switch.pfc_classes)

@@ -292,11 +292,13 @@ fn rate_classes(gens: &[Generator], n_nodes: usize, flows: &[(u32, u32, String)]
         .collect()
 }
 
-/// The bytes each VOQ of a per-VOQ ingress holds: the ingress shared by the N − 1 destinations
-/// (no limit for the other ingress models).
+/// The bytes each VOQ of a per-VOQ ingress holds: the ingress shared by the N − 1 destinations,
+/// and with several PFC classes by their classes too (a VOQ per destination and class), so that
+/// a NIC never holds more than `ingress_size` (no limit for the other ingress models).
 pub(super) fn voq_cap(cfg: &CoreConfig, n_nodes: usize) -> u64 {
+    let classes = u64::from(cfg.switch.pfc_classes.max(1));
     match cfg.nic.ingress {
-        Ingress::PerVoq => cfg.nic.ingress_size / (n_nodes.max(2) as u64 - 1),
+        Ingress::PerVoq => cfg.nic.ingress_size / ((n_nodes.max(2) as u64 - 1) * classes),
         _ => u64::MAX,
     }
 }
