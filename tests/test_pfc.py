@@ -188,3 +188,14 @@ def test_a_per_voq_ingress_is_split_over_destinations_and_classes() -> None:
     assert small["generated"] == large["generated"] and small["delivered"] == large["delivered"]
     assert large["in_flight"] - small["in_flight"] == 6
     assert small["source_dropped"] - large["source_dropped"] == 6
+
+
+def test_a_rate_series_of_uniform_traffic_follows_its_class() -> None:
+    """Without a named flow for the pair, a rate series follows the class of its source's
+    uniform traffic: the hot flows of zhb-og-single-hop in class 1 have their DCQCN limiters
+    recorded (they would have none to show in class 0)."""
+    r = cnsim.run("zhb-og-single-hop", set={"cm.scheme": "dcqcn", "switch.pfc_classes": 2, "traffic.priority": 1,
+                                            "duration": "0.12s"})
+    rates = r.series("rates").to_pydict()
+    recorded = {f for f, g in zip(rates["flow"], rates["gbps"], strict=True) if not math.isnan(g)}
+    assert {f"{s}->1" for s in range(2, 17)} <= recorded
