@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _faults import catalog_run_ids, interrupt_after_the_first_run
 from cnsim import signals as m
 from cnsim.check.condition import Condition, ConditionError
 from cnsim.check.evaluate import FAIL, NOT_RUN, PASS, Evaluator
@@ -616,31 +617,13 @@ def test_an_interrupted_check_stops_its_runs_before_its_table_is_written(tmp_pat
     were rebuilt, so the folders, the table and the catalog told three different counts of the
     runs done (10, 6 and 6 after Ctrl-C at 1 s of `cnsim check kd`). Now the executor is closed
     first, as `cnsim sweep` does."""
-    import cnsim.catalog
-    from cnsim.executors import LocalExecutor
-
     out = tmp_path / "c"
-
-    def interrupt(done: int, _total: int, _failed: int) -> None:
-        if done >= 1:  # the first run is done, others in flight or queued
-            raise KeyboardInterrupt
-
-    pool = LocalExecutor(2)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            check_pkg.run_checks(["kd"], out, quick=True, only=["T-K15"], executor=pool, progress=interrupt)
-    finally:
-        if pool._pool is not None:  # still running (it was, before the fix): let its runs complete
-            pool._pool.shutdown(wait=True)
-        pool.close()
+    interrupt_after_the_first_run(
+        lambda pool, progress: check_pkg.run_checks(["kd"], out, quick=True, only=["T-K15"], executor=pool, progress=progress))
     done = _done_runs(out / "runs")
     assert 1 <= len(done) < 8
     assert sorted(r["run_id"] for r in pq.read_table(out / "sweep.parquet").to_pylist()) == done
-    con = cnsim.catalog.connect(out)
-    try:
-        assert sorted(r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()) == done
-    finally:
-        con.close()
+    assert catalog_run_ids(out) == done
 
 
 def test_a_check_names_its_failed_and_repaired_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

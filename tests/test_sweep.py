@@ -22,7 +22,7 @@ import cnsim.catalog
 import cnsim.runner
 import pyarrow.parquet as pq
 import pytest
-from _faults import fail_runs
+from _faults import catalog_run_ids, fail_runs, interrupt_after_the_first_run
 from cnsim import ScenarioError
 from cnsim.cli import app
 from cnsim.sweep import expand, load_spec, parse_spec, points, run_id_of, run_sweep, shipped_sweeps
@@ -402,30 +402,13 @@ def test_an_interrupted_sweep_stops_its_runs_before_its_table_is_written(tmp_pat
     """Ctrl-C came while a run was in flight: it went on while the table and the catalog were
     rebuilt and completed after them, so the folders, sweep.parquet and catalog.duckdb told three
     different counts of the runs done. Now the executor is closed (its runs stopped) first."""
-    from cnsim.executors import LocalExecutor
-
     spec = parse_spec({"name": "stop", "base": "zhb-og-single-hop", "axes": {"duration": ["5ms", "0.4s"]}})
     out = tmp_path / "out"
-
-    def interrupt(done: int, _total: int, _failed: int) -> None:
-        if done >= 1:  # the short run is done, the long one in flight
-            raise KeyboardInterrupt
-
-    pool = LocalExecutor(2)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            run_sweep(spec, out, executor=pool, progress=interrupt)
-    finally:
-        if pool._pool is not None:  # still running (it was, before the fix): let the long run complete
-            pool._pool.shutdown(wait=True)
-        pool.close()
+    # the short run is done, the long one in flight
+    interrupt_after_the_first_run(lambda pool, progress: run_sweep(spec, out, executor=pool, progress=progress))
     done = sorted(_done(out / "runs"))
     assert len(done) == 1 and sorted(r["run_id"] for r in pq.read_table(out / "sweep.parquet").to_pylist()) == done
-    con = cnsim.catalog.connect(out)
-    try:
-        assert sorted(r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()) == done
-    finally:
-        con.close()
+    assert catalog_run_ids(out) == done
 
 
 def test_a_sweep_cut_short_while_writing_its_plan_still_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
