@@ -30,8 +30,8 @@ def test_compare_sorts_each_check_into_changed_moved_or_same() -> None:
         "1 measured value moved, 1 the same, 1 not judged there; 1 of its checks not judged here",
         "  T-A1: fail → pass", "    before: x = 1", "    now:    x = 1.5",
         "  T-A2: pass → fail", "    before: x = 2", "    now:    x = 2",
-        "  T-NEW: absent → not_run", "    now:    ",
         "  moved, same verdict: T-A3",
+        "  not judged there: T-NEW not_run",
     ]
     # the same mode says nothing of it, and a long measured value is cut (checks.json holds it whole)
     long = "v = [" + ", ".join(["1.234"] * 60) + "]"

@@ -146,11 +146,13 @@ def comparison_lines(c: Comparison, before: Judgement, quick: bool) -> list[str]
     if c.not_judged_here:
         head += f"; {c.not_judged_here} of its checks not judged here"
     lines = [head]
-    for ch in c.changed:
+    for ch in known:
         lines.append(f"  {ch.id}: {ch.before} → {ch.after}")
-        if ch.measured_before:
-            lines.append(f"    before: {_short(ch.measured_before)}")
+        lines.append(f"    before: {_short(ch.measured_before)}")
         lines.append(f"    now:    {_short(ch.measured_after)}")
     if c.moved:
         lines.append(f"  moved, same verdict: {', '.join(c.moved)}")
+    if new:
+        # another deck's judgement holds none of this run's other checks: their ids, not a page each
+        lines.append(f"  not judged there: {', '.join(f'{ch.id} {ch.after}' for ch in c.changed if ch.before == ABSENT)}")
     return lines
