@@ -310,6 +310,13 @@ pub struct Nic {
     pub rng: SimRng,
 }
 
+/// A VOQ's index key ([`Nic::key`]), from the NIC's `class_stride`: a function of the parts, so
+/// that code holding one of the NIC's VOQs borrowed can compute it.
+#[inline(always)]
+fn flow_key(dst: u32, class: u8, class_stride: u32) -> u32 {
+    dst + class as u32 * class_stride
+}
+
 /// [`Nic::first_gen`] of a NIC without a generator.
 pub(crate) const NO_GEN: u32 = u32::MAX;
 
@@ -369,7 +376,7 @@ impl Nic {
     /// per destination and class ([`Nic::set_classes`]).
     #[inline(always)]
     pub fn key(&self, dst: u32, class: u8) -> u32 {
-        dst + class as u32 * self.class_stride
+        flow_key(dst, class, self.class_stride)
     }
 
     /// A frame of `class` (`size` bytes) left the OB.
@@ -475,7 +482,7 @@ impl Nic {
             return;
         }
         voq.live = false;
-        let key = voq.dst + voq.class as u32 * self.class_stride; // Nic::key
+        let key = flow_key(voq.dst, voq.class, self.class_stride);
         match &mut self.voq_of_dst {
             VoqIndex::Dense(t) => t[key as usize] = NO_VOQ,
             VoqIndex::Few(t, _) => t[v as usize] = NO_DST,
@@ -522,7 +529,7 @@ impl Nic {
             // line alone
             voq.eligible_at = at;
             voq.state = VoqState::Waiting;
-            let key = voq.dst + voq.class as u32 * self.class_stride; // Nic::key
+            let key = flow_key(voq.dst, voq.class, self.class_stride);
             self.waiting.push(Reverse((at, key, v)));
         }
     }
