@@ -158,8 +158,9 @@ impl Simulator {
                 }
             }
             Some(Event::ArriveAtSwitch { switch, frame }) => {
+                // a PAUSE frame names no destination (and is not routed): nothing to look up
                 let dst = self.pool.get(frame).dst;
-                if let Some(out) = self.topo.route(switch, dst) {
+                if let Some(out) = self.topo.route_if_node(switch, dst) {
                     let p = self.switches[switch as usize].ports[out as usize];
                     crate::engine::prefetch_lines(&self.ports[p as usize], 2);
                 }

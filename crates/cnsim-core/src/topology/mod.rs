@@ -332,6 +332,15 @@ impl Topology {
         self.routes.get(switch, node)
     }
 
+    /// [`Topology::route`] for a `node` that may name no node (a PAUSE frame's destination):
+    /// `None` for it.
+    #[inline]
+    pub fn route_if_node(&self, switch: u32, node: u32) -> Option<u32> {
+        ((node as usize) < self.nodes.len())
+            .then(|| self.routes.get(switch, node))
+            .flatten()
+    }
+
     /// The name of a device.
     pub fn device_name(&self, d: Device) -> &str {
         match d {

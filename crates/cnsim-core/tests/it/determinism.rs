@@ -27,8 +27,8 @@ fn same_seed_same_results_other_seed_other_series() {
 /// The event loop's later prefetch stages (`Simulator::prefetches_dependent_lines`) are hints:
 /// forced on where the network is small enough to leave them off, and off where it is not, a
 /// run gives the same summary and series — on a star with PAUSE and a hotspot, without CM and
-/// with QCN and with FECN (control frames, probes and their events), and on a fat tree whose
-/// frames cross three switches.
+/// with QCN and with FECN (control frames, probes and their events), and on a fat tree with a
+/// hotspot whose frames, PAUSE frames among them, cross three switches.
 #[test]
 fn the_later_prefetch_stages_change_no_result() {
     let mut on_star = star(16, G10, 1_000_000);
@@ -55,6 +55,9 @@ fn the_later_prefetch_stages_change_no_result() {
         60_000,
         true,
     );
+    // a hotspot in the tree too: PAUSE frames then cross between switches, and a PAUSE frame,
+    // which names no destination, must not be looked up in the routes
+    tree.hotspots = on_star.hotspots.clone();
     let mut with_qcn = on_star.clone();
     with_qcn.cm = qcn_eval();
     let mut with_fecn = on_star.clone();
@@ -77,6 +80,7 @@ fn the_later_prefetch_stages_change_no_result() {
         let (a, b) = (run_with(false), run_with(true));
         let summary = a.summary.to_value();
         assert!(summary["conservation"]["delivered"].as_u64() > Some(10_000));
+        assert!(num(&summary, "pause_frames") > 0.0 || cfg.topology.fat_tree.is_none());
         if cfg.cm.scheme != "none" {
             assert!(
                 summary["cm"]["frames"].as_u64() > Some(100),
