@@ -81,7 +81,7 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     and 12 totals. Memory: 120 MiB of interpreter, 2 KiB a node, 512 B a port, 56 B a series
     value, 2.5 KiB a recorded flow, 8 B per (source, destination), 256 B a frame on the wires
     (1.67 a link each way) and in the switch (16 input partitions of 600 KB: 6,400), and the
-    frames generated after the hotspot starts at 0.1 s (5.67 M, at 64/24 B each) that may wait
+    frames generated after the hotspot starts at 0.1 s (5.67 M, at 64/23 B each) that may wait
     in unlimited VOQs.
     The events add PAUSE's deadlock check, every quarter of its 10 ms threshold from 10 ms on.
     The wall time is the events at 15 M/s and 50 us a recorded flow."""
@@ -90,7 +90,7 @@ def test_the_estimate_of_zhb_part_by_part(zhb: dict) -> None:
     checks = (0.6 - 0.01) / 0.0025
     assert (est.nodes, est.ports, est.bins, est.series_rows, est.recorded_flows) == (16, 32, 600, 600 * 62, 15)
     assert est.frames == pytest.approx(frames, rel=1e-12) and est.events == pytest.approx(5 * frames + checks, rel=1e-12)
-    backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 24)
+    backlog = int(16 * 0.85 * 1e10 * 0.5 / 12_000 * 64 / 23)
     assert est.backlog_bytes == backlog
     assert est.buffered_bytes == 16 * 600_000 // 1500 * 256
     wires = 16 * 2 * 1e10 * 1e-6 / 12_000  # frames on 16 busy links of 1 us, both ways
@@ -164,11 +164,11 @@ def test_the_source_backlog_counts_only_with_unlimited_ingress_and_congestion(zh
     late["hotspots"][0]["start_ps"] = late["duration_ps"]
     assert budget.estimate(late).backlog_bytes == 0
     late["hotspots"].append({"node": "2", "rate": 0.5, "start_ps": 4 * 10**11, "end_ps": 5 * 10**11})
-    assert budget.estimate(late).backlog_bytes == int(16 * 0.85 * 1e10 * 0.2 / 12_000 * 64 / 24)
+    assert budget.estimate(late).backlog_bytes == int(16 * 0.85 * 1e10 * 0.2 / 12_000 * 64 / 23)
     zhb["traffic"]["sources"][0]["stop_ps"] = 3 * 10**11
     zhb["traffic"]["sources"][1]["start_ps"] = 2 * 10**11
     frames = 0.85 * 1e10 / 12_000 * (14 * 0.5 + 0.2 + 0.4)
-    assert budget.estimate(zhb).backlog_bytes == int(frames * 64 / 24)
+    assert budget.estimate(zhb).backlog_bytes == int(frames * 64 / 23)
 
 
 def test_the_switches_hold_frames_once_a_port_may_be_congested(zhb: dict) -> None:
@@ -454,19 +454,19 @@ def test_uniform_traffic_that_exceeds_a_link_may_congest_from_its_start(zhb: dic
     est = budget.estimate(chain)
     assert est.buffered_bytes == int(18 * 600_000 * frame)  # 18 switch ports, a partition each
     generated = 16 * 0.85 * 1e10 * 0.6 / 12_000
-    assert est.backlog_bytes == int(generated * 64 / 24)
+    assert est.backlog_bytes == int(generated * 64 / 23)
     wide = budget.estimate(_two_switches(zhb, 4 * 10**10))
     assert (wide.buffered_bytes, wide.backlog_bytes) == (0, 0)
     later = _two_switches(zhb, 10**10)
     for src in later["traffic"]["sources"]:
         src["start_ps"] = 3 * 10**11  # the second half of the run
-    assert budget.estimate(later).backlog_bytes == int(generated / 2 * 64 / 24)
+    assert budget.estimate(later).backlog_bytes == int(generated / 2 * 64 / 23)
     star = copy.deepcopy(zhb)
     star["hotspots"] = []
     assert budget.estimate(star).buffered_bytes == 0
     named = copy.deepcopy(star)  # a named flow may overload its port: its frames wait too, from 0
     named["traffic"]["sources"].append({**named["traffic"]["sources"][1], "dst": "1", "load": 0.1})
-    assert budget.estimate(named).backlog_bytes == int((16 * 0.85 + 0.1) * 1e10 * 0.6 / 12_000 * 64 / 24)
+    assert budget.estimate(named).backlog_bytes == int((16 * 0.85 + 0.1) * 1e10 * 0.6 / 12_000 * 64 / 23)
     star["topology"]["links"][0]["rate_bps"] = 10**9  # node 1 on 1 Gb/s: 15 · 8.5 / 15 Gb/s come
     assert budget.estimate(star).buffered_bytes == int(16 * 600_000 * frame)
 

@@ -28,8 +28,8 @@ exhaust memory *before* it starts, in well under a second:
   the adapters' VOQ index and the recorder's flow slots (nodes² × 8 B, used up to 256 nodes),
   and — with unlimited NIC ingress — the VOQ store's bytes for every frame that could wait in a
   VOQ (once the traffic may congest a port, as for the switches below, every frame generated
-  from then on: the worst case of total hogging; otherwise none): 64/24 B per frame where the
-  generators' grids put 24 times in a cache
+  from then on: the worst case of total hogging; otherwise none): 64/23 B per frame where the
+  generators' grids put 23 times or more in a cache
   line, as in every shipped scenario, else 64/11;
 * **frames on the wires**: every link busy both ways, rate × delay / frame bits frames each,
   at 256 B a frame (the frame, its arrival event and the tables' growth; 230 B measured with
@@ -211,10 +211,12 @@ def _topology_size(topo: dict[str, Any]) -> tuple[int, int, int, int]:
     return nodes, switches, 2 * links, path
 
 
-#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/24 B where the
-#: generators' slot grids share a unit that reaches far enough (24 times to a 64-byte line, as
-#: offsets from a base), else 64/11 B (the wide layout: 11 times of any spacing to a line).
-_GRID_FRAME_BYTES = 64 / 24
+#: The engine's VOQ store (``net/voq_store.rs``): a waiting frame's time takes 64/23 B where the
+#: generators' slot grids share a unit that reaches far enough (a base time and increments from
+#: it in one byte below 240 units, two below 4,080: 45 times to a 64-byte line when each takes
+#: one, 23 when each takes two, as a hogging VOQ's do at 1,024 hosts), else 64/11 B (the wide
+#: layout: 11 times of any spacing to a line).
+_GRID_FRAME_BYTES = 64 / 23
 _WIDE_FRAME_BYTES = 64 / 11
 #: The grid layout's reach: 65,535 units past a chunk's base, which must cover 4,096 of the
 #: longest slot (``GRID_MAX_OFFSET``, ``GRID_MIN_REACH_SLOTS``).

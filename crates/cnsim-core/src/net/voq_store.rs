@@ -13,14 +13,17 @@
 //! ([`VoqStore::on_grid`]):
 //!
 //! - **On the grid** (a simulation whose generators' slot grids share a unit that reaches far
-//!   enough, as in every shipped scenario): a base time and 24 offsets from it, each a 16-bit
-//!   number of units. The unit is the greatest common divisor of the generators' slots and of
-//!   the distances between their grids' origins, so any two generated times differ by a whole
-//!   number of it. A FIFO fills a chunk until it is full or a time lies more than 65,535 units
-//!   past the chunk's base (78 ms for 1500 B frames at 10 Gb/s). A time off the grid, or before
-//!   the base, starts a new chunk: the store is exact whatever the times, and the unit only
-//!   decides how many share a line (docs/performance.md, "A backlog on its generators' grid",
-//!   stop 37). 2.7 bytes per waiting frame.
+//!   enough, as in every shipped scenario): a base time and up to 44 increments, each the
+//!   number of units since the entry before it in one byte (below 240), two (below 4,080) or
+//!   three. The unit is the greatest common divisor of the generators' slots and of the
+//!   distances between their grids' origins, so any two generated times differ by a whole
+//!   number of it. A FIFO fills a chunk until its bytes are used or a time lies more than 65,535
+//!   units past the chunk's base (78 ms for 1500 B frames at 10 Gb/s). A time off the grid or
+//!   before the one written last starts a new chunk: the store is exact whatever the times, and
+//!   the unit only decides how many share a line (docs/performance.md, "A backlog on its
+//!   generators' grid", stop 37, and "A backlog in increments", stop 62): up to 45 times a
+//!   line, where stop 37's 16-bit offsets from the base held 24; the store of a 16-host
+//!   hotspot's backlog is 47 % smaller, of a 128-host one 36 %.
 //! - **Wide** (a unit too small to reach far, or no generator): 11 times, each as its low 40
 //!   bits beside the high bits they share ("A VOQ's times in one line", stop 36). 5.8 bytes per
 //!   waiting frame.
@@ -34,10 +37,23 @@ use crate::time::SimTime;
 const WIDE_PER_CHUNK: u16 = 11;
 /// Bits of a time kept per entry in the wide layout.
 const LOW_BITS: u32 = 40;
-/// Times per chunk on the grid: a base time and 24 16-bit offsets from it.
-const GRID_PER_CHUNK: u16 = 24;
+/// Bytes of increments in a chunk on the grid (after the base time and the offsets of the entries
+/// written and read last).
+const GRID_STEP_BYTES: u16 = 44;
+/// Where the increments begin in a grid chunk's body.
+const GRID_STEPS_AT: usize = 12;
+/// Positions in a grid chunk: the base (0), then the byte where each increment starts, plus one.
+/// A position below this has room for a one-byte increment.
+const GRID_POSITIONS: u16 = GRID_STEP_BYTES + 1;
 /// The largest offset on the grid, in units.
 const GRID_MAX_OFFSET: u64 = u16::MAX as u64;
+/// Increments below this take one byte (the byte itself); a first byte from it up to
+/// [`THREE_BYTES`] starts a two-byte increment (`ONE_BYTE` + its distance from `ONE_BYTE` · 256 +
+/// the second byte, to 4,079 units), and [`THREE_BYTES`] a three-byte one (a `u16` follows).
+const ONE_BYTE: u8 = 0xf0;
+const THREE_BYTES: u8 = 0xff;
+/// The increments two bytes hold: below `ONE_BYTE` + 15 · 256.
+const TWO_BYTE_END: u64 = ONE_BYTE as u64 + ((THREE_BYTES - ONE_BYTE) as u64) * 256;
 /// The grid is used only if a chunk on it reaches this many of the generators' longest slot past
 /// its base: a backlog's times are a slot apart or more, and a chunk of short reach would hold
 /// few of them.
@@ -58,12 +74,13 @@ const NONE: u32 = u32::MAX;
 pub struct Chunk {
     /// The next chunk of the chunk's FIFO, or of the free list.
     next: u32,
-    /// The number of entries written (low 8 bits: the layout's entries per chunk unless the FIFO
-    /// went on in a new chunk early), and in the wide layout above it the times' shared high
-    /// bits (`t >> 40`, 24 bits).
+    /// The position after the last entry written (low 8 bits: in the wide layout the number of
+    /// entries, on the grid 1 + the bytes of increments), and in the wide layout above it the
+    /// times' shared high bits (`t >> 40`, 24 bits).
     tag: u32,
-    /// On the grid: the base time (bytes 0–7) and each entry's offset (a `u16` at 8 + 2i). Wide:
-    /// each time's bits 0–31 (a `u32` at 4i) and 32–39 (the byte at 44 + i).
+    /// On the grid: the base time (bytes 0–7), the offsets in units from the base of the entry
+    /// written last and of the one read last (`u16`s at 8 and 10), and the increments from byte
+    /// 12 on. Wide: each time's bits 0–31 (a `u32` at 4i) and 32–39 (the byte at 44 + i).
     body: [u8; 56],
 }
 
@@ -85,10 +102,30 @@ impl Chunk {
     fn base(&self) -> u64 {
         u64::from_le_bytes(self.body[0..8].try_into().expect("8 bytes"))
     }
+    /// The offset in units of the entry written last (`at` 8) or read last (`at` 10).
     #[inline(always)]
-    fn offset(&self, i: usize) -> u64 {
-        let at = 8 + 2 * i;
+    fn offset_at(&self, at: usize) -> u64 {
         u64::from(u16::from_le_bytes([self.body[at], self.body[at + 1]]))
+    }
+    #[inline(always)]
+    fn set_offset_at(&mut self, at: usize, units: u64) {
+        self.body[at..at + 2].copy_from_slice(&(units as u16).to_le_bytes());
+    }
+    /// The increment at position `at` (≥ 1) and the position after it.
+    #[inline(always)]
+    fn step(&self, at: u16) -> (u64, u16) {
+        let i = GRID_STEPS_AT + at as usize - 1;
+        match self.body[i] {
+            b if b < ONE_BYTE => (u64::from(b), at + 1),
+            THREE_BYTES => (self.offset_at(i + 1), at + 3),
+            b => {
+                let high = u64::from(b - ONE_BYTE) << 8;
+                (
+                    u64::from(ONE_BYTE) + (high | u64::from(self.body[i + 1])),
+                    at + 2,
+                )
+            }
+        }
     }
 
     // the wide layout
@@ -108,6 +145,7 @@ impl Chunk {
 const _: () = assert!(std::mem::size_of::<Chunk>() == 64);
 
 /// All chunks of all VOQ FIFOs of a simulation.
+#[derive(Clone)]
 pub struct VoqStore {
     chunks: Vec<Chunk>,
     /// The chunk freed last (`NONE` if none): it is the next one handed out.
@@ -118,7 +156,8 @@ pub struct VoqStore {
     /// power's exponent, to find a time's offset without a division ([`exact_quotient`]).
     odd_inverse: u64,
     twos: u32,
-    /// Entries per chunk in the store's layout.
+    /// Positions per chunk in the store's layout: a position below it has room for one more
+    /// entry (on the grid: for an increment of one byte).
     per_chunk: u16,
 }
 
@@ -159,7 +198,7 @@ impl VoqStore {
                 unit,
                 odd_inverse: inverse_mod_2_64(unit >> unit.trailing_zeros()),
                 twos: unit.trailing_zeros(),
-                per_chunk: GRID_PER_CHUNK,
+                per_chunk: GRID_POSITIONS,
                 ..VoqStore::new()
             },
             None => VoqStore::new(),
@@ -197,51 +236,79 @@ impl VoqStore {
         self.free = c;
     }
 
-    /// Entry `i` of `chunk`.
+    /// The entry at position `at` of chunk `c` and the position after it. On the grid the chunk
+    /// keeps the offset of the entry read last, from which the next increment counts.
     #[inline(always)]
-    fn time(&self, chunk: &Chunk, i: usize) -> SimTime {
-        if self.unit > 0 {
-            SimTime(chunk.base() + chunk.offset(i) * self.unit)
-        } else {
-            chunk.wide_time(i)
+    fn read(&mut self, c: u32, at: u16) -> (SimTime, u16) {
+        let unit = self.unit;
+        let chunk = &mut self.chunks[c as usize];
+        if unit == 0 {
+            return (chunk.wide_time(at as usize), at + 1);
         }
+        let (units, next) = if at == 0 {
+            (0, 1)
+        } else {
+            let (step, next) = chunk.step(at);
+            (chunk.offset_at(10) + step, next)
+        };
+        chunk.set_offset_at(10, units);
+        (SimTime(chunk.base() + units * unit), next)
     }
 
-    /// Write `t` as entry `i` of chunk `c`, if the chunk can hold it there: the layout has room,
-    /// and on the grid `t` is a whole number of units within reach past the base, in the wide
-    /// layout it has the chunk's high bits. Entry 0 always fits: it starts the chunk over.
+    /// Write `t` at position `at` of chunk `c` and return the position after it, if the chunk
+    /// can hold it there: the layout has room, and on the grid `t` is a whole number of units
+    /// within reach past the base and not before the entry written last, in the wide layout it
+    /// has the chunk's high bits. Position 0 always fits: it starts the chunk over.
     #[inline(always)]
-    fn try_write(&mut self, c: u32, i: u16, t: SimTime) -> bool {
+    fn try_write(&mut self, c: u32, at: u16, t: SimTime) -> Option<u16> {
         let (unit, odd_inverse, twos, per_chunk) =
             (self.unit, self.odd_inverse, self.twos, self.per_chunk);
         let chunk = &mut self.chunks[c as usize];
-        if unit > 0 {
-            let units = if i == 0 {
+        let next = if unit > 0 {
+            let (units, next) = if at == 0 {
                 chunk.body[0..8].copy_from_slice(&t.0.to_le_bytes());
-                0
+                (0, 1)
             } else {
                 let d = t.0.wrapping_sub(chunk.base());
-                // a time before the base makes `d` huge, and its quotient too
+                // a time before the base makes `d` huge, and its quotient too; one before the
+                // entry written last makes the increment wrap to a huge number
                 let units = exact_quotient(d, odd_inverse, twos);
-                if i == per_chunk || units > GRID_MAX_OFFSET {
-                    return false;
+                if units > GRID_MAX_OFFSET {
+                    return None;
                 }
-                units as u16
+                let step = units.wrapping_sub(chunk.offset_at(8));
+                let i = GRID_STEPS_AT + at as usize - 1;
+                if step < u64::from(ONE_BYTE) && at < per_chunk {
+                    chunk.body[i] = step as u8;
+                    (units, at + 1)
+                } else if step < TWO_BYTE_END && at + 1 < per_chunk {
+                    let beyond = step - u64::from(ONE_BYTE);
+                    chunk.body[i] = ONE_BYTE + (beyond >> 8) as u8;
+                    chunk.body[i + 1] = beyond as u8;
+                    (units, at + 2)
+                } else if step <= GRID_MAX_OFFSET && at + 2 < per_chunk {
+                    chunk.body[i] = THREE_BYTES;
+                    chunk.set_offset_at(i + 1, step);
+                    (units, at + 3)
+                } else {
+                    return None;
+                }
             };
-            let at = 8 + 2 * i as usize;
-            chunk.body[at..at + 2].copy_from_slice(&units.to_le_bytes());
-            chunk.tag = u32::from(i + 1);
+            chunk.set_offset_at(8, units);
+            chunk.tag = u32::from(next);
+            next
         } else {
             let high = (t.0 >> LOW_BITS) as u32;
-            if i > 0 && (i == per_chunk || chunk.tag >> 8 != high) {
-                return false;
+            if at > 0 && (at == per_chunk || chunk.tag >> 8 != high) {
+                return None;
             }
-            let i = i as usize;
+            let i = at as usize;
             chunk.body[4 * i..4 * i + 4].copy_from_slice(&(t.0 as u32).to_le_bytes());
             chunk.body[44 + i] = (t.0 >> 32) as u8;
             chunk.tag = high << 8 | (i as u32 + 1);
-        }
-        true
+            at + 1
+        };
+        Some(next)
     }
 }
 
@@ -294,7 +361,7 @@ fn inverse_mod_2_64(x: u64) -> u64 {
 pub struct TimeFifo {
     head: u32,
     tail: u32,
-    /// The next entry to read in `head`, and the next to write in `tail`.
+    /// The position of the next entry to read in `head`, and of the next to write in `tail`.
     head_at: u16,
     tail_at: u16,
     len: u32,
@@ -334,16 +401,18 @@ impl TimeFifo {
             let c = store.alloc();
             (self.head, self.tail) = (c, c);
         }
-        if !store.try_write(self.tail, self.tail_at, t) {
-            // the chunk is full, or cannot hold `t`: go on in a new one
-            let c = store.alloc();
-            store.chunks[self.tail as usize].next = c;
-            self.tail = c;
-            self.tail_at = 0;
-            let written = store.try_write(c, 0, t);
-            debug_assert!(written, "a chunk's first entry always fits");
-        }
-        self.tail_at += 1;
+        self.tail_at = match store.try_write(self.tail, self.tail_at, t) {
+            Some(next) => next,
+            None => {
+                // the chunk is full, or cannot hold `t`: go on in a new one
+                let c = store.alloc();
+                store.chunks[self.tail as usize].next = c;
+                self.tail = c;
+                store
+                    .try_write(c, 0, t)
+                    .expect("a chunk's first entry always fits")
+            }
+        };
         self.len += 1;
     }
 
@@ -354,9 +423,9 @@ impl TimeFifo {
         if self.len == 0 {
             return None;
         }
-        let head = &store.chunks[self.head as usize];
-        let (t, filled) = (store.time(head, self.head_at as usize), head.filled());
-        self.head_at += 1;
+        let (t, next) = store.read(self.head, self.head_at);
+        let filled = store.chunks[self.head as usize].filled();
+        self.head_at = next;
         self.len -= 1;
         if self.len == 0 {
             // head == tail: start the kept chunk over, on its first entry
@@ -411,19 +480,11 @@ mod tests {
         [VoqStore::new(), grid]
     }
 
-    /// The FIFO's times, oldest first, read without removing them.
+    /// The FIFO's times, oldest first, read without removing them (from copies of the FIFO and
+    /// its store).
     fn times(q: &TimeFifo, store: &VoqStore) -> Vec<SimTime> {
-        let (mut c, mut at, mut out) = (q.head, q.head_at as usize, Vec::new());
-        while out.len() < q.len() {
-            let chunk = &store.chunks[c as usize];
-            if at == chunk.filled() as usize {
-                (c, at) = (chunk.next, 0);
-                continue;
-            }
-            out.push(store.time(chunk, at));
-            at += 1;
-        }
-        out
+        let (mut q, mut store) = (*q, store.clone());
+        std::iter::from_fn(|| q.pop(&mut store)).collect()
     }
 
     #[test]
@@ -502,6 +563,53 @@ mod tests {
     }
 
     #[test]
+    fn fifos_sharing_a_store_return_increments_of_every_width_exact() {
+        // three FIFOs take turns pushing and popping times whose increments take one, two or
+        // three bytes, or leave the reach, the order or the grid (a new chunk), so that chunks
+        // are freed by one and refilled by another at every position
+        for mut store in both_layouts() {
+            let mut fifos = [TimeFifo::new(); 3];
+            let mut expected = [(); 3].map(|_| std::collections::VecDeque::new());
+            let mut last = [0u64; 3];
+            let mut state = 0x2545_f491_4f6c_dd1du64;
+            let mut draw = |n: u64| {
+                // xorshift: a fixed sequence, the same on every run
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % n
+            };
+            for _ in 0..20_000 {
+                let f = draw(3) as usize;
+                if draw(5) < 3 {
+                    let step = match draw(20) {
+                        0..=9 => draw(240),
+                        10..=15 => 240 + draw(3_840),
+                        16 | 17 => 4_080 + draw(61_456),
+                        18 => 65_536 + draw(10),
+                        _ => 0,
+                    };
+                    let mut t = last[f] + step * SLOT;
+                    if draw(50) == 0 {
+                        t = t.saturating_sub(3 * SLOT) + 1;
+                    }
+                    last[f] = t;
+                    fifos[f].push(&mut store, SimTime(t));
+                    expected[f].push_back(SimTime(t));
+                } else {
+                    assert_eq!(fifos[f].pop(&mut store), expected[f].pop_front());
+                }
+            }
+            for (q, e) in fifos.iter_mut().zip(&mut expected) {
+                assert_eq!(times(q, &store), Vec::from(e.clone()));
+                while let Some(t) = e.pop_front() {
+                    assert_eq!(q.pop(&mut store), Some(t));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_wide_chunk_holds_eleven_times_of_any_spacing_that_share_their_high_bits() {
         let mut store = VoqStore::new();
         let mut q = TimeFifo::new();
@@ -529,37 +637,67 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_chunk_holds_24_times_within_reach_of_its_base() {
-        let [_, mut store] = both_layouts();
-        let mut q = TimeFifo::new();
-        // 24 per chunk, any order and spacing on the grid within 65,535 slots of the base
-        let times: Vec<u64> = (0..24 * 10)
-            .map(|i| (i / 24 * 70_000 + (i % 24) * 2_700 % 65_536) * SLOT)
-            .collect();
-        for &t in &times {
-            q.push(&mut store, SimTime(t));
+    fn a_grid_chunk_holds_45_times_a_byte_apart_23_two_bytes_apart_15_three() {
+        // the same number of chunks for each spacing, every time back exact; increments of 0
+        // (equal times) to 239 units take a byte, to 4,079 two, to 65,535 three
+        for (steps, per_chunk) in [
+            (&[0u64, 1, 239, 5][..], 45usize),
+            (&[240, 1_000, 4_079][..], 23),
+            (&[4_080, 4_100][..], 15),
+            (&[1, 240][..], 30),
+        ] {
+            let [_, mut store] = both_layouts();
+            let mut q = TimeFifo::new();
+            let mut t = 7 * SLOT;
+            let mut times = Vec::new();
+            for i in 0..per_chunk * 10 {
+                // a new base every chunk's worth, so that the offsets stay within reach
+                t += steps[i % steps.len()] * SLOT;
+                if i % per_chunk == 0 {
+                    t += 70_000 * SLOT;
+                }
+                times.push(t);
+                q.push(&mut store, SimTime(t));
+            }
+            assert_eq!(store.chunks(), 10, "increments {steps:?}");
+            for &t in &times {
+                assert_eq!(q.pop(&mut store), Some(SimTime(t)));
+            }
         }
-        assert_eq!(store.chunks(), 10);
-        for &t in &times {
-            assert_eq!(q.pop(&mut store), Some(SimTime(t)));
-        }
-        // a new chunk for a time beyond reach, before the base, or off the grid
+        // a new chunk for a time beyond reach of the base, before the entry written last, or off
+        // the grid
         let base = 1_000 * SLOT;
-        let cases = [
-            (base + 65_535 * SLOT, 1),
-            (base + 65_536 * SLOT, 2),
-            (base - SLOT, 2),
-            (base + SLOT + 1, 2),
-            (base + SLOT / 2, 2),
+        let at = |units: u64| base + units * SLOT;
+        let cases: Vec<(Vec<u64>, usize)> = vec![
+            (vec![at(65_535)], 1),
+            (vec![at(32_767), at(65_534), at(65_535)], 1),
+            (vec![at(65_536)], 2),
+            (vec![at(32_767), at(65_534), at(65_536)], 2),
+            (vec![at(5), at(5), at(4)], 2),
+            (vec![base - SLOT], 2),
+            (vec![base + SLOT + 1], 2),
+            (vec![base + SLOT / 2], 2),
         ];
-        for (t, chunks) in cases {
+        // the last byte of a chunk holds a one-byte increment, not a two-byte one; the last two
+        // a two-byte one, not a three-byte one
+        let ones = |n: u64| (1..=n).map(at).collect::<Vec<_>>();
+        let then = |n: u64, step: u64| [ones(n), vec![at(n + step)]].concat();
+        let edges = [
+            (then(43, 1), 1),
+            (then(43, 240), 2),
+            (then(42, 240), 1),
+            (then(42, 4_080), 2),
+        ];
+        for (later, chunks) in cases.into_iter().chain(edges) {
             let mut store = VoqStore::on_grid([(SimTime(SLOT), SimTime::ZERO)]);
             let mut r = TimeFifo::new();
-            r.push(&mut store, SimTime(base));
-            r.push(&mut store, SimTime(t));
-            assert_eq!(store.chunks(), chunks, "time {t}");
-            assert_eq!(r.pop(&mut store), Some(SimTime(base)));
-            assert_eq!(r.pop(&mut store), Some(SimTime(t)));
+            for &t in std::iter::once(&base).chain(&later) {
+                r.push(&mut store, SimTime(t));
+            }
+            assert_eq!(store.chunks(), chunks, "times after the base {later:?}");
+            for &t in std::iter::once(&base).chain(&later) {
+                assert_eq!(r.pop(&mut store), Some(SimTime(t)));
+            }
         }
     }
 

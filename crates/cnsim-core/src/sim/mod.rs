@@ -231,7 +231,7 @@ impl Simulator {
         self.stats
     }
 
-    /// The unit (ps) in which the VOQ store keeps waiting frames' times, 24 to a cache line:
+    /// The unit (ps) in which the VOQ store keeps waiting frames' times, up to 45 to a cache line:
     /// the common unit of the generators' slot grids; `None` where it reaches too short and the
     /// store keeps whole times, 11 to a line (`net::voq_store`).
     pub fn voq_time_unit(&self) -> Option<u64> {
