@@ -40,7 +40,10 @@ const LOW_BITS: u32 = 40;
 /// Bytes of increments in a chunk on the grid (after the base time and the offsets of the entries
 /// written and read last).
 const GRID_STEP_BYTES: u16 = 44;
-/// Where the increments begin in a grid chunk's body.
+/// Where a grid chunk's body keeps the offset in units from its base of the entry written last
+/// and of the one read last, and where its increments begin.
+const WRITTEN_AT: usize = 8;
+const READ_AT: usize = 10;
 const GRID_STEPS_AT: usize = 12;
 /// Positions in a grid chunk: the base (0), then the byte where each increment starts, plus one.
 /// A position below this has room for a one-byte increment.
@@ -102,13 +105,14 @@ impl Chunk {
     fn base(&self) -> u64 {
         u64::from_le_bytes(self.body[0..8].try_into().expect("8 bytes"))
     }
-    /// The offset in units of the entry written last (`at` 8) or read last (`at` 10).
+    /// The 16-bit number at byte `at` of the body: the offset of the entry written last
+    /// ([`WRITTEN_AT`]) or read last ([`READ_AT`]), or a three-byte increment's number.
     #[inline(always)]
-    fn offset_at(&self, at: usize) -> u64 {
+    fn u16_at(&self, at: usize) -> u64 {
         u64::from(u16::from_le_bytes([self.body[at], self.body[at + 1]]))
     }
     #[inline(always)]
-    fn set_offset_at(&mut self, at: usize, units: u64) {
+    fn set_u16_at(&mut self, at: usize, units: u64) {
         self.body[at..at + 2].copy_from_slice(&(units as u16).to_le_bytes());
     }
     /// The increment at position `at` (≥ 1) and the position after it.
@@ -117,7 +121,7 @@ impl Chunk {
         let i = GRID_STEPS_AT + at as usize - 1;
         match self.body[i] {
             b if b < ONE_BYTE => (u64::from(b), at + 1),
-            THREE_BYTES => (self.offset_at(i + 1), at + 3),
+            THREE_BYTES => (self.u16_at(i + 1), at + 3),
             b => {
                 let high = u64::from(b - ONE_BYTE) << 8;
                 (
@@ -249,9 +253,9 @@ impl VoqStore {
             (0, 1)
         } else {
             let (step, next) = chunk.step(at);
-            (chunk.offset_at(10) + step, next)
+            (chunk.u16_at(READ_AT) + step, next)
         };
-        chunk.set_offset_at(10, units);
+        chunk.set_u16_at(READ_AT, units);
         (SimTime(chunk.base() + units * unit), next)
     }
 
@@ -276,7 +280,7 @@ impl VoqStore {
                 if units > GRID_MAX_OFFSET {
                     return None;
                 }
-                let step = units.wrapping_sub(chunk.offset_at(8));
+                let step = units.wrapping_sub(chunk.u16_at(WRITTEN_AT));
                 let i = GRID_STEPS_AT + at as usize - 1;
                 if step < u64::from(ONE_BYTE) && at < per_chunk {
                     chunk.body[i] = step as u8;
@@ -288,13 +292,13 @@ impl VoqStore {
                     (units, at + 2)
                 } else if step <= GRID_MAX_OFFSET && at + 2 < per_chunk {
                     chunk.body[i] = THREE_BYTES;
-                    chunk.set_offset_at(i + 1, step);
+                    chunk.set_u16_at(i + 1, step);
                     (units, at + 3)
                 } else {
                     return None;
                 }
             };
-            chunk.set_offset_at(8, units);
+            chunk.set_u16_at(WRITTEN_AT, units);
             chunk.tag = u32::from(next);
             next
         } else {
