@@ -452,7 +452,8 @@ impl TimeFifo {
     }
 
     /// The chunk the next [`TimeFifo::push`] writes, if it exists already: the tail while it has
-    /// room, or the chunk the store hands out next (to prefetch it).
+    /// room (on the grid: for a one-byte increment, so a longer one may still go on in the next
+    /// chunk), or the chunk the store hands out next (to prefetch it).
     #[inline(always)]
     pub fn back_chunk<'a>(&self, store: &'a VoqStore) -> Option<&'a Chunk> {
         let c = if self.tail_at < store.per_chunk {

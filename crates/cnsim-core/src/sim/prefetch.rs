@@ -145,6 +145,8 @@ impl Simulator {
                 }
             }
             Some(Event::ArriveAtSwitch { switch, frame }) => {
+                // (a PAUSE frame's destination is no node: its address lies outside the table,
+                // which a prefetch, never a fault, tolerates; the stage below reads the entry)
                 let dst = self.pool.get(frame).dst;
                 crate::engine::prefetch_address(self.topo.routes.entry_address(switch, dst));
                 crate::engine::prefetch(&self.switches[switch as usize]);
