@@ -192,7 +192,14 @@ pub struct Outcome {
 /// Run to the end and check conservation on the way out:
 /// generated = delivered + dropped + source_dropped + in flight (counted where the frames are).
 pub fn run(cfg: &CoreConfig) -> Outcome {
+    run_prepared(cfg, |_| {})
+}
+
+/// [`run`], with `prepare` applied to the simulator before it starts (engine switches that must
+/// change no result, such as its prefetch stages).
+pub fn run_prepared(cfg: &CoreConfig, prepare: impl FnOnce(&mut Simulator)) -> Outcome {
     let mut sim = Simulator::new(cfg).expect("valid config");
+    prepare(&mut sim);
     sim.run(&RunControl::default()).expect("not interrupted");
     let counted = sim.in_flight_counted();
     let result = sim.finish();
