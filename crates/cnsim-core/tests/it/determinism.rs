@@ -97,6 +97,54 @@ fn the_later_prefetch_stages_change_no_result() {
     }
 }
 
+/// A NIC with more than 16 VOQs waiting in its round robin asks ahead for the VOQ its next
+/// arrival joins and for the slot that arrival writes (`sim/nics.rs`, `BACKLOGGED_RING`), which
+/// otherwise happens only in the largest stars: 48 sources at full load toward every other node
+/// and a hotspot, lossless, so PAUSE holds the NICs and their VOQs fill toward 47 destinations. Without CM and
+/// with QCN's limiters, the later prefetch stages on and off, every frame is accounted for and
+/// the results are the same.
+#[test]
+fn a_deep_round_robin_of_backlogged_voqs_changes_no_result() {
+    let mut base = star(48, G10, 1_000_000);
+    set_thresholds(
+        &mut base,
+        BufferModel::Partitioned,
+        150_000,
+        120_000,
+        60_000,
+        true,
+    );
+    base.duration_ps = 3 * MS;
+    base.metrics.window_ps = [MS, 3 * MS];
+    base.traffic.sources = base
+        .topology
+        .nodes
+        .iter()
+        .map(|n| source(n, None, 1.0))
+        .collect();
+    base.hotspots = vec![cnsim_core::scenario::HotspotConfig {
+        node: "1".into(),
+        rate: 0.2,
+        start_ps: MS / 2,
+        end_ps: 3 * MS,
+    }];
+    let mut with_qcn = base.clone();
+    with_qcn.cm = qcn_eval();
+    for cfg in [base, with_qcn] {
+        let run_with = |on: bool| {
+            run_prepared(&cfg, |sim| sim.set_prefetch_dependent_lines(on)) // conservation checked
+        };
+        let (a, b) = (run_with(false), run_with(true));
+        assert!(num(&a.summary, "pause_frames") > 0.0);
+        assert!(a.in_flight_counted > 48 * 17, "{}", a.in_flight_counted);
+        assert_eq!(a.summary, b.summary);
+        assert_eq!(
+            format!("{:?}", a.result.series),
+            format!("{:?}", b.result.series)
+        );
+    }
+}
+
 /// The stages are on where the ports', NICs' and generators' state outgrows a core's private
 /// cache (2 MiB): a 2,048-host tree's 8,192 ports hold 3 MiB alone; 16 hosts and a 512-host
 /// tree stay below.
