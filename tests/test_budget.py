@@ -7,6 +7,7 @@ against the engine's, are in test_robustness.py."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 import pytest
@@ -255,6 +256,19 @@ def test_the_grid_reaches_4096_slots_only_below_16_units_a_slot(zhb: dict) -> No
     assert budget.grid_unit(zhb) == 400_000
     zhb["traffic"]["sources"] = []
     assert budget.grid_unit(zhb) is None
+
+
+def test_the_grid_unit_is_at_most_2_47_ps(zhb: dict) -> None:
+    """The engine's quotient test tells a time off a grid from one on it only for units up to
+    2^47 ps (141 s): 1500 B frames at 88 b/s have a 136.4 s slot and keep the grid, at 85 b/s
+    141.2 s, and the store is wide. The estimate follows the engine."""
+    from cnsim import _core
+
+    for rate, unit in ((88, -(-12_000 * 10**12 // 88)), (85, None)):
+        for link in zhb["topology"]["links"]:
+            link["rate_bps"] = rate
+        assert budget.grid_unit(zhb) == unit
+        assert _core.Simulation(json.dumps(zhb)).voq_time_unit() == unit
 
 
 def _star(zhb: dict, n: int) -> dict:

@@ -222,6 +222,7 @@ _WIDE_FRAME_BYTES = 64 / 11
 #: longest slot (``GRID_MAX_OFFSET``, ``GRID_MIN_REACH_SLOTS``).
 _GRID_MAX_OFFSET = 65_535
 _GRID_MIN_REACH_SLOTS = 4096
+_GRID_MAX_UNIT = 1 << 47  # ps: the longest unit whose quotient test is exact (voq_store::GRID_MAX_UNIT)
 
 
 def grid_unit(core: dict[str, Any]) -> int | None:
@@ -229,7 +230,8 @@ def grid_unit(core: dict[str, Any]) -> int | None:
     frames' times (``voq_store::grid_unit``): the greatest common divisor of the slots (one
     frame at the node's link rate, rounded up to a picosecond) and of the distances between the
     grids' origins, or ``None`` (the wide layout) where it reaches fewer than 4,096 of the
-    longest slot. A test checks it against the engine's for every shipped scenario."""
+    longest slot or is longer than 2^47 ps. A test checks it against the engine's for every
+    shipped scenario."""
     topo = core["topology"]
     ft = topo.get("fat_tree")
     link_rate: dict[str, int] = {}
@@ -247,7 +249,7 @@ def grid_unit(core: dict[str, Any]) -> int | None:
         first = origin if first is None else first
         unit = math.gcd(unit, slot, abs(origin - first))
         longest = max(longest, slot)
-    on_grid = unit > 0 and unit * _GRID_MAX_OFFSET >= longest * _GRID_MIN_REACH_SLOTS
+    on_grid = 0 < unit <= _GRID_MAX_UNIT and unit * _GRID_MAX_OFFSET >= longest * _GRID_MIN_REACH_SLOTS
     return unit if on_grid else None
 
 

@@ -24,7 +24,8 @@
 //!   generators' grid", stop 37, and "A backlog in increments", stop 62): up to 45 times a
 //!   line, where stop 37's 16-bit offsets from the base held 24; the store of a 16-host
 //!   hotspot's backlog is 47 % smaller, of a 128-host one 36 %.
-//! - **Wide** (a unit too small to reach far, or no generator): 11 times, each as its low 40
+//! - **Wide** (a unit too small to reach far or longer than 2^47 ps, past which the quotient
+//!   test cannot tell a time off the grid, or no generator): 11 times, each as its low 40
 //!   bits beside the high bits they share ("A VOQ's times in one line", stop 36). 5.8 bytes per
 //!   waiting frame.
 
@@ -61,6 +62,10 @@ const TWO_BYTE_END: u64 = ONE_BYTE as u64 + ((THREE_BYTES - ONE_BYTE) as u64) * 
 /// its base: a backlog's times are a slot apart or more, and a chunk of short reach would hold
 /// few of them.
 const GRID_MIN_REACH_SLOTS: u64 = 4096;
+/// The longest unit the grid takes: the quotient test ([`exact_quotient`]) gives a number above
+/// [`GRID_MAX_OFFSET`] for every time off the grid or before a base (below 2^63 ps) only while
+/// the unit is at most 2^47 ps (2^63 / 65,536; 141 s, a 1500 B frame's slot at 85 b/s).
+const GRID_MAX_UNIT: u64 = 1 << 47;
 
 /// The room a store takes at once in huge pages when it outgrows one: 2 GiB of address space,
 /// memory only as chunks are used. A store that grows past its room doubles by copying, and
@@ -318,8 +323,9 @@ impl VoqStore {
 
 /// The unit of the grids of generators whose (slot, origin) pairs are `grids`: the greatest common
 /// divisor of the slots and of the distances between the origins, so that any two generated
-/// times differ by a whole number of it. `None` (the wide layout) without generators, or when
-/// 65,535 units fall short of [`GRID_MIN_REACH_SLOTS`] times the longest slot.
+/// times differ by a whole number of it. `None` (the wide layout) without generators, when
+/// 65,535 units fall short of [`GRID_MIN_REACH_SLOTS`] times the longest slot, or when the unit
+/// is longer than [`GRID_MAX_UNIT`].
 pub fn grid_unit(grids: impl IntoIterator<Item = (SimTime, SimTime)>) -> Option<u64> {
     let (mut unit, mut first_origin, mut longest) = (0u64, None, 0u64);
     for (slot, origin) in grids {
@@ -328,7 +334,8 @@ pub fn grid_unit(grids: impl IntoIterator<Item = (SimTime, SimTime)>) -> Option<
         longest = longest.max(slot.0);
     }
     let reach = unit.saturating_mul(GRID_MAX_OFFSET);
-    (unit > 0 && reach >= longest.saturating_mul(GRID_MIN_REACH_SLOTS)).then_some(unit)
+    let reaches = reach >= longest.saturating_mul(GRID_MIN_REACH_SLOTS);
+    (unit > 0 && unit <= GRID_MAX_UNIT && reaches).then_some(unit)
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -767,6 +774,28 @@ mod tests {
         assert_eq!(grid_unit([(ps(SLOT), ps(0)), (ps(SLOT + 1), ps(0))]), None);
         assert_eq!(grid_unit(std::iter::empty()), None);
         assert_eq!(VoqStore::on_grid(std::iter::empty()).unit(), None);
+    }
+
+    #[test]
+    fn a_unit_too_long_for_the_quotient_test_leaves_the_store_wide() {
+        // A 3·2^48 ps slot (a 1500 B frame at 14 b/s): 2^48 ps past a base is a third of a unit
+        // off the grid, yet its quotient is 43,691, within reach; a time before the base of a
+        // unit above 2^47 may pass too. Such a grid is not used, and every time comes back exact.
+        let slot = 3u64 << 48;
+        let mut store = VoqStore::on_grid([(SimTime(slot), SimTime::ZERO)]);
+        let mut q = TimeFifo::new();
+        let seq = [0, 1 << 48, slot, 5, 2 * slot].map(SimTime);
+        for t in seq {
+            q.push(&mut store, t);
+        }
+        assert_eq!(times(&q, &store), seq);
+        assert_eq!(store.unit(), None);
+        // the longest unit kept: 2^47 ps, where the test holds for every time below 2^63 ps
+        assert_eq!(
+            grid_unit([(SimTime(1 << 47), SimTime::ZERO)]),
+            Some(1 << 47)
+        );
+        assert_eq!(grid_unit([(SimTime((1 << 47) + 1), SimTime::ZERO)]), None);
     }
 
     /// Which chunk a reference into the store names (the store may move as it grows).
