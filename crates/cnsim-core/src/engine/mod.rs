@@ -70,3 +70,20 @@ pub fn sink_flow(src: u32, class: u8) -> u32 {
 pub fn sink_flow_parts(flow: u32) -> (u32, u8) {
     (flow & 0x00FF_FFFF, (flow >> 24) as u8)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sink_flow_keeps_its_source_and_class_apart() {
+        for src in [0, 1, 2_047, (MAX_NODES - 1) as u32] {
+            for class in 0..8u8 {
+                let flow = sink_flow(src, class);
+                assert_eq!(sink_flow_parts(flow), (src, class));
+                // one word per (source, class): no two pairs share it
+                assert_eq!(flow >> 24, u32::from(class));
+            }
+        }
+    }
+}

@@ -262,6 +262,24 @@ pub fn qcn_eval() -> CmConfig {
     }
 }
 
+/// DCQCN with the paper's constants (algorithms.md §7, as the front end lowers them), its
+/// notification point sending CNPs in `cnp_mode` ("suppress" or "poll").
+pub fn dcqcn_paper(cnp_mode: &str) -> CmConfig {
+    CmConfig {
+        scheme: "dcqcn".into(),
+        params: serde_json::json!({"kmin": 5000, "kmax": 200000, "pmax": 0.01, "mark": "dequeue",
+            "cnp_interval_ps": 50000000, "cnp_mode": cnp_mode, "rp": "paper", "g": 0.00390625,
+            "alpha_init": 1.0, "alpha_timer_ps": 55000000, "timer_ps": 55000000, "bc": 10000000,
+            "f": 5, "r_ai_bps": 40000000, "r_hai_bps": 200000000, "rmin_bps": 100000000,
+            "clamp_target": true, "phase_rule": "fired", "efr": true, "rate_on_first_cnp": 1.0,
+            "decrease_interval_ps": 4000000, "cnm_size": 64, "feedback": "inband",
+            "feedback_delay_ps": 0})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    }
+}
+
 /// BCN with PS-BCN-ZHB's constants (algorithms.md §3, scenarios.md §1.4) and equilibrium queue
 /// `qeq` bytes.
 pub fn bcn_zhb(qeq: f64) -> CmConfig {

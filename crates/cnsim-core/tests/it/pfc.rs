@@ -79,3 +79,46 @@ fn each_class_has_an_output_buffer_of_its_own_size() {
     // 10 ms, a probe every 100 us per flow (the first at its first frame)
     assert_eq!(num(&sm, "cm.by_kind.probe.frames"), 200.0, "{sm}");
 }
+
+/// DCQCN's notification point keeps its flows per source and class, and in poll mode its CNPs
+/// come from a wake-up every 50 us per flow (`Event::SinkTimer`, whose one word packs the
+/// source and the class): a 2-to-1 incast on class 1 of two classes is throttled exactly as one
+/// without PFC (no PAUSE occurs, and the class's queue is the port's), each sender near its
+/// 5 Gb/s share. (With the class lost from the wake-up, the class-1 run sent no CNP.)
+#[test]
+fn dcqcn_polls_a_flow_of_a_higher_class_as_one_of_class_0() {
+    let incast = |classes: u8| {
+        let mut cfg = star(3, G10, 1_000_000);
+        cfg.duration_ps = 20 * MS;
+        cfg.metrics.window_ps = [10 * MS, 20 * MS];
+        cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
+        let share = 600_000 / u64::from(classes.max(1));
+        set_thresholds(
+            &mut cfg,
+            BufferModel::Partitioned,
+            600_000,
+            share - 5_500,
+            (share - 5_500) / 2,
+            true,
+        );
+        cfg.switch.pfc_classes = classes;
+        cfg.traffic.sources = ["1", "2"]
+            .map(|n| {
+                let mut s = source(n, Some("3"), 1.0);
+                s.priority = classes.saturating_sub(1);
+                s
+            })
+            .to_vec();
+        cfg.cm = dcqcn_paper("poll");
+        run(&cfg).summary
+    };
+    let (plain, high) = (incast(0), incast(2));
+    assert_eq!(num(&high, "pause_frames"), 0.0, "{high}");
+    let cnps = |sm: &serde_json::Value| num(sm, "cm.by_kind.cnp.frames");
+    assert!(cnps(&plain) >= 10.0, "{plain}");
+    assert_eq!(cnps(&high), cnps(&plain), "{high}");
+    for f in ["1->3", "2->3"] {
+        assert_eq!(flow(&high, f), flow(&plain, f), "{f}");
+        assert!((flow(&plain, f) - 5.0).abs() < 0.5, "{f}: {plain}");
+    }
+}
