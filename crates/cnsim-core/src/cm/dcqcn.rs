@@ -1637,8 +1637,9 @@ pub(crate) mod tests {
     /// its release: its kept RP's increase timer went on past the release ([CODE:hpcc]'s timer
     /// never stops), so the new CNP must not ask for a wake-up in the past (the engine's event
     /// queue refuses one: "event scheduled in the past").
-    #[test]
-    fn a_nic_rp_congested_again_after_its_release_asks_for_no_past_wake_up() {
+    /// A NIC RP cut by a CNP, then run by its timers until its limiter is released at line rate
+    /// (its state kept, `outlives_release`), and the instant of that release.
+    fn released_nic_rp() -> (DcqcnRp, SimTime, SimRng) {
         let (mut rp, mut rl, mut r) = new_rp(nic_with(
             serde_json::json!({"timer_ps": 55000000u64, "r_hai_bps": 1e9, "rate_on_first_cnp": 0.5}),
         ));
@@ -1654,6 +1655,12 @@ pub(crate) mod tests {
         }
         assert!(out.release, "released at line rate");
         assert!(rp.outlives_release());
+        (rp, now, r)
+    }
+
+    #[test]
+    fn a_nic_rp_congested_again_after_its_release_asks_for_no_past_wake_up() {
+        let (mut rp, now, mut r) = released_nic_rp();
         let stage = rp.time_stage;
         // 10 ms later (181 whole periods of 55 us after the last expiry)
         let later = now + SimTime::ms(10);
@@ -1676,6 +1683,19 @@ pub(crate) mod tests {
         rp.on_timer(wake, &mut rl, &mut r);
         assert_eq!((rp.rt, rp.time_stage), (LINE, 0));
         assert!(rl.rate_bps < LINE);
+    }
+
+    #[test]
+    fn a_cnp_on_a_dormant_timers_expiry_leaves_that_expiry_to_run() {
+        // the expiries caught up are those strictly before the CNP: one at its instant is the
+        // timer's next wake-up, not counted twice
+        let (mut rp, _, mut r) = released_nic_rp();
+        let (stage, due) = (rp.time_stage, rp.timer_at);
+        let on_grid = due + SimTime::us(55 * 100);
+        let mut rl = RateLimiter::new(LINE);
+        rp.on_message(on_grid, &cnp(), &mut rl, &mut r);
+        assert_eq!(rp.time_stage, stage + 100);
+        assert_eq!(rp.timer_at, on_grid);
     }
 
     #[test]

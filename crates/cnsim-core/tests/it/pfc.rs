@@ -80,45 +80,86 @@ fn each_class_has_an_output_buffer_of_its_own_size() {
     assert_eq!(num(&sm, "cm.by_kind.probe.frames"), 200.0, "{sm}");
 }
 
-/// DCQCN's notification point keeps its flows per source and class, and in poll mode its CNPs
-/// come from a wake-up every 50 us per flow (`Event::SinkTimer`, whose one word packs the
-/// source and the class): a 2-to-1 incast on class 1 of two classes is throttled exactly as one
-/// without PFC (no PAUSE occurs, and the class's queue is the port's), each sender near its
-/// 5 Gb/s share. (With the class lost from the wake-up, the class-1 run sent no CNP.)
+/// A 2-to-1 incast (two 10 Gb/s senders into node 3) under `cm`, its traffic in the highest of
+/// `classes` PFC classes, measured over [10, 20] ms: its summary and its flows' rate series.
+fn incast(classes: u8, cm: &cnsim_core::cm::CmConfig) -> (serde_json::Value, String) {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 20 * MS;
+    cfg.metrics.window_ps = [10 * MS, 20 * MS];
+    cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
+    let share = 600_000 / u64::from(classes.max(1));
+    set_thresholds(
+        &mut cfg,
+        BufferModel::Partitioned,
+        600_000,
+        share - 5_500,
+        (share - 5_500) / 2,
+        true,
+    );
+    cfg.switch.pfc_classes = classes;
+    cfg.traffic.sources = ["1", "2"]
+        .map(|n| {
+            let mut s = source(n, Some("3"), 1.0);
+            s.priority = classes.saturating_sub(1);
+            s
+        })
+        .to_vec();
+    cfg.cm = cm.clone();
+    let out = run(&cfg);
+    let rates = format!("{:?}", series(&out.result, "rates"));
+    (out.summary, rates)
+}
+
+/// Every message of a scheme names the class of the flow it is about, and reaches that class's
+/// limiter: an incast on class 1 of two classes is throttled exactly as one without PFC (no
+/// PAUSE occurs, and the class's queue is the port's) — DCQCN's CNPs (in poll mode sent from a
+/// wake-up per flow, `Event::SinkTimer`, whose one word packs the source and the class), QCN's
+/// and QCN+'s CNMs and probe answers, QCN-3pt's reflections, FECN's returned probes. (With the
+/// class left out of the wake-up, the class-1 DCQCN run sent no CNP; with it left out of a
+/// reflection or a returned probe, the message reached a class-0 limiter.) The flows' rate
+/// series follow their class-1 limiters the same way.
 #[test]
-fn dcqcn_polls_a_flow_of_a_higher_class_as_one_of_class_0() {
-    let incast = |classes: u8| {
-        let mut cfg = star(3, G10, 1_000_000);
-        cfg.duration_ps = 20 * MS;
-        cfg.metrics.window_ps = [10 * MS, 20 * MS];
-        cfg.metrics.per_flow = vec![["1".into(), "3".into()], ["2".into(), "3".into()]];
-        let share = 600_000 / u64::from(classes.max(1));
-        set_thresholds(
-            &mut cfg,
-            BufferModel::Partitioned,
-            600_000,
-            share - 5_500,
-            (share - 5_500) / 2,
-            true,
-        );
-        cfg.switch.pfc_classes = classes;
-        cfg.traffic.sources = ["1", "2"]
-            .map(|n| {
-                let mut s = source(n, Some("3"), 1.0);
-                s.priority = classes.saturating_sub(1);
-                s
-            })
-            .to_vec();
-        cfg.cm = dcqcn_paper("poll");
-        run(&cfg).summary
+fn every_scheme_serves_a_higher_class_as_class_0() {
+    let with = |scheme: &str, extra: &[(&str, serde_json::Value)]| {
+        let mut cm = qcn_eval();
+        cm.scheme = scheme.into();
+        for (k, v) in extra {
+            cm.params.insert((*k).into(), v.clone());
+        }
+        cm
     };
-    let (plain, high) = (incast(0), incast(2));
-    assert_eq!(num(&high, "pause_frames"), 0.0, "{high}");
-    let cnps = |sm: &serde_json::Value| num(sm, "cm.by_kind.cnp.frames");
-    assert!(cnps(&plain) >= 10.0, "{plain}");
-    assert_eq!(cnps(&high), cnps(&plain), "{high}");
-    for f in ["1->3", "2->3"] {
-        assert_eq!(flow(&high, f), flow(&plain, f), "{f}");
-        assert!((flow(&plain, f) - 5.0).abs() < 0.5, "{f}: {plain}");
+    let schemes = [
+        dcqcn_paper("poll"),
+        dcqcn_paper("suppress"),
+        qcn_eval(),
+        with(
+            "qcn3pt",
+            &[("refp", 0.04.into()), ("de_rule", "q_above_qeq".into())],
+        ),
+        with(
+            "qcn-plus",
+            &[
+                ("base_w", 2.0.into()),
+                // W grows with the measured RTT: an answer's RTT moves the loop
+                ("factor", 1000.0.into()),
+                ("gi_plus", 15.873.into()),
+                ("probe_period_ps", 1_000_000_000u64.into()),
+                ("to_threshold", 150_000.into()),
+            ],
+        ),
+        fecn_line_rate(),
+    ];
+    for cm in &schemes {
+        let ((plain, plain_rates), (high, high_rates)) = (incast(0, cm), incast(2, cm));
+        let name = &cm.scheme;
+        assert_eq!(num(&high, "pause_frames"), 0.0, "{name}: {high}");
+        assert!(num(&plain, "cm.frames") >= 10.0, "{name}: {plain}");
+        assert_eq!(high["cm"], plain["cm"], "{name}");
+        // the rate series follow the class-1 limiters (`Recorder::set_rate_classes`)
+        assert!(plain_rates.len() > 500, "{name}: {plain_rates}");
+        assert_eq!(high_rates, plain_rates, "{name}");
+        for f in ["1->3", "2->3"] {
+            assert_eq!(flow(&high, f), flow(&plain, f), "{name}: {f}");
+        }
     }
 }
