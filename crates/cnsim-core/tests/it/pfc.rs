@@ -163,3 +163,41 @@ fn every_scheme_serves_a_higher_class_as_class_0() {
         }
     }
 }
+
+/// A per-VOQ ingress with PFC classes has a VOQ per destination and class, each holding the
+/// ingress shared by the N − 1 destinations and the classes (`sim/build.rs`, `voq_cap`), so
+/// that a NIC never holds more than `nic.ingress_size`: node 1's class-1 flow into a node that
+/// serves nothing keeps 30,000 / (2 · 2) = 7,500 B (5 frames) in its VOQ and drops the rest at
+/// the source (the switch holds the class's frames up to its XOFF, as in `pause.rs`'s
+/// a_source_paused_to_the_end_counts_every_frame_it_generated).
+#[test]
+fn a_per_voq_ingress_is_shared_by_destinations_and_classes() {
+    let mut cfg = star(3, G10, 1_000_000);
+    cfg.duration_ps = 2 * MS;
+    cfg.metrics.window_ps = [0, 2 * MS];
+    set_thresholds(
+        &mut cfg,
+        BufferModel::Partitioned,
+        60_000,
+        24_500,
+        12_250,
+        true,
+    );
+    cfg.switch.pfc_classes = 2;
+    cfg.nic.ingress = cnsim_core::scenario::Ingress::PerVoq;
+    cfg.nic.ingress_size = 30_000;
+    let mut s = source("1", Some("3"), 1.0);
+    s.priority = 1;
+    cfg.traffic.sources = vec![s];
+    cfg.hotspots = vec![HotspotConfig {
+        node: "3".into(),
+        rate: 0.0,
+        start_ps: 0,
+        end_ps: 2 * MS,
+    }];
+    let out = run(&cfg);
+    let sm = &out.summary;
+    // 19 frames below the class's XOFF in the switch, 1 on the wire to it, 5 in the VOQ
+    assert_eq!(out.in_flight_counted, 19 + 1 + 5, "{sm}");
+    assert_eq!(num(sm, "source_drops.frames"), 1667.0 - 25.0, "{sm}");
+}
