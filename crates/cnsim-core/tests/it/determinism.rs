@@ -100,9 +100,9 @@ fn the_later_prefetch_stages_change_no_result() {
 /// A NIC with more than 16 VOQs waiting in its round robin asks ahead for the VOQ its next
 /// arrival joins and for the slot that arrival writes (`sim/nics.rs`, `BACKLOGGED_RING`), which
 /// otherwise happens only in the largest stars: 48 sources at full load toward every other node
-/// and a hotspot, lossless, so PAUSE holds the NICs and their VOQs fill toward 47 destinations. Without CM and
-/// with QCN's limiters, the later prefetch stages on and off, every frame is accounted for and
-/// the results are the same.
+/// and a hotspot, lossless, so PAUSE holds the NICs and their VOQs fill toward 47 destinations.
+/// Without CM and with QCN's limiters, the later prefetch stages on and off, every frame is
+/// accounted for and the results are the same.
 #[test]
 fn a_deep_round_robin_of_backlogged_voqs_changes_no_result() {
     let mut base = star(48, G10, 1_000_000);
