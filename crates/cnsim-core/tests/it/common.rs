@@ -262,6 +262,16 @@ pub fn qcn_eval() -> CmConfig {
     }
 }
 
+/// QCN-3pt with the eval deck's QCN constants ([`qcn_eval`]), its notification points
+/// reflecting a frame with probability `refp` (QCN-3pt's De bit set while q > Qeq).
+pub fn qcn3pt_eval(refp: f64) -> CmConfig {
+    let mut cm = qcn_eval();
+    cm.scheme = "qcn3pt".into();
+    cm.params.insert("refp".into(), refp.into());
+    cm.params.insert("de_rule".into(), "q_above_qeq".into());
+    cm
+}
+
 /// DCQCN with the paper's constants (algorithms.md §7, as the front end lowers them), its
 /// notification point sending CNPs in `cnp_mode` ("suppress" or "poll").
 pub fn dcqcn_paper(cnp_mode: &str) -> CmConfig {

@@ -263,9 +263,6 @@ fn hotspot_star(duration_ps: u64) -> CoreConfig {
 /// `cfg` with QCN-3pt (the eval deck's QCN constants) reflecting with probability `refp`.
 fn with_qcn3pt(cfg: &CoreConfig, refp: f64) -> CoreConfig {
     let mut c = cfg.clone();
-    c.cm = qcn_eval();
-    c.cm.scheme = "qcn3pt".into();
-    c.cm.params.insert("refp".into(), refp.into());
-    c.cm.params.insert("de_rule".into(), "q_above_qeq".into());
+    c.cm = qcn3pt_eval(refp);
     c
 }

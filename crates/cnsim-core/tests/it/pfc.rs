@@ -132,10 +132,7 @@ fn every_scheme_serves_a_higher_class_as_class_0() {
         dcqcn_paper("poll"),
         dcqcn_paper("suppress"),
         qcn_eval(),
-        with(
-            "qcn3pt",
-            &[("refp", 0.04.into()), ("de_rule", "q_above_qeq".into())],
-        ),
+        qcn3pt_eval(0.04),
         with(
             "qcn-plus",
             &[
