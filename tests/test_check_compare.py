@@ -40,6 +40,18 @@ def test_compare_sorts_each_check_into_changed_moved_or_same() -> None:
     assert lines[0] == ("against old/checks.json: 1 verdict changed (1 gained, 0 lost), 0 measured values moved, 0 the same; "
                         "4 of its checks not judged here")
     assert len(lines[3]) == len("    now:    ") + 160 and lines[3].endswith("…")
+    exact = "v = " + "9" * 156
+    assert comparison_lines(compare(before, [_row("T-A1", "pass", exact)]), before, quick=True)[3] == f"    now:    {exact}"
+
+
+def test_a_verdict_that_changes_between_fail_and_not_run_is_neither_gained_nor_lost() -> None:
+    before = Judgement(path=Path("old/checks.json"), quick=None, rows={r["id"]: r for r in [
+        _row("T-A1", "fail", "x = 1"), _row("T-A2", "not_run", ""), _row("T-A3", "pass", "x = 3"),
+    ]})
+    after = [_row("T-A1", "not_run", ""), _row("T-A2", "fail", "x = 2"), _row("T-A3", "not_run", "")]
+    # a judgement that does not say whether it was --quick: nothing said of the modes
+    assert comparison_lines(compare(before, after), before, quick=True)[0] == (
+        "against old/checks.json: 3 verdicts changed (0 gained, 1 lost), 0 measured values moved, 0 the same")
 
 
 def test_check_against_an_earlier_judgement_names_what_changed(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ class Comparison:
     changed: list[Change]
     moved: list[str]
     same: int
-    not_judged_here: int = 0
+    not_judged_here: int
 
 
 def _checks_file(given: Path) -> Path:

@@ -30,23 +30,29 @@ def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
-    model: type[BaseModel] | None = ScenarioDoc
-    for part in loc:
-        if model is None:
-            return []
-        if isinstance(part, int) or part not in model.model_fields:
-            continue
-        model = _unwrap_model(model.model_fields[part].annotation)
-    return ([*model.model_fields] + (["cm"] if model is ScenarioDoc else [])) if model else []
+def _list_item(annotation: Any) -> Any:
+    """``X`` of a ``list[X]`` inside ``annotation`` (``list[X] | None``, ``Literal[...] | list[X]``), if any."""
+    if get_origin(annotation) is list:
+        return get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            if (item := _list_item(arg)) is not None:
+                return item
+    return None
 
 
 def _field_at(loc: tuple[Any, ...]) -> FieldInfo | None:
-    """The model field a validation error's location names (None: not a field of the models)."""
+    """The model field a validation error's location names (None: not a field of the models); an
+    item of a list of values (``metrics.queues.0``) as a field of the item's type, so that the
+    message says what one item takes, not what the list takes (a table of a list of tables as its
+    table)."""
     model: type[BaseModel] | None = ScenarioDoc
     field = None
     for part in loc:
         if isinstance(part, int):
+            item = _list_item(field.annotation) if field is not None else None
+            if item is not None:
+                field = FieldInfo.from_annotation(item)
             continue
         if field is not None and get_origin(field.annotation) is dict:
             # a table {name = value} (traffic.loads): the part is a name, the value's type the table's
@@ -59,6 +65,15 @@ def _field_at(loc: tuple[Any, ...]) -> FieldInfo | None:
     return field
 
 
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys of the table at ``loc`` (the document's own at ``()``, ``cm`` among them)."""
+    if not loc:
+        return [*ScenarioDoc.model_fields, "cm"]
+    field = _field_at(loc)
+    model = _unwrap_model(field.annotation) if field is not None else None
+    return [*model.model_fields] if model is not None else []
+
+
 #: pydantic's error types for a value of the wrong type: their message says what was wrong, the
 #: key reference's columns say what is allowed
 _TYPE_ERRORS = frozenset({"float_type", "float_parsing", "int_type", "int_parsing", "int_from_float", "bool_type",
@@ -69,7 +84,7 @@ def _expected(field: FieldInfo, loc: tuple[Any, ...]) -> str:
     """What a field of the wrong type takes, in the key reference's words."""
     if _unwrap_model(field.annotation) is not None:
         where = dotted(tuple(p for p in loc if not isinstance(p, int)))
-        shape = "a list of tables" if "list" in str(field.annotation) and not isinstance(loc[-1], int) else "a table"
+        shape = "a list of tables" if _list_item(field.annotation) is not None else "a table"
         return f"expected {shape} of keys (`cnsim keys {where}` lists them)"
     type_, allowed = describe_field(field)
     phrase = {"integer": "an integer", "bool": "true or false", "number": "a number", "string": "a string"}.get(type_, f"a {type_}")
