@@ -12,8 +12,10 @@ Runs in a temporary copy of ``python/``, ``tests/`` and ``scripts/``, with links
 tree for what tests read (the tree is not touched), one mutant at
 a time, the tests with ``pytest -x`` and a time limit (a mutant that hangs counts as caught).
 Prints one line per mutant and writes them as JSON with ``--out``; ``--iterate PREVIOUS.json``
-runs only the mutants that run missed (after adding tests, or to try more test files on them), and
-``--slice 108:155`` only those, counted from 0 in the order listed (a long module in parts).
+runs only the mutants that run missed (after adding tests, or to try more test files on them),
+``--slice 108:155`` only those, counted from 0 in the order listed (a long module in parts), and
+``--since REV`` only those on lines changed since the git revision REV (what a stop changed, as
+cargo-mutants' ``--in-diff`` does for the engine).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import copy
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +104,15 @@ def mutated_source(tree: ast.Module, index: int, how: tuple[object, ...]) -> str
     return ast.unparse(tree)
 
 
+def changed_lines(diff: str) -> set[int]:
+    """The new file's lines that a ``git diff --unified=0`` adds or changes (its ``+c,d`` hunks)."""
+    lines: set[int] = set()
+    for match in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", diff, flags=re.MULTILINE):
+        first, count = int(match[1]), int(match[2] if match[2] is not None else 1)
+        lines.update(range(first, first + count))
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("module", help="the module, relative to python/, e.g. cnsim/fairness.py")
@@ -112,6 +124,7 @@ def main() -> int:
     parser.add_argument("--slice", metavar="START:STOP", default=":",
                         help="run only these mutants, counted from 0 in the order they are listed (a long run in parts, "
                              "or in parallel lanes), e.g. 108:155")
+    parser.add_argument("--since", metavar="REV", help="run only the mutants on lines changed since this git revision")
     args = parser.parse_args()
     try:
         start, stop = (int(part) if part else None for part in args.slice.split(":"))
@@ -120,6 +133,14 @@ def main() -> int:
     retry: set[tuple[int, str]] | None = None
     if args.iterate:
         retry = {(r["line"], r["mutant"]) for r in json.loads(args.iterate.read_text()) if r["verdict"] == "missed"}
+
+    only_lines: set[int] | None = None
+    if args.since:
+        diff = subprocess.run(["git", "diff", "--unified=0", args.since, "--", f"python/{args.module}"], cwd=ROOT,
+                              capture_output=True, text=True)
+        if diff.returncode != 0:
+            parser.error(f"--since {args.since}: {diff.stderr.strip()}")
+        only_lines = changed_lines(diff.stdout)
 
     text = (ROOT / "python" / args.module).read_text()
     tree = ast.parse(text)
@@ -150,11 +171,11 @@ def main() -> int:
 
         target.write_text(ast.unparse(tree))
         if not tests_pass():
-            print("the tests fail on the unmutated module", file=sys.stderr)
+            print(f"the tests fail on the unmutated module (or take more than --timeout {args.timeout:g} s)", file=sys.stderr)
             return 2
         results = []
         for index, how, line, what in itertools.islice(mutants(tree), start, stop):
-            if retry is not None and (line, what) not in retry:
+            if (retry is not None and (line, what) not in retry) or (only_lines is not None and line not in only_lines):
                 continue
             target.write_text(mutated_source(tree, index, how))
             verdict = "missed" if tests_pass() else "caught"

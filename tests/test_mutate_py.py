@@ -43,3 +43,12 @@ def test_iterating_on_mutants_the_module_no_longer_has_says_so(tmp_path: Path) -
     assert res.stderr == (f"--iterate: 1 missed mutant(s) of {previous} are not in cnsim/labels.py as it is now "
                           "(line 99999: Lt -> Gt): the module was edited since; run it whole\n")
     assert res.stdout == "0 mutants, 0 caught, 0 missed\n"
+
+
+def test_the_lines_a_diff_changes() -> None:
+    """``--since REV`` keeps the mutants on these lines: a hunk's ``+c,d`` (``+c`` alone is one line,
+    ``+c,0`` a deletion that leaves no line of its own)."""
+    diff = ("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -3 +3 @@ def f():\n-a\n+b\n"
+            "@@ -10,2 +10,3 @@\n-c\n-d\n+e\n+f\n+g\n@@ -20,4 +22,0 @@\n-h\n@@ -30,0 +31,2 @@\n+i\n+j\n")
+    assert mutate.changed_lines(diff) == {3, 10, 11, 12, 31, 32}
+    assert mutate.changed_lines("") == set()
