@@ -419,6 +419,20 @@ def test_the_share_of_each_group_is_water_filled() -> None:
     assert share == pytest.approx(og.fair_bps, rel=1e-12)  # every flow offers more than μ/N_h
 
 
+def test_a_group_outside_the_hot_window_gets_no_share() -> None:
+    """A group that stops when the hotspot starts, or starts when it ends, does not share the hot
+    port (a group is active while start_s <= t < stop_s)."""
+    import dataclasses
+
+    og = fluid_params("zhb-og-single-hop", {"cm.scheme": "bcn"})
+    lo, hi = og.hot_window_s
+    (group,) = og.groups
+    before = dataclasses.replace(group, start_s=0.0, stop_s=lo)
+    after = dataclasses.replace(group, start_s=hi, stop_s=hi + 1.0)
+    shares = dataclasses.replace(og, groups=(group, before, after)).maxmin_bps
+    assert shares == (pytest.approx(og.maxmin_bps[0], rel=1e-12), 0.0, 0.0)
+
+
 def test_the_line_is_the_drawn_groups_max_min_share() -> None:
     ig = fluid_params("zhb-ig-single-hop", {"cm.scheme": "bcn"})
     line = fair_line(ig)

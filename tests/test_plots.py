@@ -114,6 +114,11 @@ def test_a_long_series_is_drawn_as_its_envelope() -> None:
     assert np.isnan(vv[6:8]).all() and np.isnan(vv).sum() == 2
     short = np.arange(10.0)
     assert _thin(short, short) == (short, short)
+    # exactly MOST_POINTS is drawn as it is, one more is thinned
+    full = np.arange(float(MOST_POINTS))
+    assert _thin(full, full) == (full, full)
+    over = np.arange(float(MOST_POINTS + 1))
+    assert len(_thin(over, over)[0]) < MOST_POINTS + 1
 
 
 def test_a_run_without_traffic_draws_its_figures_silently(tmp_path: Any) -> None:

@@ -29,7 +29,9 @@ from cnsim.reproduce.figures import (
     _colors,
     _flows_window,
     _hotspots,
+    _kb_to_pages,
     _natural,
+    _pages_to_kb,
     _new,
     _num,
     _scenario_doc,
@@ -627,6 +629,9 @@ def test_the_heading_names_the_window_of_the_runs() -> None:
     # runs of different windows, or none that ran: no window is named
     assert table.heading([point([0.2, 0.5]), point([0.1, 0.5])]) == "Case 7: summary over each run's measurement window"
     assert table.heading([point([0.2, 0.5], status="failed")]) == "Case 7: summary over each run's measurement window"
+    # a window that is not a pair (a damaged table row) names none either
+    for odd in ([0.1, 0.5, 0.9], "0.1-0.5", None):
+        assert table.heading([point(odd)]) == "Case 7: summary over each run's measurement window"
     assert SummaryTable("no window named", ["aggregate"]).heading([point([0.1, 0.5])]) == "no window named"
 
 
@@ -688,6 +693,28 @@ def test_a_pages_axis_reads_the_queue_in_64_byte_pages(tmp_path: Path) -> None:
     assert right.get_ylim() == pytest.approx((lo * 1000 / 64, hi * 1000 / 64))  # 24 KB = 375 pages
     plain = TimeFigure("q", "queue", "hot_queue").build([pt], [], label_value)
     assert plain is not None and not plain.axes[0].child_axes
+
+
+def test_the_pages_axis_maps_both_ways() -> None:
+    """The secondary axis needs the map and its inverse (matplotlib places the ticks with the
+    inverse): 24 KB is 375 pages (ECM's Qeq, D1)."""
+    assert _kb_to_pages(24.0) == 375.0 and _pages_to_kb(375.0) == 24.0
+    kb = np.array([0.0, 1.5, 26.176, 150.0])
+    assert _pages_to_kb(_kb_to_pages(kb)) == pytest.approx(kb, rel=1e-15)
+
+
+def test_the_flows_window_is_where_every_named_flow_is_active() -> None:
+    def doc(*flows: dict[str, Any], **traffic: Any) -> dict[str, Any]:
+        return {"duration": "1s", "traffic": {"flows": list(flows), **traffic}}
+
+    a, b = {"src": "1", "dst": "2"}, {"src": "3", "dst": "2"}
+    assert _flows_window(doc({**a, "start": "0.1s"}, {**b, "start": "0.2s", "stop": "0.8s"})) == (0.2, 0.8)
+    assert _flows_window(doc(a, b, start="0.1s", stop="0.5s")) == (0.1, 0.5)  # the traffic's own times
+    # flows that start with the run congest all of it (no start given is the run's start, 0)
+    assert _flows_window(doc(a, b)) is None and _flows_window(doc({**a, "start": "0s"})) is None
+    # no time in which every flow is active
+    assert _flows_window(doc({**a, "stop": "0.3s"}, {**b, "start": "0.3s"})) is None
+    assert _flows_window(doc()) is None and _flows_window({"traffic": {"flows": [a]}}) is None  # no duration
 
 
 def test_every_eval_queue_figure_has_the_pages_axis() -> None:
@@ -830,6 +857,9 @@ def test_the_times_of_a_text_are_the_runs_own(tmp_path: Path) -> None:
     # a run that ends before its hotspot does says so (qcnp --quick: 0.3 s of a 0.1-1.0 s hotspot)
     qcnp = run_of(tmp_path, "qcnp-og-single-hop", get_deck("qcnp").quick_set, {"window_s": [0.1, 0.3], "duration_s": 0.3})
     assert fill_times("after the hotspot ({hotspot})", [qcnp]) == "after the hotspot (0.1–1 s, the run ending at 0.3 s)"
+    # a run that ends exactly when its hotspot does is not cut short
+    ends = run_of(tmp_path, "zhb-og-single-hop", {}, {"window_s": [0.2, 0.5], "duration_s": 0.5})
+    assert fill_times("over {hotspot}", [ends]) == "over 0.1–0.5 s"
     # input-generated: the span of the hot flows; the sources' stop and the cap of a run to completion
     assert fill_times("({hotspot})", [run_of(tmp_path, "qcnp-ig-baseline", {}, {"duration_s": 2.0})]) == "(0.1–1 s)"
     e2cm = run_of(tmp_path, "e2cm-mixed-speed-og", get_deck("e2cm").quick_set, {"duration_s": 0.21})

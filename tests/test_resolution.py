@@ -207,3 +207,22 @@ def test_congestion_points_are_egress_ports_of_cm_switches() -> None:
     refused(s, "switch.cp_ports.0", "an egress port <switch>/<neighbour> of a CM switch")
     s.set("switch.cp_ports", ["S1/S4", "S3/5"])
     accepted(s)
+
+
+def test_a_per_voq_ingress_must_hold_a_frame_in_every_voq() -> None:
+    """16 nodes: 15 VOQs, 30 with two PFC classes; 22.5 KB holds one 1500 B frame in each of 15."""
+    from cnsim.runner import prepare
+
+    def problems(**overrides: object) -> list[tuple[str, object, str]]:
+        with pytest.raises(ScenarioError) as err:
+            prepare("zhb-og-single-hop", set={"nic.ingress": "per_voq", **overrides})
+        return [(p.key, p.value, p.message) for p in err.value.problems]
+
+    assert problems(**{"nic.ingress_size": "20KB"}) == [
+        ("nic.ingress_size", 20000, "per_voq splits the buffer over 15 VOQs; each must hold at least one frame")]
+    assert problems(**{"nic.ingress_size": "40KB", "switch.pfc_classes": 2}) == [
+        ("nic.ingress_size", 40000, "per_voq splits the buffer over 30 VOQs (a VOQ per destination and PFC class: 15 × 2); "
+                                    "each must hold at least one frame")]
+    # one PFC class is a VOQ per destination, as without classes
+    assert problems(**{"nic.ingress_size": "20KB", "switch.pfc_classes": 1}) == problems(**{"nic.ingress_size": "20KB"})
+    prepare("zhb-og-single-hop", set={"nic.ingress": "per_voq", "nic.ingress_size": "22.5KB"})

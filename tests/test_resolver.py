@@ -40,6 +40,10 @@ def test_a_cycle_names_its_chain_and_the_value_that_closes_it() -> None:
     assert "expressions refer to each other in a cycle (cm.gd -> cm.gi -> cm.gd); give one of them a number" == message
 
 
+def test_an_expression_may_give_exactly_the_largest_value() -> None:
+    assert scen(cm__scheme="bcn", cm__stop_time="1000000*1s").resolved.cm["stop_time"] == 10**18  # ps
+
+
 def test_a_cycle_through_a_derived_value_names_it_auto() -> None:
     """The automatic XOFF is computed, not written: the cycle's problem for it gives "auto", never
     the function that computes it."""

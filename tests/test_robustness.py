@@ -205,6 +205,12 @@ def test_an_oversized_file_is_refused_unread(tmp_path: Path) -> None:
         f.truncate(MAX_FILE_BYTES + 1)
     for command in ("run", "sweep"):
         assert_refused(cnsim_cmd(command, "big.toml", cwd=tmp_path), "big.toml: 32 MB; scenario and sweep files of at most 32 MB are read")
+    # a file of exactly the limit is read (and found not to be TOML)
+    from cnsim.scenario.loading import read_text
+
+    with open(tmp_path / "big.toml", "r+b") as f:
+        f.truncate(MAX_FILE_BYTES)
+    assert len(read_text(tmp_path / "big.toml")) == MAX_FILE_BYTES
 
 
 def test_empty_file(tmp_path: Path) -> None:

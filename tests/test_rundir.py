@@ -4,6 +4,7 @@ catalog is made of."""
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 from pathlib import Path
@@ -32,6 +33,7 @@ from cnsim.rundir import (
     read_json,
     read_json_checked,
     read_run,
+    reading_series,
     results_version,
     rows_table,
     run_complete,
@@ -354,3 +356,21 @@ def test_run_folders_are_found_in_order_without_looking_inside_one(tmp_path: Pat
     assert find_run_folders(tmp_path) == [tmp_path / "a" / "runs" / "r1", tmp_path / "a" / "runs" / "r2", tmp_path / "b"]
     assert find_run_folders(tmp_path / "b") == [tmp_path / "b"]
     assert find_run_folders(tmp_path / "nowhere") == []
+
+
+def test_reading_a_damaged_series_names_the_file_and_only_the_first_line_of_the_failure() -> None:
+    """pyarrow's failure inside a series file becomes bad input naming the file (its first line,
+    cut to 120 characters); an error of the file system, which has an errno, goes on as it is."""
+    path = Path("r/series/queues.parquet")
+    with pytest.raises(ScenarioError) as err, reading_series(path, "Run it again."):
+        raise pa.ArrowInvalid("Couldn't deserialize thrift: bad\nDeserializing page header failed.")
+    assert str(err.value) == (f"{path}: damaged: it does not read as Parquet (Couldn't deserialize thrift: bad); "
+                              "expected the series a run writes. Run it again.")
+    with pytest.raises(ScenarioError) as err, reading_series(path, ""):
+        raise OSError("x" * 121)  # an OSError without an errno is pyarrow's
+    assert f"(x{'x' * 99}… (121 characters))" in str(err.value)
+    with pytest.raises(ScenarioError, match=r"\(ArrowInvalid\)"), reading_series(path, ""):
+        raise pa.ArrowInvalid("")
+    with pytest.raises(PermissionError) as denied, reading_series(path, ""):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+    assert denied.value.errno == errno.EACCES

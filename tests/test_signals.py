@@ -133,3 +133,9 @@ def test_a_stretch_may_end_with_the_record() -> None:
     v = np.where(T >= 0.095 - 1e-9, 10.0, 0.0)
     assert m.settle_time(T, v, 0.05, 10.0, hold=5 * MS) == pytest.approx(0.045, abs=1e-12)
     assert m.sustained_time(T, v, 0.05, 10.0, hold=6 * MS) == pytest.approx(0.045, abs=1e-12)  # bins from 94 ms
+    # the record cuts the stretch shorter than the hold: it still counts (nothing broke it), where
+    # the same stretch ended by a bin below the floor does not
+    assert m.sustained_time(T, v, 0.05, 10.0, hold=7 * MS) == pytest.approx(0.045, abs=1e-12)
+    assert m.sustained_time(T[:-1], v[:-1], 0.05, 10.0, hold=7 * MS) == pytest.approx(0.045, abs=1e-12)
+    v[-1] = 0.0
+    assert m.sustained_time(T, v, 0.05, 10.0, hold=7 * MS) == math.inf

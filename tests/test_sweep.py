@@ -552,6 +552,9 @@ def test_spec_fields_are_checked(changes: dict[str, Any], fragment: str) -> None
         ({"axes": {"cm.w": [1.0, 2.0], "cm.w ": [3.0]}}, "axes.cm.w : the same scenario key as axes.cm.w, written another way"),
         ({"axes": {"cm.w": [1.0, 2.0], 'cm."w"': [3.0]}}, 'axes.cm."w": the same scenario key as axes.cm.w'),
         ({"axes": {"hotspots.00.rate": [0.1, 0.5]}, "zip": {"hotspots.0.rate": [0.2]}}, "zip.hotspots.0.rate: the same scenario key as axes.hotspots.00.rate"),
+        # an index of 18 digits is a number as --set reads it (a longer one is out of any list's range)
+        ({"axes": {"hotspots.000000000000000000.rate": [0.1, 0.5]}, "zip": {"hotspots.0.rate": [0.2]}},
+         "zip.hotspots.0.rate: the same scenario key as axes.hotspots.000000000000000000.rate"),
         ({"set": {"cm. w": 2.0}, "axes": {"cm.w": [1.0]}}, "axes.cm.w: the same scenario key as set.cm. w"),
         ({"set": {" seed": 2}}, " seed: the seed is swept with `seeds = [...]`"),
     ],
@@ -698,3 +701,11 @@ def test_one_bad_value_in_a_spec_gets_a_one_paragraph_message(tmp_path: Path, bo
     message = res.output.strip()
     assert "\n\n" not in message, message
     assert all(f in message for f in fragments), message
+
+
+def test_a_key_path_reads_indexes_of_up_to_18_digits_as_numbers() -> None:
+    from cnsim.sweep import _key_path
+
+    assert _key_path("hotspots." + "0" * 17 + "1.rate") == ("hotspots", "1", "rate")
+    assert _key_path("hotspots." + "0" * 18 + "1.rate") == ("hotspots", "0" * 18 + "1", "rate")
+    assert _key_path("traffic.loads.01") == ("traffic", "loads", "01")  # a node name, not an index

@@ -59,6 +59,7 @@ def test_sizes(text: object, nbytes: int) -> None:
         (parse_time, "5 parsecs", "unknown unit 'parsecs'"),
         (parse_time, "five us", "cannot read"),
         (parse_time, "5xs", "unknown unit 'xs'"),
+        (parse_time, "5" + "q" * 25, "unknown unit '" + "q" * 20 + "' in"),  # a long unit is cut to 20 characters
         (parse_time, "-1us", "negative"),
         (parse_time, "0.5ps", "whole number"),
         (parse_time, True, "boolean"),

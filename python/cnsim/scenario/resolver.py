@@ -62,7 +62,7 @@ class Resolver:
             raise EvalProblem(
                 Problem(
                     key,
-                    "auto" if callable(raw) and not isinstance(raw, Expr) else raw,  # a derived value
+                    "auto" if callable(raw) else raw,  # a derived value (an Expr is not callable)
                     f"expressions refer to each other in a cycle ({chain}); give one of them a number",
                 )
             )
