@@ -214,6 +214,8 @@ def test_where_k_t_squared_overflows_the_crossover_is_k_t_without_a_warning() ->
     fallback gives it, and the overflow of x = K·T_w² on the way warns nothing (pytest makes a
     RuntimeWarning an error; x was computed outside the errstate that silences it)."""
     assert float(crossover(1e200, 1e60)) == pytest.approx(1e260, rel=1e-12)
+    # a gain below 1 overflows K·T_w² too (T_w = 1e200): the fallback is for every positive gain
+    assert float(crossover(0.5, 1e200)) == pytest.approx(5e199, rel=1e-12)
 
 
 def test_the_k_t_fallback_is_only_for_positive_gains() -> None:

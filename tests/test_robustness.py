@@ -279,6 +279,10 @@ def test_a_message_names_the_first_problems_and_counts_the_rest() -> None:
     assert text.count("traffic.flows.") == 20 and text.endswith("... and 480 more problems.")
     assert len(err.value.problems) == 500
     assert len(text) < 20_000
+    # exactly as many as are written out: no count of the rest
+    with pytest.raises(ScenarioError) as err:
+        prepare("zhb-og-single-hop", set={"traffic.flows": flows[:20]})
+    assert str(err.value).count("traffic.flows.") == 20 and "more problems" not in str(err.value)
 
 
 def test_bad_out_is_refused_before_simulating(tmp_path: Path) -> None:
