@@ -134,6 +134,28 @@ def test_a_run_to_completion_measures_the_window_its_end_needs() -> None:
         assert s["window_s"] == pytest.approx(want(end), abs=1e-12), window
 
 
+def test_a_run_to_completion_is_made_again_only_when_its_window_starts_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine measures the window as the run goes: a window only cut at the run's end was
+    measured already (one run), one whose start the rule moves must be measured again (two)."""
+    from cnsim import runner
+
+    calls: list[int] = []
+    simulate = runner._simulate
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return simulate(*args)
+
+    monkeypatch.setattr(runner, "_simulate", counted)
+    scen = compressed("e2cm-fat-tree-16", 40 * MS)
+    for window, runs in [("run", 2), (["5ms", "60ms"], 1), (["2ms", "10ms"], 1)]:
+        calls.clear()
+        cnsim.run(scen.copy().set("metrics.window", window))
+        assert len(calls) == runs, window
+
+
 def test_a_window_cut_by_the_runs_end_is_the_window_its_figures_use() -> None:
     """A run to completion that ends inside its window measured the window up to its end, and
     its result's scenario says so: the max-min reference's demands are averaged over the same

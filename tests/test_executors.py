@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import cnsim.executors as executors
@@ -107,6 +107,19 @@ def test_a_closed_process_executor_starts_nothing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.fixture
+def terminal_sigint() -> Iterator[None]:
+    """Ctrl-C as at a terminal, in this process and in the workers it spawns. A test runner
+    started in the background (`cmd &` in a script) inherits SIGINT ignored; Python then leaves
+    it ignored, and so do the workers spawned from it (an exec keeps an ignored signal ignored):
+    the SIGINT these tests send would do nothing, and the coordinator's test failed."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def _alive(pid: int) -> bool:
     """A process that exists and is not a zombie (an orphan's parent may never reap it)."""
     try:
@@ -128,6 +141,7 @@ def _workers_of(pool: LocalExecutor) -> list[int]:
     return list(getattr(pool._pool, "_processes", None) or {})
 
 
+@pytest.mark.usefixtures("terminal_sigint")
 def test_closing_a_process_pool_interrupts_its_runs_in_flight(tmp_path: Path) -> None:
     """Closing a process pool waited for its runs in flight to end: SIGTERM to a `cnsim sweep
     --executor process` (its workers not signalled) took as long as the longest run in flight,
@@ -159,6 +173,7 @@ def _ignores_sigint(pid: int) -> bool:
     return bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
 
 
+@pytest.mark.usefixtures("terminal_sigint")
 def test_process_workers_leave_ctrl_c_to_the_coordinator(tmp_path: Path) -> None:
     """Ctrl-C at a terminal reaches every process of the group: a process worker waiting for its
     next run died of it, printing a KeyboardInterrupt traceback under `cnsim sweep`'s one line
@@ -274,6 +289,7 @@ def test_a_dask_executor_closed_twice_after_its_runs_closes_once(tmp_path: Path)
     assert dask._cluster is None
 
 
+@pytest.mark.usefixtures("terminal_sigint")
 def test_the_workers_of_a_local_cluster_leave_ctrl_c_to_the_coordinator(tmp_path: Path) -> None:
     """Ctrl-C at a terminal reaches every process of the group: each worker of the sweep's
     local cluster died of it, printing a KeyboardInterrupt traceback under `cnsim sweep`'s one
