@@ -402,6 +402,24 @@ def test_extend_names_the_runs_it_would_drop_whatever_their_params_json_holds(tm
         _refuse_runs_outside(tmp_path, [])
 
 
+def test_extend_names_the_first_three_runs_it_would_drop_by_a_short_id(tmp_path: Path) -> None:
+    """Three runs left out are named in full; of more, the first three by the first 12 digits of
+    their run id, then how many more."""
+    ids = [f"{i:x}" * 16 for i in range(10, 15)]  # aaaa…, bbbb…, …: 16-digit run ids
+    for i, run_id in enumerate(ids[:3]):
+        (tmp_path / "runs" / run_id).mkdir(parents=True)
+        (tmp_path / "runs" / run_id / "params.json").write_text(json.dumps({"params": {"links.delay": "4us"}, "seed": i}))
+    named = "; ".join(f"{run_id[:12]} (links.delay = 4us, seed {i})" for i, run_id in enumerate(ids[:3]))
+    with pytest.raises(ScenarioError) as three:
+        _refuse_runs_outside(tmp_path, [])
+    assert f"and 3 of them are not in the new plan: {named}. Put their values" in str(three.value)
+    for run_id in ids[3:]:
+        (tmp_path / "runs" / run_id).mkdir()
+    with pytest.raises(ScenarioError) as five:
+        _refuse_runs_outside(tmp_path, [])
+    assert f"and 5 of them are not in the new plan: {named} and 2 more. Put their values" in str(five.value)
+
+
 # --- what the sweep and reproduce commands print and how they end ----------------------------
 
 

@@ -261,6 +261,36 @@ def test_an_interrupted_reproduction_without_checks_says_to_resume_without_them(
     assert res.stderr == f"cnsim: interrupted; completed runs are kept in {out}. Resume with: cnsim reproduce kd --quick --no-checks --out {out}\n"
 
 
+def test_a_reproduction_notes_each_studys_and_its_checks_rerun_and_failed_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a reproduction says on stderr about its runs, --quiet or not: per study and for the
+    checks, the folders run again and the runs that failed; a study that says nothing of them
+    (a pending one) adds nothing, and a failed run ends the command with status 1."""
+    from cnsim.cli import app
+    from typer.testing import CliRunner
+
+    studies = [
+        {"status": "done", "sweep": "one", "outdated": ["o1", "o2"], "repaired": ["r1"], "failed": [["f1", "boom"]]},
+        {"status": "pending", "sweep": "two", "reason": "not shipped yet"},
+    ]
+    doc = {"studies": studies, "check_runs": {"outdated": ["o3"], "repaired": ["r2", "r3"], "failed": [["f2", "bang"]]}}
+    monkeypatch.setattr(reproduce_module, "reproduce", lambda *_args, **_kwargs: doc)
+    res = CliRunner().invoke(app, ["reproduce", "kd", "--quick", "--quiet", "--workers", "1", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 1, res.output
+    redone = "had a corrupted or partial summary.json, a missing manifest.json or scenario.toml, or a damaged or missing series file and were run again"
+    assert res.stdout == "" and res.stderr.splitlines() == [
+        "2 run folder(s) in one were made by another version of cnsim's results and were run again",
+        f"1 run folder(s) in one {redone}: r1",
+        "run f1 in one failed: boom",
+        "1 run folder(s) of the checks were made by another version of cnsim's results and were run again",
+        f"2 run folder(s) of the checks {redone}: r2, r3",
+        "run f2 of the checks failed: bang",
+    ]
+    doc.pop("check_runs")
+    studies[0] = {"status": "done", "sweep": "one"}
+    res = CliRunner().invoke(app, ["reproduce", "kd", "--quick", "--quiet", "--workers", "1", "--out", str(tmp_path / "s")])
+    assert (res.exit_code, res.stdout, res.stderr) == (0, "", ""), res.output
+
+
 def test_the_report_page_shows_the_overview_and_each_study(small: Any) -> None:
     out, doc, _calls, _executor = small
     page = deck_page(out)
