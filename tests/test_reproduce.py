@@ -75,6 +75,14 @@ def test_reproduce_zhb_quick(tmp_path: Path) -> None:
 
 
 
+def test_the_zhb_n_sweep_captions_name_its_hot_port_and_each_sizes_ideal() -> None:
+    study = next(s for s in get_deck("zhb").studies if s.sweep == "zhb-og-n-sweep")
+    captions = {f.name.rsplit("-", 1)[-1]: f.caption for f in study.figures}
+    assert captions["queue"] == "Length of the hot queue (S1/1, the congestion point) versus time; the hotspot is shaded."
+    assert captions["port"] == "Throughput of the hot port S1/1 versus time (2 Gb/s during the hotspot)."
+    assert captions["aggregate"].endswith("(ideal during the hotspot 61.5, 129.5 and 265.5 Gb/s at N = 8, 16 and 32).")
+
+
 def test_every_deck_has_studies_and_pending_is_data_driven() -> None:
     for name in DECKS:
         deck = get_deck(name)
