@@ -403,8 +403,8 @@ def test_extend_names_the_runs_it_would_drop_whatever_their_params_json_holds(tm
 
 
 def test_extend_names_the_first_three_runs_it_would_drop_by_a_short_id(tmp_path: Path) -> None:
-    """Three runs left out are named in full; of more, the first three by the first 12 digits of
-    their run id, then how many more."""
+    """Up to three runs left out are named, each by the first 12 digits of its run id; of more,
+    the first three, then how many more."""
     ids = [f"{i:x}" * 16 for i in range(10, 15)]  # aaaa…, bbbb…, …: 16-digit run ids
     for i, run_id in enumerate(ids[:3]):
         (tmp_path / "runs" / run_id).mkdir(parents=True)
